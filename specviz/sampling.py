@@ -1,0 +1,82 @@
+"""Logits -> the probability distribution that is actually sampled from.
+
+This is the one place the sampling transform is defined. The speculative
+decoder applies it to the draft's logits (giving q) and to the target's logits
+(giving p), and the baseline applies it to the target's logits: the rejection
+rule is only lossless when q is *exactly* the distribution the draft token was
+drawn from, so both sides must go through the same function.
+
+The transform itself reuses transformers' logits warpers (temperature, top-k,
+top-p in the order `generate` applies them); greedy (temperature 0) is a
+one-hot distribution on the argmax, which makes the general rejection rule
+reduce to "accept iff the draft's token is the target's argmax".
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from transformers import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+MAX_TEMPERATURE = 10.0
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """temperature 0 means greedy; top_k 0 and top_p 1.0 mean "off"."""
+
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+
+    def __post_init__(self):
+        if not (0.0 <= float(self.temperature) <= MAX_TEMPERATURE):
+            raise ValueError(f"temperature must be between 0 and {MAX_TEMPERATURE}, got {self.temperature}")
+        if int(self.top_k) != self.top_k or self.top_k < 0:
+            raise ValueError(f"top_k must be a whole number >= 0 (0 = off), got {self.top_k}")
+        if not (0.0 < float(self.top_p) <= 1.0):
+            raise ValueError(f"top_p must be in (0, 1] (1 = off), got {self.top_p}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def _warpers(self):
+        warpers = []
+        if self.temperature != 1.0:
+            warpers.append(TemperatureLogitsWarper(float(self.temperature)))
+        if self.top_k > 0:
+            warpers.append(TopKLogitsWarper(int(self.top_k)))
+        if self.top_p < 1.0:
+            warpers.append(TopPLogitsWarper(float(self.top_p)))
+        return warpers
+
+
+def probabilities(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
+    """Rows of logits [..., V] -> rows of sampling probabilities [..., V] in float32."""
+    logits = logits.float()
+    if config.greedy:
+        # One-hot on the argmax; argmax picks the lowest index on exact ties,
+        # the same as transformers' greedy search, so outputs compare 1:1.
+        onehot = torch.zeros_like(logits)
+        return onehot.scatter_(-1, logits.argmax(dim=-1, keepdim=True), 1.0)
+    shape = logits.shape
+    scores = logits.reshape(-1, shape[-1])
+    for warp in config._warpers():
+        # The warpers ignore input_ids (they only look at scores); each row is
+        # handled independently, so K+1 positions go through in one call.
+        scores = warp(None, scores)
+    return torch.softmax(scores, dim=-1).reshape(shape)
+
+
+def confidence(logits: torch.Tensor) -> torch.Tensor:
+    """Untempered softmax, shown beside greedy runs; never used by the acceptance rule."""
+    return torch.softmax(logits.float(), dim=-1)
+
+
+def sample(probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One token per row of `probs` [N, V] -> [N] (stays on the device: no host sync)."""
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)

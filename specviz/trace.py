@@ -1,0 +1,246 @@
+"""The records that flow from the decoder to every view, to JSON and to the benchmark.
+
+A `Round` is one draft/verify step. Notation follows DESIGN.md: p = target,
+q = draft, both *after* the sampling transform; `accept_prob` = min(1, p/q);
+a draft token is accepted iff `u < accept_prob`.
+
+Indices: `Round.rejected_at` is a 0-based index into `Round.drafted`; the UI
+shows positions 1-based (position i = drafted[i-1]).
+
+Alternatives (`top_q`, `top_p`, the bonus's `top`): the top-5 of the sampling
+distribution, except in greedy runs where that distribution is one-hot: there
+they come from the untempered softmax ("confidence") and `Trace.sampling`
+says so. The acceptance rule never looks at confidence.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import Any, Iterable
+
+TRACE_FORMAT = "specviz-trace"
+TRACE_VERSION = 1
+MAX_TRACE_ROUNDS = 10_000
+
+
+@dataclass
+class Alt:
+    """One alternative token with its probability."""
+
+    token_id: int
+    text: str
+    prob: float
+
+
+@dataclass
+class DraftToken:
+    token_id: int
+    text: str
+    q: float                 # draft probability of the token (the distribution it was drawn from)
+    p: float                 # target probability of the token at the same position
+    accept_prob: float       # min(1, p / q)
+    u: float                 # the uniform draw; accepted iff u < accept_prob
+    accepted: bool
+    q_confidence: float      # untempered softmax of the draft; display only
+    p_confidence: float      # untempered softmax of the target; display only
+    top_q: list[Alt] = field(default_factory=list)
+    top_p: list[Alt] = field(default_factory=list)
+
+
+@dataclass
+class Choice:
+    """A token the target side drew: the correction (from the residual) or the bonus (from p)."""
+
+    token_id: int
+    text: str
+    prob: float              # its probability under the distribution it was drawn from
+    top: list[Alt] = field(default_factory=list)   # residual top-5 (correction) or p top-5 (bonus)
+
+
+@dataclass
+class Round:
+    index: int
+    drafted: list[DraftToken]
+    rejected_at: int | None          # 0-based index into drafted, None if no draft token was rejected
+    correction: Choice | None        # drawn from max(0, p - q) normalised, after a rejection
+    bonus: Choice | None             # drawn from p after all drafts were accepted
+    emitted: list[int]               # token ids appended to the output this round
+    draft_seconds: float
+    verify_seconds: float
+    seconds: float = 0.0             # wall time of the whole round, bookkeeping included
+    eos: bool = False                # the round emitted an end-of-sequence token
+
+    @property
+    def k(self) -> int:
+        return len(self.drafted)
+
+    @property
+    def n_accepted(self) -> int:
+        return sum(1 for t in self.drafted if t.accepted)
+
+    def verdict(self, i: int) -> str:
+        """'accepted', 'rejected', or 'discarded' (drafted after the rejection point, never used)."""
+        if self.drafted[i].accepted:
+            return "accepted"
+        return "rejected" if i == self.rejected_at else "discarded"
+
+
+@dataclass
+class Step:
+    """One token of plain (target-alone) decoding."""
+
+    index: int
+    token_id: int
+    text: str
+    p: float
+    seconds: float
+
+
+# ---------------------------------------------------------------- metrics
+def metrics(rounds: Iterable[Round], seconds: float | None = None) -> dict[str, Any]:
+    """Acceptance rate, mean accepted length τ, per-position acceptance, throughput.
+
+    acceptance_rate = accepted / drafted (DESIGN.md). alpha_verified = accepted /
+    (accepted + rejected) ignores drafts discarded after a rejection: it is the
+    estimate of the per-token α that the independent-acceptance theory assumes.
+    """
+    rounds = list(rounds)
+    drafted = sum(r.k for r in rounds)
+    accepted = sum(r.n_accepted for r in rounds)
+    rejected = sum(1 for r in rounds if r.rejected_at is not None)
+    tokens = sum(len(r.emitted) for r in rounds)
+    if seconds is None:
+        seconds = sum(r.seconds for r in rounds)
+    k_max = max((r.k for r in rounds), default=0)
+    per_position = []
+    for i in range(k_max):
+        reached = [r for r in rounds if r.k > i]
+        per_position.append(sum(r.drafted[i].accepted for r in reached) / len(reached))
+    return {
+        "rounds": len(rounds),
+        "tokens": tokens,
+        "drafted": drafted,
+        "accepted": accepted,
+        "acceptance_rate": accepted / drafted if drafted else float("nan"),
+        "alpha_verified": accepted / (accepted + rejected) if accepted + rejected else float("nan"),
+        "tau": tokens / len(rounds) if rounds else float("nan"),
+        "per_position": per_position,
+        "seconds": seconds,
+        "tokens_per_s": tokens / seconds if seconds > 0 else float("nan"),
+        "draft_seconds": sum(r.draft_seconds for r in rounds),
+        "verify_seconds": sum(r.verify_seconds for r in rounds),
+    }
+
+
+# ---------------------------------------------------------------- a whole run
+@dataclass
+class Trace:
+    """A whole speculative run: enough to replay it without any model."""
+
+    prompt: str
+    prompt_ids: list[int]
+    draft_model: str
+    target_model: str
+    k: int
+    max_new_tokens: int
+    seed: int | None
+    sampling: dict                      # SamplingConfig.to_dict()
+    rounds: list[Round] = field(default_factory=list)
+    output_text: str = ""
+    prefill_seconds: float = 0.0
+    device: str = ""
+    dtype: str = ""
+
+    @property
+    def output_ids(self) -> list[int]:
+        return [t for r in self.rounds for t in r.emitted]
+
+    def metrics(self) -> dict[str, Any]:
+        return metrics(self.rounds)
+
+    def to_dict(self) -> dict:
+        return {"format": TRACE_FORMAT, "version": TRACE_VERSION, **asdict(self)}
+
+    def to_json(self, indent: int | None = None) -> str:
+        # allow_nan=False: a NaN in a trace is a bug, and browsers' JSON rejects it.
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "Trace":
+        try:
+            data = json.loads(text)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise TraceFormatError(f"not a JSON file: {e}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Trace":
+        if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
+            raise TraceFormatError(f"not a specviz trace (missing \"format\": \"{TRACE_FORMAT}\")")
+        if data.get("version") != TRACE_VERSION:
+            raise TraceFormatError(f"unsupported trace version {data.get('version')!r} (this specviz reads {TRACE_VERSION})")
+        rounds = data.get("rounds")
+        if not isinstance(rounds, list) or len(rounds) > MAX_TRACE_ROUNDS:
+            raise TraceFormatError(f"\"rounds\" must be a list of at most {MAX_TRACE_ROUNDS} rounds")
+        return cls(**_build(cls, {k: v for k, v in data.items() if k not in ("format", "version")}, "trace"))
+
+
+class TraceFormatError(ValueError):
+    """A trace file that cannot be read; the message says where it is wrong."""
+
+
+# Strict, schema-driven loading: every field checked by its annotated type, so a
+# hand-edited or hostile file fails with a message instead of half-rendering.
+_NESTED = {"drafted": DraftToken, "top_q": Alt, "top_p": Alt, "top": Alt, "correction": Choice,
+           "bonus": Choice, "rounds": Round}
+
+
+def _check_scalar(value, annotation: str, where: str):
+    ok = {
+        "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+        "str": lambda v: isinstance(v, str),
+        "bool": lambda v: isinstance(v, bool),
+        "dict": lambda v: isinstance(v, dict),
+        "list[int]": lambda v: isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v),
+    }[annotation]
+    if not ok(value):
+        raise TraceFormatError(f"{where}: expected {annotation}, got {type(value).__name__}")
+    return float(value) if annotation == "float" else value
+
+
+def _build(cls, data: Any, where: str) -> dict:
+    if not isinstance(data, dict):
+        raise TraceFormatError(f"{where}: expected an object")
+    known = {f.name: f for f in fields(cls)}
+    unknown = set(data) - set(known)
+    if unknown:
+        raise TraceFormatError(f"{where}: unknown field(s) {sorted(unknown)}")
+    out = {}
+    for name, f in known.items():
+        here = f"{where}.{name}"
+        if name not in data:
+            if f.default is not MISSING or f.default_factory is not MISSING:
+                continue
+            raise TraceFormatError(f"{here}: missing")
+        value = data[name]
+        annotation = str(f.type).replace(" ", "")
+        optional = annotation.endswith("|None")
+        base = annotation.removesuffix("|None")
+        if value is None:
+            if not optional:
+                raise TraceFormatError(f"{here}: must not be null")
+            out[name] = None
+        elif name in _NESTED:
+            sub = _NESTED[name]
+            if base.startswith("list["):
+                if not isinstance(value, list):
+                    raise TraceFormatError(f"{here}: expected a list")
+                out[name] = [sub(**_build(sub, v, f"{here}[{i}]")) for i, v in enumerate(value)]
+            else:
+                out[name] = sub(**_build(sub, value, here))
+        else:
+            out[name] = _check_scalar(value, base, here)
+    return out
+

@@ -1,0 +1,36 @@
+"""Tiny randomly initialised causal LMs whose output distributions can be enumerated."""
+from __future__ import annotations
+
+import torch
+from transformers import Qwen2Config, Qwen2ForCausalLM
+
+
+def tiny_model(seed: int, vocab: int = 16, hidden: int = 32, layers: int = 2, scale: float = 1.0,
+               eos_token_id: int | None = None) -> Qwen2ForCausalLM:
+    """A 2-layer Qwen2 with a small vocabulary; `scale` sharpens its logits (more peaked distributions)."""
+    torch.manual_seed(seed)
+    config = Qwen2Config(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden,
+                         num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=256, tie_word_embeddings=False,
+                         eos_token_id=eos_token_id, bos_token_id=None, pad_token_id=None)
+    model = Qwen2ForCausalLM(config).eval().float()
+    with torch.no_grad():
+        model.lm_head.weight.mul_(scale * 8.0)   # random init is near-uniform; make it opinionated
+    model.generation_config.eos_token_id = eos_token_id
+    return model
+
+
+@torch.inference_mode()
+def exact_joint(model, prompt: list[int], n: int, transform) -> dict[tuple, float]:
+    """P(first n tokens) under plain sampling from `model` with the given probability transform."""
+    out = {(): 1.0}
+    for _ in range(n):
+        nxt = {}
+        for seq, pr in out.items():
+            ids = torch.tensor([prompt + list(seq)])
+            probs = transform(model(input_ids=ids).logits[0, -1])
+            for t, pt in enumerate(probs.tolist()):
+                if pt > 0:
+                    nxt[seq + (t,)] = pr * pt
+        out = nxt
+    return out
