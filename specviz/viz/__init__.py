@@ -1,0 +1,11 @@
+"""Views of a run: Rounds -> escaped HTML (`html`) and Plotly figures (`charts`).
+
+Pure functions of the records in `specviz.trace`; no model, no Gradio. The
+probabilities shown are the ones the decoder recorded; nothing is recomputed
+here except display arithmetic (max(0, p - q) over the recorded top tokens).
+"""
+from .html import (LiveText, RoundLog, legend_html, live_token_html, metrics_html, round_card_html,
+                   round_fragment_html, status_html, token_display)
+
+__all__ = ["LiveText", "RoundLog", "legend_html", "live_token_html", "metrics_html", "round_card_html",
+           "round_fragment_html", "status_html", "token_display"]

@@ -1,0 +1,22 @@
+"""Shared test set-up: tiny models importable as `tiny`, markers registered."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach for the Hub
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "real_model: loads the packaged Qwen2.5-Coder pair (slow on a CPU)")
+    config.addinivalue_line("markers", "statistical: ~20,000 seeded samples per case (slow)")
+    config.addinivalue_line("markers", "browser: drives Debian's Chromium with Playwright")
+
+
+@pytest.fixture(scope="session")
+def tiny_pair():
+    from tiny import tiny_model
+
+    return tiny_model(1), tiny_model(2, scale=0.7)
