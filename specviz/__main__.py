@@ -10,6 +10,10 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import main as bench_main
 
         return bench_main(argv[1:])
+    if argv and argv[0] == "agreement":
+        from .agreement import main as agreement_main
+
+        return agreement_main(argv[1:])
     from .cli import main as generate_main
 
     return generate_main(argv)

@@ -11,8 +11,8 @@ hub.  Loading it goes:
    pinned SHA-256,
 3. let transformers dequantise the GGUF (slow, ~30-60 s) and save the result as
    an ordinary fp32 safetensors folder in the cache,
-4. load that folder with ``from_pretrained`` (a few seconds), now and on every
-   later start.
+4. load that folder with ``from_pretrained`` (~10 s on a 2-core machine,
+   mostly reading 9.6 GB of fp32 from disk), now and on every later start.
 
 Cache layout (``$SPECVIZ_CACHE`` or ``~/.cache/specviz``)::
 
@@ -20,7 +20,7 @@ Cache layout (``$SPECVIZ_CACHE`` or ``~/.cache/specviz``)::
         config.json  generation_config.json  model.safetensors  specviz-complete.json
     <cache>/qwen2.5-coder-1.5b-instruct-q4_k_m-cc324af0/
         config.json  generation_config.json  model.safetensors  specviz-complete.json
-        tokenizer.json  tokenizer_config.json  (chat template included)
+        tokenizer.json  tokenizer_config.json  chat_template.jinja
     <cache>/tmp/     assembled GGUFs and half-written folders; emptied as it goes
 
 A folder counts as finished only when ``specviz-complete.json`` exists: it is
@@ -228,20 +228,18 @@ def _save_dense(model, out: Path) -> None:
     if hasattr(config, "quantization_config"):
         del config.quantization_config
     state = model.state_dict()
-    # transformers' GGUF loader copies token_embd into an untied lm_head when the
-    # file has no output.weight (Qwen2.5 0.5B/1.5B are tied).  Re-tie when the two
-    # are identical: one copy less on disk and in memory, same outputs.
+    # Tied embeddings would appear twice in the state dict (save_file refuses
+    # shared storage), so keep only the input copy and mark the config tied.
+    # The two packaged GGUFs carry a separately quantised output.weight, so
+    # there both matrices differ and both are kept.
     emb, head = model.get_input_embeddings(), model.get_output_embeddings()
-    if head is not None and head.weight is not emb.weight and head.weight.shape == emb.weight.shape \
-            and torch.equal(head.weight, emb.weight):
-        head_key = next(k for k, v in state.items() if v is head.weight or
-                        (v.data_ptr() == head.weight.data_ptr() and k.endswith("weight") and "embed" not in k))
-        state = {k: v for k, v in state.items() if k != head_key}
+    if head is not None and (head.weight is emb.weight or (
+            head.weight.shape == emb.weight.shape and torch.equal(head.weight, emb.weight))):
+        head_name = next(n for n, m in model.named_modules() if m is head)
+        state.pop(f"{head_name}.weight", None)
         config.tie_word_embeddings = True
-    # save_file refuses tensors sharing storage; after the step above none should.
     save_file({k: v.detach().to(torch.float32).contiguous() for k, v in state.items()},
               str(out / _WEIGHTS), metadata={"format": "pt"})
-    config.dtype = torch.float32
     config.save_pretrained(out)
     model.generation_config.save_pretrained(out)
 
@@ -279,7 +277,11 @@ def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo:
         stage(0.3, f"converting {spec.label} from GGUF (once; about a minute)")
         # fp32 on purpose: GGUF dequantises to fp32 anyway, the cache must serve
         # every dtype, and tests compare fp32 greedy outputs exactly.
-        model = AutoModelForCausalLM.from_pretrained(work, gguf_file=gguf_name, dtype=torch.float32)
+        try:
+            model = AutoModelForCausalLM.from_pretrained(work, gguf_file=gguf_name, dtype=torch.float32)
+        except ImportError as e:  # transformers needs the optional gguf package here
+            raise ModelLoadError(f"converting the packaged model needs the gguf package "
+                                 f"(pip install gguf): {e}") from None
         out.mkdir()
         stage(0.8, f"saving {spec.label} to the cache")
         _save_dense(model, out)
@@ -295,16 +297,21 @@ def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo:
             "version": spec.version,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }, indent=1))
-        # Atomic publish; a stale unfinished folder at `final` is moved aside first.
-        if final.exists():
-            shutil.move(str(final), str(tmp_root / f"stale-{uuid.uuid4().hex[:8]}"))
-        try:
-            out.rename(final)
-        except OSError:
-            if not _is_complete(final, spec.sha256):  # lost a race to another process? fine
-                raise
+        # Atomic publish.  Another process may have finished first (keep its
+        # folder, it may be in use); an unfinished leftover is moved aside.
+        if not _is_complete(final, spec.sha256):
+            if final.exists():
+                shutil.move(str(final), str(tmp_root / f"stale-{uuid.uuid4().hex[:8]}"))
+            try:
+                out.rename(final)
+            except OSError:
+                if not _is_complete(final, spec.sha256):
+                    raise
         stage(1.0, f"{spec.label} converted")
         return final
+    except OSError as e:  # disk full, permissions, ...
+        raise ModelLoadError(f"converting packaged model {spec.label} into {root} failed: "
+                             f"{e.strerror or e}; free space (~10 GB) or set SPECVIZ_CACHE") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
         for stale in tmp_root.glob("stale-*"):
@@ -391,7 +398,10 @@ def _resolve_device_dtype(device, dtype) -> tuple[torch.device, torch.dtype]:
 # Hub ids and local folders
 # --------------------------------------------------------------------------- #
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9_.\-]*[\w\-])?$")
+# Hub rules: owner and name use letters, digits, '-', '_', '.'; neither starts or
+# ends with '-' or '.'; '--' and '..' are reserved.
+_ID_PART = r"[A-Za-z0-9_](?:[\w.\-]*[A-Za-z0-9_])?"
+_ID_RE = re.compile(rf"^{_ID_PART}(?:/{_ID_PART})?$", re.ASCII)
 
 
 def validate_model_id(s: str) -> str:
@@ -546,6 +556,8 @@ class ModelPair:
     device: torch.device
     dtype: torch.dtype
     load_seconds: float
+    draft_name: str = ""   # what a trace records as the model ids
+    target_name: str = ""
 
     def encode_chat(self, text: str) -> list[int]:
         """Token ids of ``text`` as a user turn plus the assistant prompt (raw text if no template)."""
@@ -613,6 +625,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         report(0.8, "loading target model")
         target_model = _load_model(target_dir, "target", dev, dt, auto_map=dev.type == "cuda" and dev.index is None)
         name = PACKAGED_PAIR_NAME
+        draft_name, target_name = _PACKAGED_DRAFT.label, _PACKAGED_TARGET.label
     else:
         report(0.0, "checking model ids")
         dsrc = _resolve_source(draft, "draft", allow_local)
@@ -627,7 +640,9 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         report(0.4, f"loading target model {tsrc.ref}")
         target_model = _load_model(tsrc, "target", dev, dt, auto_map=dev.type == "cuda" and dev.index is None)
         name = f"{draft.strip()} → {target.strip()}"
+        draft_name, target_name = dsrc.ref, tsrc.ref
 
     report(1.0, "models ready")
     return ModelPair(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name,
-                     device=dev, dtype=dt, load_seconds=time.perf_counter() - t0)
+                     device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
+                     draft_name=draft_name, target_name=target_name)

@@ -7,7 +7,7 @@ import torch
 from specviz import SamplingConfig, Trace, autoregressive_generate, metrics, speculative_generate
 from specviz import speculative as spec
 from specviz.trace import TraceFormatError
-from tiny import tiny_model
+from tiny import noisy_copy, tiny_model
 
 GREEDY = SamplingConfig(temperature=0)
 
@@ -22,17 +22,6 @@ def emitted(rounds):
 
 def baseline(target, prompt, **kw):
     return [s.token_id for s in autoregressive_generate(target, prompt, **kw)]
-
-
-def noisy_copy(model, seed, noise):
-    """A draft that agrees with the target often but not always: exercises every branch."""
-    draft = tiny_model(0, vocab=model.config.vocab_size)
-    draft.load_state_dict(model.state_dict())
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for w in draft.parameters():
-            w.add_(noise * torch.randn(w.shape, generator=g) * w.std().clamp_min(1e-3))
-    return draft
 
 
 # ------------------------------------------------------------ exact enumeration of the rule

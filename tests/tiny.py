@@ -20,6 +20,18 @@ def tiny_model(seed: int, vocab: int = 16, hidden: int = 32, layers: int = 2, sc
     return model
 
 
+def noisy_copy(model, seed: int, noise: float) -> Qwen2ForCausalLM:
+    """A draft that agrees with the target often but not always: exercises every branch."""
+    draft = tiny_model(0, vocab=model.config.vocab_size, hidden=model.config.hidden_size,
+                       layers=model.config.num_hidden_layers)
+    draft.load_state_dict(model.state_dict())
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for w in draft.parameters():
+            w.add_(noise * torch.randn(w.shape, generator=g) * w.std().clamp_min(1e-3))
+    return draft
+
+
 @torch.inference_mode()
 def exact_joint(model, prompt: list[int], n: int, transform) -> dict[tuple, float]:
     """P(first n tokens) under plain sampling from `model` with the given probability transform."""

@@ -1,0 +1,142 @@
+"""`python -m specviz generate`: run the decoder from a terminal, round by round."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .sampling import MAX_TEMPERATURE, SamplingConfig
+from .speculative import MAX_K
+from .trace import Trace, metrics
+
+MAX_PROMPT_CHARS = 20_000
+MAX_NEW_TOKENS = 4096
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, exit code 2 (argparse prints the whole usage)
+        self.exit(2, f"specviz: error: {message}\n")
+
+
+def _bounded(kind, lo, hi, name):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, got {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{name} must be in [{lo}, {hi}], got {text}")
+        return value
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m specviz", description="Speculative decoding, round by round.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    gen = sub.add_parser("generate", help="generate text and show every draft/verify round")
+    gen.add_argument("--prompt", required=True)
+    gen.add_argument("--raw", action="store_true", help="feed the prompt as raw text (no chat template)")
+    gen.add_argument("--draft", default=None, help="draft model: Hub id or local folder (default: packaged pair)")
+    gen.add_argument("--target", default=None, help="target model: Hub id or local folder (default: packaged pair)")
+    gen.add_argument("--k", type=_bounded(int, 1, MAX_K, "--k"), default=4)
+    gen.add_argument("--temperature", type=_bounded(float, 0.0, MAX_TEMPERATURE, "--temperature"), default=0.0)
+    gen.add_argument("--top-k", type=_bounded(int, 0, 1_000_000, "--top-k"), default=0)
+    gen.add_argument("--top-p", type=_bounded(float, 1e-6, 1.0, "--top-p"), default=1.0)
+    gen.add_argument("--max-new-tokens", type=_bounded(int, 1, MAX_NEW_TOKENS, "--max-new-tokens"), default=64)
+    gen.add_argument("--seed", type=_bounded(int, 0, 2**63 - 1, "--seed"), default=0)
+    gen.add_argument("--json", metavar="FILE", help="write the full trace as JSON")
+    gen.add_argument("--compare", action="store_true", help="also run the target alone and print the speedup")
+    gen.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: automatic)")
+    gen.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"], help="default: automatic")
+    return parser
+
+
+def round_line(rnd, text_of) -> str:
+    marks = "".join({"accepted": "✓", "rejected": "✗", "discarded": "·"}[rnd.verdict(i)]
+                    for i in range(rnd.k))
+    how = ("correction" if rnd.correction else "bonus" if rnd.bonus else "eos")
+    return (f"round {rnd.index + 1:>3}  K={rnd.k}  [{marks or '-':<{max(rnd.k, 1)}}]  "
+            f"+{len(rnd.emitted)} ({how})  draft {rnd.draft_seconds * 1000:6.0f} ms  "
+            f"verify {rnd.verify_seconds * 1000:6.0f} ms  {text_of(rnd.emitted)!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    prompt = args.prompt
+    if not prompt.strip():
+        parser.error("--prompt is empty")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        parser.error(f"--prompt is {len(prompt)} characters; the limit is {MAX_PROMPT_CHARS}")
+    try:
+        sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
+    except ValueError as e:
+        parser.error(str(e))
+
+    # Imported here so that argument errors answer at once, without loading torch models.
+    from .baseline import autoregressive_generate
+    from .models import ModelLoadError, load_pair
+    from .speculative import speculative_generate
+
+    def progress(fraction, message):
+        print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
+
+    try:
+        pair = load_pair(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
+                         progress=progress)
+    except ModelLoadError as e:
+        print(f"specviz: error: {e}", file=sys.stderr)
+        return 2
+    ids = pair.encode(prompt) if args.raw else pair.encode_chat(prompt)
+    context = getattr(pair.target.config, "max_position_embeddings", None)
+    if context and len(ids) + args.max_new_tokens > context:
+        print(f"specviz: error: the prompt has {len(ids)} tokens; with --max-new-tokens "
+              f"{args.max_new_tokens} that exceeds the model's context of {context}", file=sys.stderr)
+        return 2
+
+    print(f"{pair.name} on {pair.device} ({str(pair.dtype).removeprefix('torch.')}), K={args.k}, "
+          f"{'greedy' if sampling.greedy else sampling}", file=sys.stderr)
+    stats: dict = {}
+    rounds = []
+    start = time.perf_counter()
+    for rnd in speculative_generate(pair.target, pair.draft, ids, k=args.k, sampling=sampling,
+                                    max_new_tokens=args.max_new_tokens, seed=args.seed,
+                                    tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids, stats=stats):
+        rounds.append(rnd)
+        print(round_line(rnd, pair.decode), flush=True)
+    wall = time.perf_counter() - start - stats.get("prefill_seconds", 0.0)
+    output = [t for r in rounds for t in r.emitted]
+    m = metrics(rounds, seconds=wall)
+    print("\n" + pair.decode(output) + "\n")
+    print(f"speculative: {m['tokens']} tokens in {m['rounds']} rounds, acceptance rate {m['acceptance_rate']:.3f}, "
+          f"tau {m['tau']:.2f} tokens/round, {m['tokens_per_s']:.2f} tokens/s "
+          f"(prefill {stats.get('prefill_seconds', 0.0):.2f} s)")
+
+    if args.json:
+        trace = Trace(prompt=prompt, prompt_ids=list(ids), draft_model=pair.draft_name, target_model=pair.target_name,
+                      k=args.k, max_new_tokens=args.max_new_tokens, seed=args.seed, sampling=sampling.to_dict(),
+                      rounds=rounds, output_text=pair.decode(output), prefill_seconds=stats.get("prefill_seconds", 0.0),
+                      device=str(pair.device), dtype=str(pair.dtype))
+        with open(args.json, "w", encoding="utf-8") as f:
+            f.write(trace.to_json(indent=1))
+        print(f"trace written to {args.json}", file=sys.stderr)
+
+    if args.compare:
+        base_stats: dict = {}
+        start = time.perf_counter()
+        steps = list(autoregressive_generate(pair.target, ids, sampling=sampling, max_new_tokens=args.max_new_tokens,
+                                             seed=args.seed, eos_token_id=pair.eos_token_ids, stats=base_stats))
+        base_wall = time.perf_counter() - start - base_stats.get("prefill_seconds", 0.0)
+        base_ids = [s.token_id for s in steps]
+        base_rate = len(base_ids) / base_wall
+        print(f"target alone: {len(base_ids)} tokens, {base_rate:.2f} tokens/s; "
+              f"speedup {m['tokens_per_s'] / base_rate:.2f}x")
+        if sampling.greedy:
+            if base_ids == output:
+                print("greedy outputs: identical")
+            else:
+                at = next((i for i, (a, b) in enumerate(zip(base_ids, output)) if a != b), min(len(base_ids), len(output)))
+                print(f"greedy outputs: differ from token {at + 1} "
+                      f"(in {str(pair.dtype).removeprefix('torch.')}, a forward over K+1 positions can round a near-tie "
+                      f"differently from a one-token forward; fp32 gives identical outputs)")
+    return 0
