@@ -1,0 +1,124 @@
+"""The specviz app on tiny random models, for browser tests and screenshots.
+
+`python tests/browser_app.py [--port 7861] [--delay 0.03]` serves it; tests call
+`serve()` in-process. The fake tokenizer's vocabulary holds hostile strings
+(`<script>`, `<img onerror>`, quotes, ampersands) so escaping is exercised end
+to end, and a small per-forward delay makes streaming visible to a browser.
+"""
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from specviz.models import ModelLoadError, validate_model_id  # noqa: E402
+from tests.tiny import tiny_model  # noqa: E402
+
+VOCAB = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", ' "quoted"', " &amp; ", " the", " cat",
+         "\n", " sat", " on", " a", " mat", "'", " dog", "<b>bold</b>", " ran", "."]
+
+
+class FakeTokenizer:
+    """Enough of a tokenizer for the decoder and the app: id <-> text over VOCAB."""
+
+    chat_template = None
+    eos_token_id = None
+
+    def batch_decode(self, seqs, **kw):
+        return ["".join(VOCAB[i] for i in s) for s in seqs]
+
+    def decode(self, ids, **kw):
+        return "".join(VOCAB[i] for i in ids)
+
+    def encode(self, text, **kw):
+        return [ord(c) % len(VOCAB) for c in text][:48] or [0]
+
+
+class Slow:
+    """A model wrapper that sleeps before each forward (so a browser can see the stream)."""
+
+    def __init__(self, model, delay: float):
+        self._model, self._delay = model, delay
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def __call__(self, *args, **kwargs):
+        if self._delay:
+            time.sleep(self._delay)
+        return self._model(*args, **kwargs)
+
+
+class TinyPair:
+    def __init__(self, delay: float = 0.0):
+        target = tiny_model(1)
+        draft = tiny_model(1)
+        with torch.no_grad():  # the draft: the target with noise, so it agrees often but not always
+            g = torch.Generator().manual_seed(7)
+            for p in draft.parameters():
+                p.add_(0.3 * p.std() * torch.randn(p.shape, generator=g))
+        self.target, self.draft = Slow(target, delay), Slow(draft, delay)
+        self.tokenizer = FakeTokenizer()
+        self.name = "tiny-draft <i>x</i> → tiny-target \"&\""
+        self.device, self.dtype = torch.device("cpu"), torch.float32
+        self.eos_token_ids: list[int] = []
+
+    def encode(self, text):
+        return self.tokenizer.encode(text)
+
+    def encode_chat(self, text):
+        return [4, 5] + self.tokenizer.encode(text)
+
+    def decode(self, ids):
+        return self.tokenizer.decode(list(ids))
+
+
+def tiny_loader(delay: float = 0.0):
+    pairs: dict = {}
+
+    def load(draft, target, progress):
+        if draft is not None or target is not None:
+            validate_model_id(draft or "")
+            validate_model_id(target or "")
+            raise ModelLoadError(f"draft model {draft} was not found (this test server only has tiny models)")
+        progress(0.5, "building tiny models")
+        if "pair" not in pairs:
+            pairs["pair"] = TinyPair(delay)
+        progress(1.0, "models ready")
+        return pairs["pair"]
+
+    return load
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(port: int | None = None, delay: float = 0.03, replay_delay: float = 0.05, **kwargs):
+    """Start the app on 127.0.0.1 in this process (background threads); returns (demo, url)."""
+    from specviz.ui import build_app, launch_app
+
+    port = port or free_port()
+    demo = build_app(tiny_loader(delay), replay_delay=replay_delay, default_max_new_tokens=40,
+                     default_prompt="Tell me <script>alert('p')</script> & \"more\"", **kwargs)
+    launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    return demo, f"http://127.0.0.1:{port}/"
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=7861)
+    ap.add_argument("--delay", type=float, default=0.03)
+    args = ap.parse_args()
+    demo, url = serve(args.port, args.delay)
+    print(url, flush=True)
+    while True:
+        time.sleep(3600)

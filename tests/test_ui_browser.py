@@ -1,0 +1,317 @@
+"""The app in a real browser: Debian's Chromium driven by Playwright, tiny models served on 127.0.0.1.
+
+Screenshots go to the test's output folder; with SPECVIZ_SAVE_SCREENSHOTS=1 the
+main views are also written to assets/screenshots/ for the README.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+ROOT = Path(__file__).resolve().parents[1]
+SAVE = os.environ.get("SPECVIZ_SAVE_SCREENSHOTS") == "1"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"),
+]
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="python playwright is not installed")
+
+
+# ---------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def server():
+    from tests.browser_app import serve
+
+    demo, url = serve(delay=0.03, replay_delay=0.04)
+    yield url
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    return tmp_path_factory.mktemp("screenshots")
+
+
+class Page:
+    """A page of the app with the few actions the tests need; fails on any JS dialog (an XSS would alert)."""
+
+    def __init__(self, browser, url, shots):
+        self.ctx = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+        self.page = self.ctx.new_page()
+        self.dialogs: list[str] = []
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.goto(url + "?__theme=light")
+        self.page.wait_for_selector("#sv-run", timeout=30_000)
+        self.shots = shots
+
+    def set_number(self, elem_id: str, value):
+        box = self.page.locator(f"#{elem_id} input[type=number]").first
+        box.fill(str(value))
+        box.press("Enter")
+        box.blur()
+
+    def set_prompt(self, text: str):
+        self.page.locator("#sv-prompt textarea").fill(text)
+
+    def status_kind(self) -> str | None:
+        el = self.page.locator("#sv-status [data-kind]")
+        return el.first.get_attribute("data-kind") if el.count() else None
+
+    def wait_final(self, timeout=60.0) -> str:
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            kind = self.status_kind()
+            if kind in ("ok", "error", "warn"):
+                return kind
+            time.sleep(0.05)
+        raise AssertionError(f"no final status after {timeout}s: {self.page.locator('#sv-status').inner_text()}")
+
+    def run(self, watch=False, timeout=60.0):
+        self.page.click("#sv-run")
+        seen = []
+        t0 = time.time()
+        # wait for the click to register (status leaves a previous final state)
+        while time.time() - t0 < 10 and self.status_kind() in ("ok", "error", "warn", "info"):
+            if not watch:
+                break
+            time.sleep(0.02)
+        while time.time() - t0 < timeout:
+            n = self.page.locator("#sv-live .sv-round").count()
+            if not seen or seen[-1] != n:
+                seen.append(n)
+            if self.status_kind() in ("ok", "error", "warn"):
+                break
+            time.sleep(0.02)
+        return self.wait_final(timeout), seen
+
+    def upload_trace(self, path):
+        """A fresh page per upload: after an upload the file box shows the file instead of its input."""
+        self.page.reload()
+        self.page.wait_for_selector("#sv-run")
+        self.page.get_by_role("tab", name="Trace files").click()
+        self.page.locator("#sv-upload input[type=file]").set_input_files(str(path))
+
+    def emitted(self) -> list[tuple[str, str]]:
+        """(token id, text) of every emitted token in the live text, in order."""
+        return self.page.eval_on_selector_all(
+            "#sv-live .sv-tok[data-verdict=accepted], #sv-live .sv-tok[data-verdict=correction], "
+            "#sv-live .sv-tok[data-verdict=bonus]",
+            "els => els.map(e => [e.dataset.tokenId, e.textContent])")
+
+    def shot(self, name: str, full_page=True, locator=None):
+        path = self.shots / f"{name}.png"
+        (locator.screenshot(path=str(path)) if locator is not None else
+         self.page.screenshot(path=str(path), full_page=full_page))
+        if SAVE:
+            dest = ROOT / "assets" / "screenshots"
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, dest / path.name)
+        return path
+
+    def close(self):
+        assert not self.dialogs, f"a script ran in the page: {self.dialogs}"
+        self.ctx.close()
+
+
+@pytest.fixture
+def page(browser, server, shots):
+    p = Page(browser, server, shots)
+    yield p
+    p.close()
+
+
+def sampled_run(pg: Page, seed=3, max_new=40, k=4):
+    pg.set_number("sv-temp", 1)
+    pg.set_number("sv-seed", seed)
+    pg.set_number("sv-max-new", max_new)
+    pg.set_number("sv-k", k)
+
+
+# ---------------------------------------------------------------- tests
+def test_streams_rounds_with_provenance_and_hover_numbers(page):
+    sampled_run(page)
+    kind, seen = page.run(watch=True)
+    assert kind == "ok", page.page.locator("#sv-status").inner_text()
+    steps = [n for n in seen if n > 0]
+    assert len(steps) >= 3, f"text arrived in too few visible steps: {seen}"
+    live = page.page.locator("#sv-live")
+    for verdict, needles in (("accepted", ["q(x) =", "p(x) =", "a = min(1, p/q) =", "u =", "ACCEPTED"]),
+                             ("correction", ["r(x) =", "max(0, p − q)", "CORRECTION"]),
+                             ("bonus", ["p(x) =", "BONUS"]),
+                             ("rejected", ["q(x) =", "u ≥ a", "REJECTED"])):
+        tok = live.locator(f".sv-tok[data-verdict={verdict}]").first
+        assert tok.count(), f"no {verdict} token in the live text"
+        tok.hover()
+        title = tok.get_attribute("title")
+        for needle in needles:
+            assert needle in title, (verdict, needle, title)
+    acc = live.locator(".sv-tok[data-verdict=accepted]").first
+    assert float(acc.get_attribute("data-u")) < float(acc.get_attribute("data-a"))
+    # the style really differs per provenance in the rendered page (colour and line)
+    styles = page.page.eval_on_selector_all(
+        "#sv-live .sv-tok", "els => Object.fromEntries(els.map(e => [e.dataset.verdict, "
+        "getComputedStyle(e).color + '|' + getComputedStyle(e).textDecorationLine + '|' + getComputedStyle(e).textDecorationStyle]))")
+    assert len(set(styles.values())) == len(styles) >= 4, styles
+    assert "line-through" in styles["rejected"]
+    # hostile strings from the prompt and the tokenizer stay text
+    assert live.locator("script, img, b").count() == 0
+    assert "<script>alert('p')</script>" in live.locator(".sv-prompt").inner_text()
+    assert page.page.locator("#sv-log .sv-card").count() >= 3
+    assert page.page.locator("#sv-metrics [data-state=final]").count() == 1
+    assert "speedup" in page.page.locator("#sv-compare").inner_text()
+    page.shot("app-main")
+    page.shot("live-text", locator=page.page.locator("#sv-live"))
+    page.shot("round-log", locator=page.page.locator("#sv-log"))
+
+    page.page.get_by_role("tab", name="Round inspector").click()
+    page.page.wait_for_selector("#sv-insp-plot .js-plotly-plot, #sv-insp-plot .plot-container", timeout=15_000)
+    page.set_number("sv-insp-round", 2)
+    page.page.wait_for_timeout(600)
+    assert "Round 2" in page.page.locator("#sv-inspect-text").inner_text()
+    page.shot("round-inspector", locator=page.page.locator("#sv-insp-plot"))
+    page.page.get_by_role("tab", name="Acceptance & timing").click()
+    page.page.wait_for_selector("#sv-pos-plot .js-plotly-plot", timeout=15_000)
+    page.page.wait_for_selector("#sv-time-plot .js-plotly-plot", timeout=15_000)
+
+
+def test_throughput_vs_k_chart_after_a_sweep(page):
+    page.page.get_by_role("tab", name="Throughput vs K").click()
+    page.set_number("sv-khi", 4)
+    page.set_number("sv-sweep-tokens", 12)
+    page.page.click("#sv-sweep")
+    page.page.wait_for_selector("#sv-sweep-status [data-kind]", timeout=90_000)
+    assert "Best K" in page.page.locator("#sv-sweep-status").inner_text()
+    plot = page.page.locator("#sv-sweep-plot")
+    plot.locator(".js-plotly-plot").wait_for(timeout=15_000)
+    names = page.page.eval_on_selector("#sv-sweep-plot .js-plotly-plot", "el => el.data.map(t => t.name)")
+    assert "target alone" in names and any(n.startswith("best K") for n in names)
+    assert plot.locator(".bars .point").count() == 4          # one measured bar per K
+    page.shot("throughput-vs-k", locator=plot)
+
+
+def test_downloaded_trace_replays_the_same_tokens(page, tmp_path):
+    sampled_run(page, seed=5, max_new=30)
+    kind, _ = page.run()
+    assert kind == "ok"
+    original = page.emitted()
+    assert original
+    page.page.get_by_role("tab", name="Trace files").click()
+    with page.page.expect_download() as info:
+        page.page.click("#sv-download")
+    path = tmp_path / "trace.json"
+    info.value.save_as(path)
+    data = json.loads(path.read_text())
+    assert data["format"] == "specviz-trace"
+
+    page.upload_trace(path)
+    assert page.wait_final() == "ok"
+    assert page.emitted() == original
+    page.shot("replay")
+
+    # a hand-edited trace with hostile strings replays as text; a malformed one gives a message
+    data["prompt"] = "<img src=x onerror=alert('prompt')>"
+    data["target_model"] = "<script>alert('model')</script>"
+    data["rounds"][0]["drafted"][0]["text"] = "<img src=x onerror=alert('token')>"
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(data))
+    page.upload_trace(hostile)
+    assert page.wait_final() == "ok"
+    assert page.page.locator("#sv-live img, #sv-compare script, #sv-log img").count() == 0
+    assert "<img src=x onerror=alert('prompt')>" in page.page.locator("#sv-live .sv-prompt").inner_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "specviz-trace", "version": 1, "rounds": [{"index": "<b>x</b>"}]}')
+    page.upload_trace(bad)
+    page.page.wait_for_selector("#sv-status [data-kind=error]", timeout=15_000)
+    assert "Not a usable trace" in page.page.locator("#sv-status").inner_text()
+
+
+def test_bad_input_shows_a_message_and_the_next_run_works(page):
+    page.set_prompt("   ")
+    kind, _ = page.run()
+    assert kind == "error" and "enter a prompt" in page.page.locator("#sv-status").inner_text()
+    page.set_prompt("hello")
+    page.page.locator("#sv-models .label-wrap").first.click()
+    page.page.locator("#sv-pair input").first.click()
+    page.page.get_by_role("option", name="Custom Hub ids…").click()
+    page.page.locator("#sv-draft textarea, #sv-draft input").first.fill("../../etc/passwd")
+    page.page.locator("#sv-target textarea, #sv-target input").first.fill("Qwen/Qwen2.5-1.5B-Instruct")
+    kind, _ = page.run()
+    text = page.page.locator("#sv-status").inner_text()
+    assert kind == "error" and "invalid model id" in text, text
+    page.shot("bad-input", full_page=False)
+    page.page.locator("#sv-pair input").first.click()
+    page.page.get_by_role("option").first.click()
+    page.set_number("sv-max-new", 12)
+    kind, _ = page.run()
+    assert kind == "ok", page.page.locator("#sv-status").inner_text()
+    assert page.emitted()
+
+
+def test_two_pages_at_once_get_their_own_streams(browser, server, shots):
+    from specviz import SamplingConfig, speculative_generate
+    from tests.browser_app import TinyPair
+
+    pair = TinyPair(0.0)
+    a, b = Page(browser, server, shots), Page(browser, server, shots)
+    try:
+        for pg, seed, prompt in ((a, 11, "first page"), (b, 22, "second page")):
+            pg.set_prompt(prompt)
+            sampled_run(pg, seed=seed, max_new=24, k=3)
+        a.page.click("#sv-run")
+        b.page.click("#sv-run")
+        assert a.wait_final() == "ok" and b.wait_final() == "ok"
+        for pg, seed, prompt in ((a, 11, "first page"), (b, 22, "second page")):
+            rounds = speculative_generate(pair.target, pair.draft, pair.encode_chat(prompt), k=3,
+                                          sampling=SamplingConfig(temperature=1.0), max_new_tokens=24, seed=seed)
+            expected = [str(t) for r in rounds for t in r.emitted]
+            assert [i for i, _ in pg.emitted()] == expected
+            assert prompt in pg.page.locator("#sv-live .sv-prompt").inner_text()
+    finally:
+        a.close()
+        b.close()
+
+
+# ---------------------------------------------------------------- the packaged real pair
+@pytest.mark.real_model
+def test_real_pair_greedy_identical_badge(browser, shots):
+    from specviz.models import ModelLoadError, load_pair
+    from specviz.ui import build_app, launch_app
+    from tests.browser_app import free_port
+
+    try:
+        pair = load_pair(None, None, dtype="fp32")
+    except ModelLoadError as e:
+        pytest.skip(f"packaged model pair unavailable: {e}")
+
+    demo = build_app(lambda d, t, progress: pair, default_max_new_tokens=16)
+    port = free_port()
+    launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    pg = Page(browser, f"http://127.0.0.1:{port}/", shots)
+    try:
+        pg.set_prompt("Write a Python function that checks whether a number is prime.")
+        kind, _ = pg.run(timeout=240)
+        assert kind == "ok", pg.page.locator("#sv-status").inner_text()
+        badge = pg.page.locator("#sv-compare [data-identical]")
+        assert badge.get_attribute("data-identical") == "true", badge.inner_text()
+        pg.shot("app-real-pair")
+    finally:
+        pg.close()
+        demo.close()
