@@ -355,6 +355,28 @@ def sweep_k(target, draft, input_ids, ks: Sequence[int], sampling: SamplingConfi
                   sampling=sampling.to_dict(), target_1_seconds=costs.target_1, draft_1_seconds=costs.draft_1)
 
 
+def ksweep_from_rows(rows: list[dict], temperature: float, method: str = "specviz_notrace") -> KSweep | None:
+    """The benchmark's medians over prompts as a KSweep, so the report can reuse the app's chart."""
+    rs = [r for r in rows if r["temperature"] == temperature]
+    base = _median([r["tokens_per_s"] for r in rs if r["method"] == "target"])
+    ks = sorted({r["k"] for r in rs if r["method"] == method and r["k"] is not None})
+    out = []
+    for k in ks:
+        sel = [r for r in rs if r["method"] == method and r["k"] == k]
+        med = {f: _median([r[f] for r in sel]) for f in ("tokens_per_s", "acceptance_rate", "alpha", "tau", "c",
+                                                         "verify_cost", "theory_speedup", "speedup_vs_target",
+                                                         "new_tokens", "seconds")}
+        out.append(KRow(k=k, tokens_per_s=med["tokens_per_s"], acceptance_rate=med["acceptance_rate"],
+                        alpha=med["alpha"], tau=med["tau"], c=med["c"], verify_cost=med["verify_cost"],
+                        theory_speedup=med["theory_speedup"], speedup=med["speedup_vs_target"],
+                        new_tokens=int(med["new_tokens"]) if not math.isnan(med["new_tokens"]) else 0,
+                        seconds=med["seconds"]))
+    if not out:
+        return None
+    return KSweep(target_tokens_per_s=base, rows=out, max_new_tokens=max(r.new_tokens for r in out),
+                  sampling={"temperature": temperature})
+
+
 def _finite(obj):
     """NaN/inf -> None, recursively, so the JSON is valid for browsers."""
     if isinstance(obj, float):
@@ -472,6 +494,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), metavar="METHOD",
                    help=f"subset of: {' '.join(METHODS)} (default: all)")
     p.add_argument("--seed", type=_bounded_int(0, 2**31 - 1, "--seed"), default=0)
+    p.add_argument("--threads", type=_bounded_int(0, 1024, "--threads"), default=0,
+                   help="torch CPU threads (default 0: torch's choice); 1 is steadier on a shared machine")
     p.add_argument("--no-warmup", action="store_true", help="skip the warm-up generation")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -523,6 +547,13 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
     except SystemExit as e:   # --help
         return int(e.code or 0)
 
+    try:   # one line per hf_assisted call about generation_config otherwise
+        from transformers.utils import logging as hf_logging
+        hf_logging.set_verbosity_error()
+    except Exception:  # pragma: no cover
+        pass
+    if args.threads:
+        torch.set_num_threads(args.threads)
     ks = list(dict.fromkeys(args.k))
     methods = [m for m in METHODS if m in args.methods]
     load = pair_loader or _default_loader

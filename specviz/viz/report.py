@@ -1,0 +1,164 @@
+"""The benchmark's standalone HTML report: Plotly figures with plotly.js inline (works offline)."""
+from __future__ import annotations
+
+import html
+import json
+import math
+import statistics
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+METHOD_COLORS = {
+    "target": "#6b7280", "hf_generate": "#9ca3af", "hf_assisted": "#f59e0b",
+    "specviz": "#2563eb", "specviz_notrace": "#10b981",
+}
+K_METHODS = ("hf_assisted", "specviz", "specviz_notrace")
+
+
+def _ok(x) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+def _median(xs):
+    xs = [x for x in xs if _ok(x)]
+    return statistics.median(xs) if xs else None
+
+
+def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
+    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, template="plotly_white",
+                      height=420, margin=dict(l=60, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def methods_vs_k_figure(summary: dict, temperature: str) -> go.Figure:
+    """Median tokens/s versus K per method; methods without K are horizontal lines."""
+    s = summary[temperature]
+    fig = go.Figure()
+    ks = sorted({r["k"] for r in s["table"] if r["k"] is not None})
+    for r in s["table"]:
+        if r["k"] is None and _ok(r["tokens_per_s"]) and ks:
+            fig.add_trace(go.Scatter(x=[ks[0], ks[-1]], y=[r["tokens_per_s"]] * 2, mode="lines",
+                                     name=r["method"], line=dict(dash="dash", color=METHOD_COLORS.get(r["method"]))))
+    for m in K_METHODS:
+        rows = [r for r in s["table"] if r["method"] == m and _ok(r["tokens_per_s"])]
+        if rows:
+            fig.add_trace(go.Scatter(x=[r["k"] for r in rows], y=[r["tokens_per_s"] for r in rows],
+                                     mode="lines+markers", name=m, line=dict(color=METHOD_COLORS.get(m))))
+    return _layout(fig, f"Throughput versus K (temperature {temperature}, median over prompts)",
+                   "K (draft length)", "tokens / s")
+
+
+def acceptance_by_position_figure(rows: list[dict], temperature: float, method: str = "specviz") -> go.Figure:
+    """Mean acceptance rate of the i-th draft position, one line per K."""
+    fig = go.Figure()
+    ks = sorted({r["k"] for r in rows if r["method"] == method and r["temperature"] == temperature})
+    for k in ks:
+        pp = [r["per_position"] for r in rows if r["method"] == method and r["temperature"] == temperature
+              and r["k"] == k and r.get("per_position")]
+        if not pp:
+            continue
+        n = max(len(p) for p in pp)
+        ys = [_median([p[i] for p in pp if i < len(p)]) for i in range(n)]
+        fig.add_trace(go.Scatter(x=list(range(1, n + 1)), y=ys, mode="lines+markers", name=f"K = {k}"))
+    fig.update_yaxes(range=[0, 1.05])
+    return _layout(fig, f"Acceptance by draft position ({method}, temperature {temperature:g}, median over runs)",
+                   "draft position i", "acceptance rate")
+
+
+def speedup_by_category_figure(rows: list[dict], summary: dict, temperature: str) -> go.Figure:
+    """Median speedup over the target alone per prompt category; K methods at their best K."""
+    s = summary[temperature]
+    t = float(temperature)
+    best = {"specviz": s.get("best_k"), "specviz_notrace": s.get("best_k"), "hf_assisted": s.get("hf_assisted_best_k")}
+    rs = [r for r in rows if r["temperature"] == t]
+    cats = sorted({r["category"] for r in rs})
+    fig = go.Figure()
+    for m in ("hf_generate", "hf_assisted", "specviz", "specviz_notrace"):
+        k = best.get(m)
+        ys = [_median([r["speedup_vs_target"] for r in rs if r["method"] == m and r["category"] == c
+                       and r["k"] == k]) for c in cats]
+        if any(_ok(y) for y in ys):
+            fig.add_trace(go.Bar(x=cats, y=ys, name=m + (f" (K = {k})" if k else ""),
+                                 marker_color=METHOD_COLORS.get(m)))
+    fig.add_hline(y=1.0, line_dash="dot", line_color="#6b7280")
+    fig.update_layout(barmode="group")
+    return _layout(fig, f"Speedup over the target alone by category (temperature {temperature})",
+                   "category", "speedup (×)")
+
+
+def _app_throughput_chart(rows: list[dict], temperature: float) -> go.Figure | None:
+    """The app's own Throughput-vs-K chart, fed with the benchmark's medians (specviz without trace)."""
+    try:
+        from ..bench import ksweep_from_rows
+        from .charts import throughput_vs_k_figure
+        sweep = ksweep_from_rows(rows, temperature)
+        if sweep is None:
+            return None
+        fig = throughput_vs_k_figure(sweep)
+        fig.update_layout(title=f"Throughput vs K: specviz without trace, temperature {temperature:.1f} "
+                                f"(medians over prompts; the app's chart)")
+        return fig
+    except Exception:   # the report never fails because of the app's chart
+        return None
+
+
+def _fmt(x, spec="{:.2f}"):
+    return spec.format(x) if _ok(x) else "–"
+
+
+def _summary_html(summary: dict) -> str:
+    parts = []
+    keys = [("best_k", "{}"), ("speedup_vs_target", "{:.2f}×"), ("ratio_vs_hf_assisted", "{:.2f}×"),
+            ("achieved_over_theory", "{:.2f}"), ("trace_overhead", "{:+.1%}"), ("hf_assisted_best_k", "{}"),
+            ("hf_assisted_speedup_vs_target", "{:.2f}×"), ("theory_speedup", "{:.2f}×"), ("alpha", "{:.2f}"),
+            ("tau", "{:.2f}"), ("c", "{:.3f}"), ("speedup_vs_target_per_prompt_best_k", "{:.2f}×")]
+    head = "".join(f"<th>{html.escape(t)}</th>" for t in summary)
+    body = "".join(
+        f"<tr><th>{html.escape(k)}</th>" + "".join(f"<td>{_fmt(s.get(k), spec)}</td>" for s in summary.values())
+        + "</tr>" for k, spec in keys)
+    parts.append(f"<h2>Summary (medians over prompts)</h2><table><tr><th>temperature</th>{head}</tr>{body}</table>")
+    for t, s in summary.items():
+        rows = "".join(
+            f"<tr><td>{html.escape(r['method'])}</td><td>{_fmt(r['k'], '{}')}</td><td>{_fmt(r['tokens_per_s'])}</td>"
+            f"<td>{_fmt(r['speedup_vs_target'], '{:.2f}×')}</td><td>{_fmt(r['acceptance_rate'])}</td>"
+            f"<td>{_fmt(r['tau'])}</td><td>{_fmt(r['theory_speedup'], '{:.2f}×')}</td>"
+            f"<td>{_fmt(r['matches_target'], '{:.0%}')}</td></tr>" for r in s["table"])
+        parts.append(f"<h3>Temperature {html.escape(t)}</h3><table><tr><th>method</th><th>K</th><th>tokens/s</th>"
+                     f"<th>speedup</th><th>acceptance</th><th>τ</th><th>theory</th><th>same output as target</th>"
+                     f"</tr>{rows}</table>")
+    return "".join(parts)
+
+
+def report_html(result: dict) -> str:
+    """The whole report as one self-contained HTML string (no external scripts)."""
+    summary, rows, meta = result["summary"], result["rows"], result.get("meta", {})
+    figs = []
+    for t in summary:
+        app_chart = _app_throughput_chart(rows, float(t))
+        if app_chart is not None:
+            figs.append(app_chart)
+        figs.append(methods_vs_k_figure(summary, t))
+        figs.append(acceptance_by_position_figure(rows, float(t)))
+        figs.append(speedup_by_category_figure(rows, summary, t))
+    blocks = [f.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False})
+              for i, f in enumerate(figs)]
+    machine = meta.get("machine", {})
+    meta_html = "<br>".join(html.escape(f"{k}: {v}") for k, v in [
+        ("command", meta.get("command", "")), ("pair", meta.get("pair", "")),
+        ("device / dtype", f"{meta.get('device', '')} / {meta.get('dtype', '')}"), ("date", meta.get("date", "")),
+        ("machine", json.dumps(machine, ensure_ascii=False))])
+    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#111}"
+             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ddd;padding:4px 8px;"
+             "text-align:right}th{background:#f3f4f6}.meta{color:#555;font-size:.9em}")
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>specviz benchmark</title>"
+            f"<style>{style}</style></head><body><h1>specviz benchmark</h1>"
+            f"<p class=\"meta\">{meta_html}</p>{_summary_html(summary)}"
+            + "".join(f"<div>{b}</div>" for b in blocks) + "</body></html>")
+
+
+def write_report(result: dict, path: str | Path) -> Path:
+    path = Path(path)
+    path.write_text(report_html(result), encoding="utf-8")
+    return path

@@ -1,0 +1,163 @@
+"""The benchmark on tiny models: shared K sweep, the CLI's files, argument errors."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from specviz import bench, theory
+from specviz.sampling import SamplingConfig
+from tiny import tiny_model
+
+PROMPT = [3, 1, 4, 1, 5]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    target = tiny_model(11)
+    # A draft that mostly agrees with the target: acceptances and rejections both happen.
+    draft = tiny_model(11)
+    g = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        for w in draft.parameters():
+            w.add_(0.3 * torch.randn(w.shape, generator=g) * w.std().clamp_min(1e-3))
+    return SimpleNamespace(target=target, draft=draft, tokenizer=None, name="tiny → tiny",
+                           device=torch.device("cpu"), dtype=torch.float32,
+                           encode_chat=lambda text: [ord(ch) % 16 for ch in text][:10] or [0])
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.7])
+def test_sweep_k_rows_are_sane(pair, temperature):
+    fractions = []
+    sw = bench.sweep_k(pair.target, pair.draft, PROMPT, [1, 2, 4], SamplingConfig(temperature), 12,
+                       progress=lambda f, m: fractions.append(f))
+    assert [r.k for r in sw.rows] == [1, 2, 4]
+    assert sw.target_tokens_per_s > 0 and sw.best_k in (1, 2, 4)
+    assert fractions[0] == 0.0 and fractions[-1] == 1.0 and fractions == sorted(fractions)
+    for r in sw.rows:
+        assert r.new_tokens == 12
+        assert 0.0 <= r.acceptance_rate <= 1.0 and 0.0 <= r.alpha <= 1.0
+        assert 1.0 <= r.tau <= r.k + 1
+        assert r.c > 0 and r.verify_cost > 0
+        assert r.theory_speedup == pytest.approx(theory.expected_speedup(r.alpha, r.k, r.c, r.verify_cost))
+        assert r.speedup == pytest.approx(r.tokens_per_s / sw.target_tokens_per_s)
+    d = sw.to_dict()
+    json.dumps(d, allow_nan=False)
+    assert d["best_k"] == sw.best_k and len(d["rows"]) == 3
+
+
+def test_sweep_k_rejects_bad_k(pair):
+    with pytest.raises(ValueError):
+        bench.sweep_k(pair.target, pair.draft, PROMPT, [0], SamplingConfig(), 4)
+    with pytest.raises(ValueError):
+        bench.sweep_k(pair.target, pair.draft, PROMPT, [], SamplingConfig(), 4)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.7])
+def test_every_method_emits_the_same_token_count(pair, temperature):
+    sampling = SamplingConfig(temperature)
+    runs = {m: bench.run_method(m, pair.target, pair.draft, PROMPT, 3, sampling, 10, seed=1)
+            for m in bench.METHODS}
+    assert {r.new_tokens for r in runs.values()} == {10}
+    for r in runs.values():
+        assert r.tokens_per_s > 0 and r.total_seconds >= r.seconds
+    if temperature == 0.0:   # greedy in fp32: every method gives the target's own output
+        ref = runs["target"].output_ids
+        assert all(r.output_ids == ref for r in runs.values())
+    assert runs["hf_assisted"].tau >= 1.0
+    assert runs["specviz"].output_ids == runs["specviz_notrace"].output_ids
+
+
+def test_main_writes_results_and_standalone_report(pair, tmp_path, capsys):
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"category": "code", "prompt": "def f(x):"}\n'
+                       '{"category": "qa", "prompt": "why?"}\n', encoding="utf-8")
+    out = tmp_path / "out"
+    rc = bench.main(["--prompts", str(prompts), "--k", "1", "2", "--max-new-tokens", "8",
+                     "--temperature", "0", "0.7", "--repeats", "1", "--out", str(out), "--quiet"],
+                    pair_loader=lambda **kw: pair)
+    assert rc == 0
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert set(data["summary"]) == {"0.0", "0.7"}
+    for s in data["summary"].values():
+        for key in ("best_k", "speedup_vs_target", "ratio_vs_hf_assisted", "achieved_over_theory",
+                    "trace_overhead"):
+            assert key in s
+        assert s["best_k"] in (1, 2)
+    # 2 temperatures x 2 prompts x (2 plain + 3 methods x 2 K)
+    assert len(data["rows"]) == 2 * 2 * (2 + 3 * 2)
+    row_keys = {"prompt_id", "category", "method", "k", "temperature", "repeat", "new_tokens", "seconds",
+                "tokens_per_s", "acceptance_rate", "tau", "c", "theory_speedup"}
+    for row in data["rows"]:
+        assert row_keys <= set(row)
+        assert row["new_tokens"] == 8
+    assert {r["method"] for r in data["rows"]} == set(bench.METHODS)
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "<html" in report and "Plotly" in report
+    assert not re.search(r"<script[^>]*\bsrc\s*=", report, re.I), "report must not load external scripts"
+    assert "the app's chart" in report   # the app's Throughput-vs-K chart, fed by the same measurements
+    printed = capsys.readouterr().out
+    assert "specviz_notrace" in printed and "temperature 0.0" in printed
+
+
+def test_method_subset_and_limit(pair, tmp_path):
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text("\n".join(json.dumps({"prompt": f"prompt {i}"}) for i in range(3)), encoding="utf-8")
+    rc = bench.main(["--prompts", str(prompts), "--k", "2", "--max-new-tokens", "4", "--temperature", "0",
+                     "--repeats", "1", "--out", str(tmp_path / "o"), "--limit-prompts", "1", "--quiet",
+                     "--methods", "target", "specviz", "--no-warmup"], pair_loader=lambda **kw: pair)
+    assert rc == 0
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert {r["method"] for r in data["rows"]} == {"target", "specviz"}
+    assert {r["prompt_id"] for r in data["rows"]} == {"p01"}
+    assert data["summary"]["0.0"]["best_k"] == 2
+
+
+@pytest.mark.parametrize("argv", [
+    ["--k", "0"], ["--k", "33"], ["--k", "two"], ["--max-new-tokens", "5000"], ["--max-new-tokens", "0"],
+    ["--repeats", "21"], ["--temperature", "-1"], ["--temperature", "nan"], ["--methods", "magic"],
+    ["--draft", "a/b"], ["--prompts", "/nonexistent/prompts.jsonl"], ["--bogus"], ["--top-p", "0"],
+])
+def test_bad_arguments_exit_2_with_one_line(argv, capsys):
+    def never(**kw):
+        raise AssertionError("models must not load on bad arguments")
+
+    assert bench.main(argv, pair_loader=never) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("specviz bench: error:")
+
+
+def test_bad_prompts_file(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt": "ok"}\nnot json\n', encoding="utf-8")
+    assert bench.main(["--prompts", str(bad)], pair_loader=lambda **kw: None) == 2
+    assert "bad.jsonl:2" in capsys.readouterr().err
+
+
+def test_default_prompts_exist():
+    prompts = bench.load_prompts(bench.default_prompts_file())
+    assert prompts and all(p.text for p in prompts)
+    assert bench.load_prompts(bench.ASSET_PROMPTS)
+
+
+def test_summary_definitions():
+    def row(p, m, k, tps, theory_s=float("nan")):
+        return {"prompt_id": p, "category": "c", "method": m, "k": k, "temperature": 0.0, "tokens_per_s": tps,
+                "acceptance_rate": 0.5, "alpha": 0.5, "tau": 1.5, "theory_speedup": theory_s, "c": 0.3,
+                "matches_target": True, "speedup_vs_target": float("nan")}
+    rows = []
+    for p, base in (("a", 10.0), ("b", 20.0)):
+        rows += [row(p, "target", None, base), row(p, "hf_generate", None, base),
+                 row(p, "hf_assisted", 2, base * 1.2), row(p, "hf_assisted", 4, base * 1.1),
+                 row(p, "specviz", 2, base * 1.5, 2.0), row(p, "specviz", 4, base * 1.8, 2.0),
+                 row(p, "specviz_notrace", 2, base * 1.5), row(p, "specviz_notrace", 4, base * 2.0)]
+    s = bench.summarize(rows)["0.0"]
+    assert s["best_k"] == 4 and s["hf_assisted_best_k"] == 2
+    assert s["speedup_vs_target"] == pytest.approx(1.8)
+    assert s["ratio_vs_hf_assisted"] == pytest.approx(1.8 / 1.2)
+    assert s["achieved_over_theory"] == pytest.approx(0.9)
+    assert s["trace_overhead"] == pytest.approx(0.1)
