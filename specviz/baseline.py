@@ -47,7 +47,7 @@ def autoregressive_generate(
     for index in range(max_new_tokens):
         t_start = clock()
         probs = probabilities(forward_logits(target, pending, cache, 1)[:, :vocab].to(device), sampling)
-        pending = sample(probs, gen)
+        pending = sample(probs, gen, sampling.greedy)
         token, p = torch.stack([pending[0].float(), probs[0, pending[0]]]).tolist()
         token = int(token)
         yield Step(index, token, decode_tokens(tokenizer, [token])[0] if tokenizer else "", p, clock() - t_start)

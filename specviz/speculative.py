@@ -163,7 +163,7 @@ def speculative_generate(
         for _ in range(k_round):
             logits = forward_logits(draft, pending, draft_cache, 1)[-1, :vocab].to(device)
             q = probabilities(logits, sampling)
-            pending = sample(q[None], gen)
+            pending = sample(q[None], gen, sampling.greedy)
             drafts.append(pending)
             q_rows.append(q)
             q_logits.append(logits)
@@ -190,7 +190,7 @@ def speculative_generate(
         else:
             n_acc = torch.zeros((), dtype=torch.long, device=device)
             next_dist = P[:1]
-        next_token = sample(next_dist, gen)
+        next_token = sample(next_dist, gen, sampling.greedy)
 
         # The one host sync of the round: how many were accepted, and the new token.
         m, y = torch.stack([n_acc, next_token[0]]).tolist()

@@ -53,3 +53,17 @@ def test_sample_never_picks_zero_probability():
     probs = torch.tensor([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]]).repeat(200, 1)
     picks = sample(probs, torch.Generator().manual_seed(0)).view(200, 2)
     assert (picks[:, 0] == 1).all() and (picks[:, 1] != 1).all()
+
+
+@pytest.mark.parametrize("top_p", [0.05, 0.5, 0.9, 0.99])  # nearer 1, float32 rounding of either sum decides
+@pytest.mark.parametrize("spread", [0.5, 3.0, 12.0])
+def test_fast_top_p_keeps_what_transformers_top_p_keeps(top_p, spread):
+    from transformers import TopPLogitsWarper
+
+    from specviz.sampling import FastTopP
+
+    g = torch.Generator().manual_seed(int(top_p * 1000) + int(spread))
+    scores = spread * torch.randn(6, 5000, generator=g)   # flat rows need more than 1024 candidates
+    ours = FastTopP(top_p, candidates=1024)(None, scores)
+    theirs = TopPLogitsWarper(top_p)(None, scores)
+    assert torch.equal(torch.isinf(ours), torch.isinf(theirs))
