@@ -42,8 +42,11 @@ from .sampling import MAX_TEMPERATURE, SamplingConfig
 from .speculative import MAX_K, Timer, as_id_tensor, input_device, speculative_generate
 from .trace import metrics
 
-METHODS = ("target", "hf_generate", "hf_assisted", "specviz", "specviz_notrace")
-K_METHODS = ("hf_assisted", "specviz", "specviz_notrace")   # methods that take a draft length
+METHODS = ("target", "hf_generate", "hf_assisted", "specviz", "specviz_notrace", "specviz_adaptive")
+K_METHODS = ("hf_assisted", "specviz", "specviz_notrace", "specviz_adaptive")
+# specviz_adaptive: K is a maximum; a round stops drafting once the draft's confidence
+# falls below this (no trace recorded, so compare it with specviz_notrace).
+ADAPTIVE_THRESHOLD = 0.6
 MAX_NEW_TOKENS = 4096
 MAX_REPEATS = 20
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -199,7 +202,8 @@ def run_method(method: str, target, draft, input_ids, k: int | None, sampling: S
     rounds = list(speculative_generate(target, draft, ids, k=int(k), sampling=sampling,
                                        max_new_tokens=max_new_tokens, seed=seed,
                                        tokenizer=tokenizer if record else None,
-                                       ignore_eos=True, record=record))
+                                       ignore_eos=True, record=record,
+                                       adaptive_threshold=ADAPTIVE_THRESHOLD if method == "specviz_adaptive" else None))
     t1 = clock()
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]
@@ -723,6 +727,12 @@ def summarize(rows: list[dict]) -> dict:
         s["theory_speedup"] = _median(list(theo.values()))
         s["achieved_over_theory"] = _median([(spec[p] / target[p]) / theo[p] for p in spec
                                              if p in target and theo.get(p) and not math.isnan(theo[p])])
+        ak = best_k_of("specviz_adaptive")
+        if ak:  # the adaptive draft length against the best fixed K, both without a trace
+            adaptive = _per_prompt(rs, "specviz_adaptive", ak)
+            s["adaptive_best_max_k"] = ak
+            s["adaptive_speedup_vs_target"] = _median([adaptive[p] / target[p] for p in adaptive if p in target])
+            s["adaptive_ratio_vs_fixed_k"] = _median([adaptive[p] / notrace[p] for p in adaptive if p in notrace])
         s["trace_overhead"] = _median([1 - _per_prompt(rs, "specviz", bk).get(p, float("nan")) / notrace[p]
                                        for p in notrace]) if bk else float("nan")
         # Per-prompt best K (an oracle a user could not pick in advance), for reference.

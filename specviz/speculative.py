@@ -123,8 +123,14 @@ def speculative_generate(
     ignore_eos: bool = False,
     record: bool = True,
     stats: dict | None = None,
+    adaptive_threshold: float | None = None,
 ) -> Iterator[Round]:
     """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
+
+    `adaptive_threshold=t` stops drafting a round early once the draft's
+    confidence in its token (q(x); the untempered softmax when greedy) falls
+    below t: K is then a maximum. The stop depends only on the draft's own
+    samples, so the output stays exactly the target's.
 
     `record=False` skips the per-token trace (texts, top-5 lists, confidences);
     the emitted tokens, verdicts and timings are still there. `stats`, if
@@ -140,6 +146,8 @@ def speculative_generate(
     clock = Timer(device)
     # The two models may pad their vocabularies differently; real tokens live in the common prefix.
     vocab = min(target.config.get_text_config().vocab_size, draft.config.get_text_config().vocab_size)
+    if adaptive_threshold is not None and not 0.0 <= adaptive_threshold <= 1.0:
+        raise ValueError(f"adaptive_threshold must be in [0, 1], got {adaptive_threshold}")
 
     t0 = clock()
     target_cache, draft_cache = DynamicCache(), DynamicCache()
@@ -167,6 +175,11 @@ def speculative_generate(
             drafts.append(pending)
             q_rows.append(q)
             q_logits.append(logits)
+            if adaptive_threshold is not None:
+                sure = (torch.softmax(logits.float(), -1) if sampling.greedy else q)[pending[0]]
+                if sure.item() < adaptive_threshold:  # a host sync per draft token: the price of stopping early
+                    break
+        k_round = len(drafts)
         t_drafted = clock()
 
         # 2. the target scores every draft position, plus one, in one forward.

@@ -151,6 +151,7 @@ class Trace:
     prefill_seconds: float = 0.0
     device: str = ""
     dtype: str = ""
+    adaptive_threshold: float | None = None   # set when K was a maximum (adaptive draft length)
 
     @property
     def output_ids(self) -> list[int]:

@@ -88,8 +88,9 @@ def test_main_writes_results_and_standalone_report(pair, tmp_path, capsys):
                     "trace_overhead"):
             assert key in s
         assert s["best_k"] in (1, 2)
-    # 2 temperatures x 2 prompts x (2 plain + 3 methods x 2 K)
-    assert len(data["rows"]) == 2 * 2 * (2 + 3 * 2)
+    # 2 temperatures x 2 prompts x (2 plain + 4 methods with K x 2 K)
+    assert len(data["rows"]) == 2 * 2 * (2 + 4 * 2)
+    assert {"adaptive_speedup_vs_target", "adaptive_ratio_vs_fixed_k"} <= set(data["summary"]["0.0"])
     row_keys = {"prompt_id", "category", "method", "k", "temperature", "repeat", "new_tokens", "seconds",
                 "tokens_per_s", "acceptance_rate", "tau", "c", "theory_speedup"}
     for row in data["rows"]:

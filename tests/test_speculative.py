@@ -277,3 +277,18 @@ def test_record_off_keeps_tokens_and_verdicts(tiny_pair):
     assert emitted(full) == emitted(bare)
     assert [[t.accepted for t in r.drafted] for r in full] == [[t.accepted for t in r.drafted] for r in bare]
     assert metrics(full)["tau"] == metrics(bare)["tau"]
+
+
+def test_adaptive_drafting_stops_on_low_confidence_and_stays_exact():
+    target = tiny_model(11)
+    draft = noisy_copy(target, 4, 0.5)
+    fixed = run(target, draft, [1, 2], k=8, sampling=GREEDY, max_new_tokens=40)
+    adaptive = run(target, draft, [1, 2], k=8, sampling=GREEDY, max_new_tokens=40, adaptive_threshold=0.5)
+    assert emitted(adaptive) == emitted(fixed) == baseline(target, [1, 2], sampling=GREEDY, max_new_tokens=40)
+    shortened = [r for r in adaptive if r.k < min(8, 40 - sum(len(x.emitted) for x in adaptive[:r.index]) - 1)]
+    assert shortened, "no round stopped early"
+    for r in shortened:  # it stopped right after a token the draft was unsure of
+        assert r.drafted[-1].q_confidence < 0.5
+        assert all(t.q_confidence >= 0.5 for t in r.drafted[:-1])
+    with pytest.raises(ValueError):
+        run(target, draft, [1], adaptive_threshold=1.5)

@@ -30,13 +30,14 @@ def models():
     return target, noisy_copy(target, 7, 0.8)
 
 
-def sample_counts(target, draft, k, cfg, n=N_SAMPLES):
+def sample_counts(target, draft, k, cfg, n=N_SAMPLES, **options):
     counts = {}
     torch.set_num_threads(1)  # tiny forwards: threads only add overhead
     for seed in range(n):
         out = []
         for rnd in speculative_generate(target, draft, PROMPT, k=k, sampling=cfg, seed=seed,
-                                        max_new_tokens=k + 1, record=False, ignore_eos=True):
+                                        max_new_tokens=k + 1, record=False, ignore_eos=True,
+                                        **options):
             out += rnd.emitted
             if len(out) >= N_TOKENS:
                 break
@@ -80,6 +81,17 @@ def test_first_tokens_follow_the_target_distribution(models, k, temperature, top
     impossible, p_value = goodness_of_fit(counts, exact_target(target, cfg), N_SAMPLES)
     assert not impossible, f"sampled sequences the target gives probability 0: {impossible}"
     assert p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("temperature, top_p", [(1.0, 1.0), (0.7, 0.8)])
+def test_adaptive_draft_length_and_top_p_keep_the_target_distribution(models, temperature, top_p):
+    """Stopping a round early depends on the draft's own samples: still lossless."""
+    target, draft = models
+    cfg = SamplingConfig(temperature=temperature, top_p=top_p)
+    counts = sample_counts(target, draft, 5, cfg, adaptive_threshold=0.3)
+    impossible, p_value = goodness_of_fit(counts, exact_target(target, cfg), N_SAMPLES)
+    assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
 
 def _always_accept(p_x, q_x):
