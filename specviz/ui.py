@@ -44,6 +44,7 @@ MAX_K_UI = 16
 MAX_SWEEP_TOKENS = 256
 MAX_TRACE_BYTES = 20 * 1024 * 1024
 CHART_INTERVAL_S = 1.0
+ADAPTIVE_THRESHOLD = 0.6  # the "adaptive K" switch: measured best on the packaged pair (see README)
 
 PACKAGED = "Qwen2.5-Coder 0.5B → 1.5B (packaged, runs offline)"
 CUSTOM = "Custom Hub ids…"
@@ -190,13 +191,13 @@ def _msg(e: BaseException) -> str:
 
 
 # ---------------------------------------------------------------- the decode worker
-def _worker(run: _Run, out: queue.Queue, pair, ids, k, sampling, max_new, seed, compare) -> None:
+def _worker(run: _Run, out: queue.Queue, pair, ids, k, sampling, max_new, seed, compare, adaptive) -> None:
     """Decode in this thread; push ('round', r) ... ('spec_done', stats), ('steps', n) ..., ('base_done', steps)."""
     try:
         stats: dict = {}
         gen = speculative_generate(pair.target, pair.draft, ids, k=k, sampling=sampling, max_new_tokens=max_new,
                                    seed=seed, tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids or None,
-                                   stats=stats)
+                                   stats=stats, adaptive_threshold=adaptive)
         try:
             for rnd in gen:
                 out.put(("round", rnd))
@@ -287,7 +288,7 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
         return cache.get(d, t, lambda f, m: progress(f, desc=m))
 
     @_gpu
-    def generate(prompt, raw, k, temperature, top_k, top_p, max_new, seed, choice, draft_id, target_id,
+    def generate(prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id, target_id,
                  compare, _prev_trace, request: gr.Request, progress=gr.Progress()):
         run = _new_run(request)
         try:
@@ -316,17 +317,18 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
         greedy = sampling.greedy
         live, log = vh.LiveText(prompt, greedy), vh.RoundLog(greedy)
         rounds = run.rounds
-        meta = dict(prompt=prompt, prompt_ids=ids, draft_model=str(getattr(pair, "name", "draft")).split(" → ")[0],
-                    target_model=str(getattr(pair, "name", "target")).split(" → ")[-1], k=k,
+        adaptive = ADAPTIVE_THRESHOLD if adaptive else None
+        meta = dict(prompt=prompt, prompt_ids=ids, adaptive_threshold=adaptive,
+                    draft_model=getattr(pair, "draft_name", "") or str(getattr(pair, "name", "draft")).split(" → ")[0],
+                    target_model=getattr(pair, "target_name", "") or str(getattr(pair, "name", "target")).split(" → ")[-1],
+                    k=k,
                     max_new_tokens=max_new, seed=seed, sampling=sampling.to_dict(),
                     device=str(getattr(pair, "device", "")), dtype=str(getattr(pair, "dtype", "")).replace("torch.", ""))
-        if " → " not in str(getattr(pair, "name", "")):
-            meta["draft_model"] = meta["target_model"] = str(getattr(pair, "name", ""))
         run.meta = meta
         q: queue.Queue = queue.Queue()
-        worker = threading.Thread(target=_worker, args=(run, q, pair, ids, k, sampling, max_new, seed, bool(compare)),
+        worker = threading.Thread(target=_worker, args=(run, q, pair, ids, k, sampling, max_new, seed, bool(compare), adaptive),
                                   daemon=True, name="specviz-decode")
-        yield {status: vh.status_html(f"Decoding with K = {k}…", "run"), live_html: live.html(), log_html: log.html(),
+        yield {status: vh.status_html(f"Decoding with K = {k}{' (adaptive: a maximum)' if adaptive else ''}…", "run"), live_html: live.html(), log_html: log.html(),
                compare_box: "", metrics_box: vh.metrics_html(metrics([]))}
         worker.start()
         last_chart = 0.0
@@ -537,6 +539,9 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
                 raw_box = gr.Checkbox(label="Raw text (skip the chat template)", value=False)
                 k_box = gr.Slider(1, MAX_K_UI, value=default_k, step=1, label="K: draft tokens per round",
                                   elem_id="sv-k")
+                adaptive_box = gr.Checkbox(label=f"Adaptive K: stop drafting a round once the draft's confidence "
+                                                 f"drops below {ADAPTIVE_THRESHOLD} (K becomes a maximum)",
+                                           value=False, elem_id="sv-adaptive")
                 max_box = gr.Slider(1, MAX_NEW_TOKENS, value=default_max_new_tokens, step=1,
                                     label="Max new tokens", elem_id="sv-max-new")
                 with gr.Accordion("Sampling", open=True):
@@ -576,12 +581,12 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
                                                    elem_id="sv-insp-round")
                             insp_pos = gr.Slider(1, 2, value=1, step=1, label="Position (K+1 = bonus)",
                                                  interactive=False, elem_id="sv-insp-pos")
-                        insp_plot = gr.Plot(charts.inspector_figure(None, 1, True), elem_id="sv-insp-plot")
+                        insp_plot = gr.Plot(charts.inspector_figure(None, 1, True), show_label=False, elem_id="sv-insp-plot")
                         insp_card = gr.HTML("", elem_id="sv-inspect-text")
                     with gr.Tab("Acceptance & timing", id="charts"):
                         with gr.Row():
-                            pos_plot = gr.Plot(charts.acceptance_by_position_figure([]), elem_id="sv-pos-plot")
-                            time_plot = gr.Plot(charts.timeline_figure([]), elem_id="sv-time-plot")
+                            pos_plot = gr.Plot(charts.acceptance_by_position_figure([]), show_label=False, elem_id="sv-pos-plot")
+                            time_plot = gr.Plot(charts.timeline_figure([]), show_label=False, elem_id="sv-time-plot")
                     with gr.Tab("Throughput vs K", id="sweep"):
                         gr.Markdown("Runs the target alone once, then the speculative decoder at each K, on the "
                                     "current prompt and sampling settings (EOS ignored so every run makes the same "
@@ -593,7 +598,7 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
                                                      elem_id="sv-sweep-tokens")
                         sweep_btn = gr.Button("Run the sweep", variant="primary", elem_id="sv-sweep")
                         sweep_status = gr.HTML("", elem_id="sv-sweep-status")
-                        sweep_plot = gr.Plot(charts.throughput_vs_k_figure(None), elem_id="sv-sweep-plot")
+                        sweep_plot = gr.Plot(charts.throughput_vs_k_figure(None), show_label=False, elem_id="sv-sweep-plot")
                     with gr.Tab("Trace files", id="trace"):
                         gr.Markdown("Download the run as JSON; upload a trace to replay it round by round without "
                                     "loading any model (prepare runs on a GPU, replay them anywhere).")
@@ -603,7 +608,7 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
                                          elem_id="sv-upload")
                         replay_btn = gr.Button("Replay again", elem_id="sv-replay")
 
-        run_inputs = [prompt_box, raw_box, k_box, temp_box, topk_box, topp_box, max_box, seed_box, pair_box,
+        run_inputs = [prompt_box, raw_box, k_box, adaptive_box, temp_box, topk_box, topp_box, max_box, seed_box, pair_box,
                       draft_box, target_box, compare_box_in, state]
         stream_outputs = [status, live_html, log_html, metrics_box, compare_box, pos_plot, time_plot, download,
                           state, insp_round, insp_pos, insp_plot, insp_card]
