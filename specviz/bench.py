@@ -38,6 +38,7 @@ import torch
 
 from . import theory
 from .baseline import autoregressive_generate
+from .cli import bounded
 from .sampling import MAX_TEMPERATURE, SamplingConfig
 from .speculative import MAX_K, Timer, as_id_tensor, input_device, speculative_generate
 from .trace import metrics
@@ -443,35 +444,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _bounded_int(lo: int, hi: int, what: str):
-    def parse(s: str) -> int:
-        try:
-            v = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got {s!r}") from None
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"{what} must be between {lo} and {hi}, got {v}")
-        return v
-    return parse
+    return bounded(int, lo, hi, what)
 
 
-def _temperature(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"temperature must be a number, got {s!r}") from None
-    if not 0.0 <= v <= MAX_TEMPERATURE:
-        raise argparse.ArgumentTypeError(f"temperature must be between 0 and {MAX_TEMPERATURE}, got {s}")
-    return v
-
-
-def _top_p(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"top-p must be a number, got {s!r}") from None
-    if not 0.0 < v <= 1.0:
-        raise argparse.ArgumentTypeError(f"top-p must be in (0, 1], got {s}")
-    return v
+_temperature = bounded(float, 0.0, MAX_TEMPERATURE, "--temperature")
+_top_p = bounded(float, 1e-6, 1.0, "--top-p")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,12 +18,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"specviz: error: {message}\n")
 
 
-def _bounded(kind, lo, hi, name):
+def bounded(kind, lo, hi, name):
+    """An argparse type: `kind` parsed from text and checked to lie in [lo, hi]."""
     def parse(text):
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, got {text!r}") from None
+            what = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}") from None
         if not lo <= value <= hi:
             raise argparse.ArgumentTypeError(f"{name} must be in [{lo}, {hi}], got {text}")
         return value
@@ -38,13 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--raw", action="store_true", help="feed the prompt as raw text (no chat template)")
     gen.add_argument("--draft", default=None, help="draft model: Hub id or local folder (default: packaged pair)")
     gen.add_argument("--target", default=None, help="target model: Hub id or local folder (default: packaged pair)")
-    gen.add_argument("--k", type=_bounded(int, 1, MAX_K, "--k"), default=4)
-    gen.add_argument("--temperature", type=_bounded(float, 0.0, MAX_TEMPERATURE, "--temperature"), default=0.0)
-    gen.add_argument("--top-k", type=_bounded(int, 0, 1_000_000, "--top-k"), default=0)
-    gen.add_argument("--top-p", type=_bounded(float, 1e-6, 1.0, "--top-p"), default=1.0)
-    gen.add_argument("--max-new-tokens", type=_bounded(int, 1, MAX_NEW_TOKENS, "--max-new-tokens"), default=64)
-    gen.add_argument("--seed", type=_bounded(int, 0, 2**63 - 1, "--seed"), default=0)
-    gen.add_argument("--adaptive", metavar="T", type=_bounded(float, 0.0, 1.0, "--adaptive"), default=None,
+    gen.add_argument("--k", type=bounded(int, 1, MAX_K, "--k"), default=4)
+    gen.add_argument("--temperature", type=bounded(float, 0.0, MAX_TEMPERATURE, "--temperature"), default=0.0)
+    gen.add_argument("--top-k", type=bounded(int, 0, 1_000_000, "--top-k"), default=0)
+    gen.add_argument("--top-p", type=bounded(float, 1e-6, 1.0, "--top-p"), default=1.0)
+    gen.add_argument("--max-new-tokens", type=bounded(int, 1, MAX_NEW_TOKENS, "--max-new-tokens"), default=64)
+    gen.add_argument("--seed", type=bounded(int, 0, 2**63 - 1, "--seed"), default=0)
+    gen.add_argument("--adaptive", metavar="T", type=bounded(float, 0.0, 1.0, "--adaptive"), default=None,
                      help="adaptive draft length: stop a round's drafting once the draft's confidence < T "
                           "(K is then a maximum; 0.6 measured well on the packaged pair)")
     gen.add_argument("--json", metavar="FILE", help="write the full trace as JSON")
