@@ -1,0 +1,37 @@
+"""Cost of the output layer, multinomial vs argmax: the measurements behind the greedy fast path."""
+import statistics, sys, time
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+import torch
+from transformers import DynamicCache
+from specviz.models import load_pair
+pair = load_pair(); T, D = pair.target, pair.draft
+ids = torch.tensor([pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")])
+def med(f, n=9):
+    xs = []
+    for _ in range(n):
+        t0 = time.perf_counter(); f(); xs.append(time.perf_counter() - t0)
+    return statistics.median(xs)
+with torch.inference_mode():
+    for name, M in (("draft", D), ("target", T)):
+        cache = DynamicCache(); M(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1); n = ids.shape[1]
+        x = ids[:, -1:]
+        def full():
+            M(input_ids=x, cache=cache, use_cache=True, logits_to_keep=1); cache.crop(-(cache.get_seq_length() - n))
+        def body():
+            M.model(input_ids=x, cache=cache, use_cache=True); cache.crop(-(cache.get_seq_length() - n))
+        h = torch.randn(1, M.config.hidden_size, dtype=pair.dtype)
+        W = M.lm_head.weight
+        head = lambda: h @ W.T
+        Wsub = W[:32768].contiguous()
+        sub = lambda: h @ Wsub.T
+        print(f"{name}: full fwd {med(full)*1e3:.1f} ms, body only {med(body)*1e3:.1f} ms, lm_head {med(head)*1e3:.1f} ms, lm_head over first 32k rows {med(sub)*1e3:.1f} ms; params head {W.numel()/1e6:.0f}M of {sum(p.numel() for p in M.parameters())/1e6:.0f}M (tied={M.config.tie_word_embeddings})")
+    V = T.config.vocab_size
+    p = torch.softmax(torch.randn(1, V), -1); g = torch.Generator().manual_seed(0)
+    print(f"multinomial {med(lambda: torch.multinomial(p, 1, generator=g))*1e3:.2f} ms; argmax {med(lambda: p.argmax(-1))*1e3:.3f} ms; "
+          f"cumsum+searchsorted {med(lambda: torch.searchsorted(p.cumsum(-1), torch.rand(1, 1, generator=g)))*1e3:.3f} ms")
+    lg = torch.randn(5, V)
+    def fast_top_p(lg, top_p=0.9, cand=1024):
+        v, i = lg.softmax(-1).topk(cand, -1)
+        return v.cumsum(-1)
+    print(f"sort 5x{V} {med(lambda: lg.sort(-1))*1e3:.1f} ms; topk(1024) 5 rows {med(lambda: lg.topk(1024, -1))*1e3:.2f} ms")
+    print("threads", torch.get_num_threads())
