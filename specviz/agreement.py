@@ -12,18 +12,12 @@ import sys
 from pathlib import Path
 
 from .sampling import SamplingConfig
+from .trace import first_difference
 
 
 def default_prompts() -> Path:
     shared = Path(__file__).resolve().parent.parent.parent / "shared" / "prompts" / "bench.jsonl"
     return shared if shared.exists() else Path(__file__).resolve().parent.parent / "assets" / "prompts.jsonl"
-
-
-def first_difference(a: list[int], b: list[int]) -> int | None:
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return None if len(a) == len(b) else min(len(a), len(b))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ import time
 
 from .sampling import MAX_TEMPERATURE, SamplingConfig
 from .speculative import MAX_K
-from .trace import Trace, metrics
+from .trace import Trace, first_difference, metrics
 
 MAX_PROMPT_CHARS = 20_000
 MAX_NEW_TOKENS = 4096
@@ -138,10 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"target alone: {len(base_ids)} tokens, {base_rate:.2f} tokens/s; "
               f"speedup {m['tokens_per_s'] / base_rate:.2f}x")
         if sampling.greedy:
-            if base_ids == output:
+            at = first_difference(output, base_ids)
+            if at is None:
                 print("greedy outputs: identical")
             else:
-                at = next((i for i, (a, b) in enumerate(zip(base_ids, output)) if a != b), min(len(base_ids), len(output)))
                 print(f"greedy outputs: differ from token {at + 1} "
                       f"(in {str(pair.dtype).removeprefix('torch.')}, a forward over K+1 positions can round a near-tie "
                       f"differently from a one-token forward; fp32 gives identical outputs)")

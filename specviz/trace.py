@@ -133,6 +133,14 @@ def metrics(rounds: Iterable[Round], seconds: float | None = None) -> dict[str, 
     }
 
 
+def first_difference(a: list[int], b: list[int]) -> int | None:
+    """Index of the first token where two outputs differ (a length difference counts), None if equal."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
 # ---------------------------------------------------------------- a whole run
 @dataclass
 class Trace:

@@ -32,7 +32,7 @@ from .baseline import autoregressive_generate
 from .models import ModelLoadError
 from .sampling import MAX_TEMPERATURE, SamplingConfig
 from .speculative import speculative_generate
-from .trace import Round, Trace, TraceFormatError, metrics
+from .trace import Round, Trace, TraceFormatError, first_difference, metrics
 from .viz import charts
 from .viz import html as vh
 
@@ -229,13 +229,6 @@ def _write_trace(trace: Trace, tmpdir: str, session: str) -> str:
     return str(path)
 
 
-def _first_diff(a: list[int], b: list[int]) -> int | None:
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return None if len(a) == len(b) else min(len(a), len(b))
-
-
 def _css() -> str:
     return vh.token_css() + (ASSETS / "specviz.css").read_text(encoding="utf-8")
 
@@ -399,7 +392,7 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
             spec_ids, base_ids = trace.output_ids, [s.token_id for s in steps]
             same = spec_ids == base_ids
             final[compare_box] = vh.compare_html(m["tokens_per_s"], base_tps, greedy=greedy,
-                                                 first_diff=None if same else _first_diff(spec_ids, base_ids),
+                                                 first_diff=None if same else first_difference(spec_ids, base_ids),
                                                  identical=same if greedy else None, dtype=meta["dtype"],
                                                  n_spec=len(spec_ids), n_base=len(base_ids))
         final[metrics_box] = vh.metrics_html(m, done=True, prefill_seconds=trace.prefill_seconds, baseline_tps=base_tps)

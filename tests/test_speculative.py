@@ -292,3 +292,11 @@ def test_adaptive_drafting_stops_on_low_confidence_and_stays_exact():
         assert all(t.q_confidence >= 0.5 for t in r.drafted[:-1])
     with pytest.raises(ValueError):
         run(target, draft, [1], adaptive_threshold=1.5)
+
+
+def test_first_difference_names_the_first_diverging_token():
+    from specviz.trace import first_difference
+
+    assert first_difference([1, 2, 3], [1, 2, 3]) is None
+    assert first_difference([1, 2, 3], [1, 5, 3]) == 1
+    assert first_difference([1, 2], [1, 2, 3]) == 2      # one output stopped early (EOS)

@@ -220,6 +220,8 @@ def test_charts_build():
     assert any("q(x)" in n for n in names) and any("p(x)" in n for n in names)
     assert any("max(0, p − q)" in n for n in names)            # rejected position: the residual
     assert "&lt;script&gt;" in fig.layout.title.text              # token text escaped in the title
+    categories = [x for tr in fig.data for x in (tr.x or ())]
+    assert categories and not any("<" in x for x in categories)   # and in the axis labels Plotly renders
     assert charts.inspector_figure(r2, 3, greedy=True).data[0].name.startswith("p(x)")   # bonus position
     assert charts.inspector_figure(None, 1, True).layout.annotations
     assert charts.acceptance_by_position_figure([1.0, 0.5]).data[0].y == (1.0, 0.5)

@@ -31,6 +31,11 @@ def _empty(title: str, message: str) -> go.Figure:
 
 
 def _label(text: str) -> str:
+    """A token as an axis category: Plotly renders a subset of HTML in tick labels and hovers, so escape it."""
+    return _html_safe(_shown(text))
+
+
+def _shown(text: str) -> str:
     return token_display(text, visible_space=True)
 
 
@@ -91,10 +96,10 @@ def inspector_figure(rnd: Round | None, position: int, greedy: bool) -> go.Figur
                 fig.add_bar(name="residual (tokens outside both top-5)", x=[_label(a.text) for a in extra],
                             y=[a.prob for a in extra], marker_color=PALETTE["residual"], marker_pattern_shape="/",
                             showlegend=False)
-        sub = (f"drafted {_label(t.text)!r}: q = {t.q:.3f}, p = {t.p:.3f}, a = min(1, p/q) = {t.accept_prob:.3f}, "
+        sub = (f"drafted {_shown(t.text)!r}: q = {t.q:.3f}, p = {t.p:.3f}, a = min(1, p/q) = {t.accept_prob:.3f}, "
                f"u = {t.u:.3f} → {verdict}")
         if verdict == "rejected" and rnd.correction is not None:
-            sub += f"; correction {_label(rnd.correction.text)!r}"
+            sub += f"; correction {_shown(rnd.correction.text)!r}"
         title = f"Round {rnd.index + 1}, position {position}: {verdict}"
     else:
         b = rnd.bonus
@@ -102,7 +107,7 @@ def inspector_figure(rnd: Round | None, position: int, greedy: bool) -> go.Figur
         fig.add_bar(name=f"p(x) target {what}", x=x, y=[a.prob for a in b.top], marker_color=PALETTE["bonus"],
                     text=["◀ bonus" if a.token_id == b.token_id else "" for a in b.top], textposition="outside")
         title = f"Round {rnd.index + 1}, position {position}: bonus token"
-        sub = f"all {rnd.k} drafts accepted; bonus {_label(b.text)!r} drawn from p (p = {b.prob:.3f})"
+        sub = f"all {rnd.k} drafts accepted; bonus {_shown(b.text)!r} drawn from p (p = {b.prob:.3f})"
     if greedy:
         sub += " · greedy: bars are confidence; acceptance = same top token"
     top = max([v for tr in fig.data for v in (tr.y or ()) if v is not None] + [0.05])
