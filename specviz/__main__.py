@@ -1,4 +1,4 @@
-"""The command line: `python -m specviz generate ...` and `python -m specviz bench ...`."""
+"""The command line: `python -m specviz generate | bench | agreement ...` (see specviz/cli/)."""
 from __future__ import annotations
 
 import sys
@@ -6,15 +6,17 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # Each command imports only what it needs, so argument errors answer before torch models load.
     if argv and argv[0] == "bench":
-        from .bench import main as bench_main
+        from .cli.bench import main as bench_main
 
         return bench_main(argv[1:])
     if argv and argv[0] == "agreement":
-        from .agreement import main as agreement_main
+        from .cli.agreement import main as agreement_main
 
         return agreement_main(argv[1:])
-    from .cli import main as generate_main
+    # "generate", and anything else: its parser names the valid commands and reports the rest.
+    from .cli.generate import main as generate_main
 
     return generate_main(argv)
 

@@ -11,7 +11,7 @@ import torch
 from transformers import DynamicCache
 
 from .sampling import SamplingConfig, probabilities, sample
-from .speculative import (Timer, as_id_tensor, check_budget, decode_tokens, eos_ids, forward_logits,
+from .decoding import (Timer, as_id_tensor, check_budget, decode_tokens, eos_ids, forward_logits,
                           input_device, make_generator)
 from .trace import Step
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 import torch
 from transformers import TemperatureLogitsWarper, TopKLogitsWarper
 
-MAX_TEMPERATURE = 10.0
+from .limits import MAX_TEMPERATURE
 
 
 @dataclass(frozen=True)

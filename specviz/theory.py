@@ -1,4 +1,4 @@
-"""Expected behaviour under independent acceptances (Leviathan et al. 2023, DESIGN.md).
+"""Expected behaviour under independent acceptances (Leviathan et al. 2023, docs/design.md).
 
 alpha: probability that one draft token is accepted; k: draft length;
 c: cost of one draft forward over the cost of one target forward.

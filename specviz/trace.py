@@ -1,6 +1,6 @@
 """The records that flow from the decoder to every view, to JSON and to the benchmark.
 
-A `Round` is one draft/verify step. Notation follows DESIGN.md: p = target,
+A `Round` is one draft/verify step. Notation follows docs/design.md: p = target,
 q = draft, both *after* the sampling transform; `accept_prob` = min(1, p/q);
 a draft token is accepted iff `u < accept_prob`.
 
@@ -19,9 +19,10 @@ import math
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Iterable
 
+from .limits import MAX_TRACE_ROUNDS
+
 TRACE_FORMAT = "specviz-trace"
 TRACE_VERSION = 1
-MAX_TRACE_ROUNDS = 10_000
 
 
 @dataclass
@@ -46,6 +47,7 @@ class DraftToken:
     p_confidence: float      # untempered softmax of the target; display only
     top_q: list[Alt] = field(default_factory=list)
     top_p: list[Alt] = field(default_factory=list)
+    source: str = "model"    # what proposed it: "model" (the draft model) or "ngram" (prompt lookup)
 
 
 @dataclass
@@ -70,6 +72,7 @@ class Round:
     verify_seconds: float
     seconds: float = 0.0             # wall time of the whole round, bookkeeping included
     eos: bool = False                # the round emitted an end-of-sequence token
+    drafter: str = "model"           # the drafting method of the run: "model", "ngram" or "hybrid"
 
     @property
     def k(self) -> int:
@@ -101,7 +104,7 @@ class Step:
 def metrics(rounds: Iterable[Round], seconds: float | None = None) -> dict[str, Any]:
     """Acceptance rate, mean accepted length τ, per-position acceptance, throughput.
 
-    acceptance_rate = accepted / drafted (DESIGN.md). alpha_verified = accepted /
+    acceptance_rate = accepted / drafted (docs/design.md). alpha_verified = accepted /
     (accepted + rejected) ignores drafts discarded after a rejection: it is the
     estimate of the per-token α that the independent-acceptance theory assumes.
     """
@@ -164,6 +167,11 @@ class Trace:
     @property
     def output_ids(self) -> list[int]:
         return [t for r in self.rounds for t in r.emitted]
+
+    @property
+    def greedy(self) -> bool:
+        """Temperature 0 (the same rule as SamplingConfig.greedy): alternatives are confidence, not p/q."""
+        return float(self.sampling.get("temperature", 0.0)) == 0.0
 
     def metrics(self) -> dict[str, Any]:
         return metrics(self.rounds)

@@ -11,7 +11,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach for the Hub
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "real_model: loads the packaged Qwen2.5-Coder pair (slow on a CPU)")
-    config.addinivalue_line("markers", "statistical: ~20,000 seeded samples per case (slow)")
+    config.addinivalue_line("markers", "statistical: 20,000 samples per case, batched through the decoder's own round (seconds)")
     config.addinivalue_line("markers", "browser: drives Debian's Chromium with Playwright")
 
 

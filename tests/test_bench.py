@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -162,3 +164,31 @@ def test_summary_definitions():
     assert s["ratio_vs_hf_assisted"] == pytest.approx(1.8 / 1.2)
     assert s["achieved_over_theory"] == pytest.approx(0.9)
     assert s["trace_overhead"] == pytest.approx(0.1)
+
+
+def test_report_does_not_import_the_bench():
+    """The bench imports its report, never the other way round: importing the report leaves the bench unloaded."""
+    code = ("import sys, specviz.viz.report; "
+            "loaded = [m for m in sys.modules if m == 'specviz.bench' or m.startswith('specviz.bench.')]; "
+            "assert not loaded, loaded")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_report_draws_the_adaptive_method_with_the_others():
+    """The report reads which methods have a K from the data, so specviz_adaptive gets a line too."""
+    from specviz.viz.report import methods_vs_k_figure
+
+    table = [{"method": m, "k": k, "tokens_per_s": tps} for m, k, tps in (
+        ("target", None, 10.0), ("specviz", 2, 15.0), ("specviz", 4, 16.0), ("specviz_adaptive", 4, 17.0))]
+    fig = methods_vs_k_figure({"0.0": {"table": table}}, "0.0")
+    assert [t.name for t in fig.data] == ["target", "specviz", "specviz_adaptive"]
+
+
+def test_median_and_formatting_agree_on_missing_values():
+    from specviz.stats import fmt, median
+
+    assert math.isnan(median([])) and math.isnan(median([None, float("nan")]))
+    assert median([3.0, None, 1.0, float("nan"), 2.0]) == 2.0
+    assert fmt(None) == "-" and fmt(float("nan"), missing="–") == "–" and fmt(1.234) == "1.23"
+    assert bench.format_table({"summary": {}}) == ""

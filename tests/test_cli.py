@@ -4,7 +4,8 @@ import sys
 
 import pytest
 
-from specviz.cli import round_line
+from specviz.cli import agreement, generate, round_line
+from specviz.limits import CLI_MAX_NEW_TOKENS, MAX_K
 from specviz.trace import Choice, DraftToken, Round
 
 
@@ -19,6 +20,7 @@ from specviz.trace import Choice, DraftToken, Round
     (["generate", "--prompt", "x", "--adaptive", "2"], "--adaptive"),
     (["generate", "--prompt", "x", "--draft", "bad id!!", "--target", "Qwen/Qwen2.5-1.5B"], "invalid model id"),
     (["bench", "--k", "0"], "K"),
+    (["agreement", "--k", "33"], f"--k must be in [1, {MAX_K}]"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_bad_arguments_exit_2_with_one_clear_line(args, says):
@@ -36,3 +38,46 @@ def test_round_line_marks_each_verdict():
                 verify_seconds=0.2)
     line = round_line(rnd, lambda ids: "".join(map(str, ids)))
     assert "round   3" in line and "[✓✗·]" in line and "+2 (correction)" in line and "'19'" in line
+
+
+def never_loads(*args, **kwargs):
+    raise AssertionError("models must not load on bad arguments")
+
+
+@pytest.mark.parametrize("main, argv, prefix, says", [
+    (generate.main, ["generate", "--prompt", "x", "--k", str(MAX_K + 1)], "specviz: error:", f"[1, {MAX_K}]"),
+    (generate.main, ["generate", "--prompt", "x", "--max-new-tokens", str(CLI_MAX_NEW_TOKENS + 1)],
+     "specviz: error:", "--max-new-tokens"),
+    (generate.main, ["generate", "--prompt", "x", "--bogus"], "specviz: error:", "--bogus"),
+    (agreement.main, ["--k", "0"], "specviz agreement: error:", f"--k must be in [1, {MAX_K}]"),
+    (agreement.main, ["--k", "two"], "specviz agreement: error:", "--k must be a whole number"),
+    (agreement.main, ["--max-new-tokens", str(CLI_MAX_NEW_TOKENS + 1)], "specviz agreement: error:",
+     f"--max-new-tokens must be in [1, {CLI_MAX_NEW_TOKENS}]"),
+    (agreement.main, ["--limit-prompts", "0"], "specviz agreement: error:", "--limit-prompts"),
+    (agreement.main, ["--prompts", "/nonexistent/prompts.jsonl"], "specviz agreement: error:",
+     "prompts file not found"),
+    (agreement.main, ["--dtype", "fp8"], "specviz agreement: error:", "invalid choice"),
+])
+def test_every_command_returns_2_with_one_line(main, argv, prefix, says, capsys, monkeypatch):
+    """In process, so many cases stay cheap: each main returns 2 and prints exactly one line."""
+    import specviz.models
+    monkeypatch.setattr(specviz.models, "load_pair", never_loads)
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(prefix) and says in err[0], captured.err
+    assert captured.out == ""
+
+
+def test_agreement_reports_a_bad_prompts_file_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt": "ok"}\nnot json\n', encoding="utf-8")
+    assert agreement.main(["--prompts", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.jsonl:2" in err[0]
+
+
+def test_help_exits_0():
+    for args in (["generate", "--help"], ["bench", "--help"], ["agreement", "--help"]):
+        done = subprocess.run([sys.executable, "-m", "specviz", *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "usage:" in done.stdout and done.stderr == "", done.stderr

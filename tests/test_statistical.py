@@ -1,19 +1,25 @@
 """End to end, the speculative decoder samples from the target's distribution.
 
 For tiny models the exact joint distribution of the first two emitted tokens is
-enumerated from the target alone; 20,000 seeded runs of the decoder must fit it
-(chi-square goodness of fit, cells with small expectation pooled), and no run
-may land on a sequence the target gives probability zero. The same test must
-reject deliberately broken rules, which shows it has the power to fail.
+enumerated from the target alone; 20,000 independent samples of the decoder must
+fit it (chi-square goodness of fit, cells with small expectation pooled), and no
+sample may land on a sequence the target gives probability zero. The same test
+must reject deliberately broken rules, which shows it has the power to fail.
+
+The samples come from the decoder's own round (`speculative_round`: the model
+drafter, the target's verify forward, `specviz.rule`), thousands of rows per
+forward (`specviz.lossless.sample_prefixes`), so a case costs seconds, not minutes.
 """
+from functools import lru_cache
+
 import pytest
 import torch
 from scipy.stats import chisquare
 
 from specviz import SamplingConfig, speculative_generate
-from specviz import speculative as spec
-from specviz.sampling import probabilities
-from tiny import exact_joint, noisy_copy, tiny_model
+from specviz import rule
+from specviz.lossless import chi_square_fit, chi_square_pvalue, exact_prefixes, sample_prefixes, total_variation
+from tiny import noisy_copy, tiny_model
 
 N_SAMPLES = 20_000
 N_TOKENS = 2
@@ -30,43 +36,16 @@ def models():
     return target, noisy_copy(target, 7, 0.8)
 
 
-def sample_counts(target, draft, k, cfg, n=N_SAMPLES, **options):
-    counts = {}
-    torch.set_num_threads(1)  # tiny forwards: threads only add overhead
-    for seed in range(n):
-        out = []
-        for rnd in speculative_generate(target, draft, PROMPT, k=k, sampling=cfg, seed=seed,
-                                        max_new_tokens=k + 1, record=False, ignore_eos=True,
-                                        **options):
-            out += rnd.emitted
-            if len(out) >= N_TOKENS:
-                break
-        key = tuple(out[:N_TOKENS])
-        counts[key] = counts.get(key, 0) + 1
-    return counts
+@lru_cache(maxsize=None)
+def _exact(target, cfg):
+    return exact_prefixes(target, PROMPT, N_TOKENS, cfg)
 
 
-def goodness_of_fit(counts, exact, n):
-    impossible = {seq: c for seq, c in counts.items() if exact.get(seq, 0.0) == 0.0}
-    cells = sorted(exact, key=exact.get, reverse=True)
-    observed, expected, pooled_o, pooled_e = [], [], 0, 0.0
-    for seq in cells:
-        e = exact[seq] * n
-        if e >= 5:
-            observed.append(counts.get(seq, 0))
-            expected.append(e)
-        else:
-            pooled_o += counts.get(seq, 0)
-            pooled_e += e
-    if pooled_e > 0:
-        observed.append(pooled_o)
-        expected.append(pooled_e)
-    scale = sum(observed) / sum(expected)  # float rounding of the enumerated mass
-    return impossible, chisquare(observed, [e * scale for e in expected]).pvalue
-
-
-def exact_target(target, cfg):
-    return exact_joint(target, PROMPT, N_TOKENS, lambda logits: probabilities(logits[None], cfg)[0])
+def fit(models, k, cfg, seed=0, **options):
+    target, draft = models
+    counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES, k, cfg, seed=seed, **options)
+    assert sum(counts.values()) == N_SAMPLES
+    return chi_square_fit(counts, _exact(target, cfg))
 
 
 CASES = [(k, t, top_k) for k in (1, 3, 5) for t, top_k in ((1.0, 0), (0.7, 4))] + [(3, 1.0, 4), (3, 0.7, 0)]
@@ -75,10 +54,7 @@ CASES = [(k, t, top_k) for k in (1, 3, 5) for t, top_k in ((1.0, 0), (0.7, 4))] 
 @pytest.mark.statistical
 @pytest.mark.parametrize("k, temperature, top_k", CASES)
 def test_first_tokens_follow_the_target_distribution(models, k, temperature, top_k):
-    target, draft = models
-    cfg = SamplingConfig(temperature=temperature, top_k=top_k)
-    counts = sample_counts(target, draft, k, cfg)
-    impossible, p_value = goodness_of_fit(counts, exact_target(target, cfg), N_SAMPLES)
+    impossible, p_value = fit(models, k, SamplingConfig(temperature=temperature, top_k=top_k))
     assert not impossible, f"sampled sequences the target gives probability 0: {impossible}"
     assert p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
@@ -87,10 +63,8 @@ def test_first_tokens_follow_the_target_distribution(models, k, temperature, top
 @pytest.mark.parametrize("temperature, top_p", [(1.0, 1.0), (0.7, 0.8)])
 def test_adaptive_draft_length_and_top_p_keep_the_target_distribution(models, temperature, top_p):
     """Stopping a round early depends on the draft's own samples: still lossless."""
-    target, draft = models
-    cfg = SamplingConfig(temperature=temperature, top_p=top_p)
-    counts = sample_counts(target, draft, 5, cfg, adaptive_threshold=0.3)
-    impossible, p_value = goodness_of_fit(counts, exact_target(target, cfg), N_SAMPLES)
+    impossible, p_value = fit(models, 5, SamplingConfig(temperature=temperature, top_p=top_p),
+                              adaptive_threshold=0.3)
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
 
@@ -103,14 +77,11 @@ def _residual_is_p(P, Q):
 
 
 @pytest.mark.statistical
-@pytest.mark.parametrize("rule, broken", [("acceptance_prob", _always_accept), ("residual", _residual_is_p)],
+@pytest.mark.parametrize("name, broken", [("acceptance_prob", _always_accept), ("residual", _residual_is_p)],
                          ids=["always-accept", "residual=p"])
-def test_the_same_test_catches_a_broken_rule(models, monkeypatch, rule, broken):
-    target, draft = models
-    monkeypatch.setattr(spec, rule, broken)
-    cfg = SamplingConfig(temperature=1.0)
-    counts = sample_counts(target, draft, 3, cfg)
-    _, p_value = goodness_of_fit(counts, exact_target(target, cfg), N_SAMPLES)
+def test_the_same_test_catches_a_broken_rule(models, monkeypatch, name, broken):
+    monkeypatch.setattr(rule, name, broken)
+    _, p_value = fit(models, 3, SamplingConfig(temperature=1.0))
     assert p_value < 1e-6, f"a broken rule went unnoticed (p = {p_value:.2e})"
 
 
@@ -122,3 +93,30 @@ def test_the_models_exercise_both_branches(models):
                                                                   max_new_tokens=8, record=False)]
     rejected = sum(r.rejected_at is not None for r in rounds)
     assert 0.2 < rejected / len(rounds) < 0.9
+
+
+def test_batched_samples_match_the_one_row_decoder_on_average(models):
+    """The batched path and speculative_generate (batch of one) agree in distribution of the first token."""
+    target, draft = models
+    cfg = SamplingConfig(temperature=1.0)
+    one_row = [next(iter(speculative_generate(target, draft, PROMPT, k=3, sampling=cfg, seed=s,
+                                              max_new_tokens=4, record=False))).emitted[0] for s in range(400)]
+    batched = sample_prefixes(target, draft, PROMPT, 1, 4000, 3, cfg, seed=1)
+    exact = _exact(target, cfg)
+    first = {}
+    for seq, pr in exact.items():
+        first[seq[:1]] = first.get(seq[:1], 0.0) + pr
+    for counts in (batched, {(t,): one_row.count(t) for t in set(one_row)}):
+        assert total_variation(counts, first) < 0.08
+
+
+def test_chi_square_pvalue_matches_scipy():
+    observed, expected = [18, 30, 52, 7], [20.0, 25.0, 55.0, 7.0]
+    assert chi_square_pvalue(observed, expected)[1] == pytest.approx(chisquare(observed, expected).pvalue, rel=1e-9)
+
+
+def test_enumeration_is_a_distribution(models):
+    target, _ = models
+    exact = _exact(target, SamplingConfig(0.7, top_k=4))
+    assert sum(exact.values()) == pytest.approx(1.0, abs=1e-5)
+    assert all(len(seq) == N_TOKENS for seq in exact)

@@ -30,19 +30,3 @@ def noisy_copy(model, seed: int, noise: float) -> Qwen2ForCausalLM:
         for w in draft.parameters():
             w.add_(noise * torch.randn(w.shape, generator=g) * w.std().clamp_min(1e-3))
     return draft
-
-
-@torch.inference_mode()
-def exact_joint(model, prompt: list[int], n: int, transform) -> dict[tuple, float]:
-    """P(first n tokens) under plain sampling from `model` with the given probability transform."""
-    out = {(): 1.0}
-    for _ in range(n):
-        nxt = {}
-        for seq, pr in out.items():
-            ids = torch.tensor([prompt + list(seq)])
-            probs = transform(model(input_ids=ids).logits[0, -1])
-            for t, pt in enumerate(probs.tolist()):
-                if pt > 0:
-                    nxt[seq + (t,)] = pr * pt
-        out = nxt
-    return out

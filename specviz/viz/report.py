@@ -1,28 +1,24 @@
-"""The benchmark's standalone HTML report: Plotly figures with plotly.js inline (works offline)."""
+"""The benchmark's standalone HTML report: Plotly figures with plotly.js inline (works offline).
+
+A view of the benchmark's result dict ({"rows", "summary", "meta"}, see
+`specviz.bench.suite`); it never imports the benchmark (the benchmark imports
+it). Which methods exist and which of them take a K is read from the data: the
+summary's table lists every method that ran, with k None for those without K.
+"""
 from __future__ import annotations
 
 import html
 import json
-import math
-import statistics
 from pathlib import Path
 
 import plotly.graph_objects as go
 
+from ..stats import fmt, is_number, median
+
 METHOD_COLORS = {
     "target": "#6b7280", "hf_generate": "#9ca3af", "hf_assisted": "#f59e0b",
-    "specviz": "#2563eb", "specviz_notrace": "#10b981",
+    "specviz": "#2563eb", "specviz_notrace": "#10b981", "specviz_adaptive": "#8b5cf6",
 }
-K_METHODS = ("hf_assisted", "specviz", "specviz_notrace")
-
-
-def _ok(x) -> bool:
-    return x is not None and not (isinstance(x, float) and math.isnan(x))
-
-
-def _median(xs):
-    xs = [x for x in xs if _ok(x)]
-    return statistics.median(xs) if xs else None
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
@@ -37,11 +33,11 @@ def methods_vs_k_figure(summary: dict, temperature: str) -> go.Figure:
     fig = go.Figure()
     ks = sorted({r["k"] for r in s["table"] if r["k"] is not None})
     for r in s["table"]:
-        if r["k"] is None and _ok(r["tokens_per_s"]) and ks:
+        if r["k"] is None and is_number(r["tokens_per_s"]) and ks:
             fig.add_trace(go.Scatter(x=[ks[0], ks[-1]], y=[r["tokens_per_s"]] * 2, mode="lines",
                                      name=r["method"], line=dict(dash="dash", color=METHOD_COLORS.get(r["method"]))))
-    for m in K_METHODS:
-        rows = [r for r in s["table"] if r["method"] == m and _ok(r["tokens_per_s"])]
+    for m in dict.fromkeys(r["method"] for r in s["table"] if r["k"] is not None):   # the methods with K
+        rows = [r for r in s["table"] if r["method"] == m and is_number(r["tokens_per_s"])]
         if rows:
             fig.add_trace(go.Scatter(x=[r["k"] for r in rows], y=[r["tokens_per_s"] for r in rows],
                                      mode="lines+markers", name=m, line=dict(color=METHOD_COLORS.get(m))))
@@ -59,7 +55,7 @@ def acceptance_by_position_figure(rows: list[dict], temperature: float, method: 
         if not pp:
             continue
         n = max(len(p) for p in pp)
-        ys = [_median([p[i] for p in pp if i < len(p)]) for i in range(n)]
+        ys = [median([p[i] for p in pp if i < len(p)]) for i in range(n)]
         fig.add_trace(go.Scatter(x=list(range(1, n + 1)), y=ys, mode="lines+markers", name=f"K = {k}"))
     fig.update_yaxes(range=[0, 1.05])
     return _layout(fig, f"Acceptance by draft position ({method}, temperature {temperature:g}, median over runs)",
@@ -70,15 +66,16 @@ def speedup_by_category_figure(rows: list[dict], summary: dict, temperature: str
     """Median speedup over the target alone per prompt category; K methods at their best K."""
     s = summary[temperature]
     t = float(temperature)
-    best = {"specviz": s.get("best_k"), "specviz_notrace": s.get("best_k"), "hf_assisted": s.get("hf_assisted_best_k")}
+    best = {"specviz": s.get("best_k"), "specviz_notrace": s.get("best_k"), "hf_assisted": s.get("hf_assisted_best_k"),
+            "specviz_adaptive": s.get("adaptive_best_max_k")}
     rs = [r for r in rows if r["temperature"] == t]
     cats = sorted({r["category"] for r in rs})
     fig = go.Figure()
-    for m in ("hf_generate", "hf_assisted", "specviz", "specviz_notrace"):
+    for m in dict.fromkeys(r["method"] for r in s["table"] if r["method"] != "target"):
         k = best.get(m)
-        ys = [_median([r["speedup_vs_target"] for r in rs if r["method"] == m and r["category"] == c
-                       and r["k"] == k]) for c in cats]
-        if any(_ok(y) for y in ys):
+        ys = [median([r["speedup_vs_target"] for r in rs if r["method"] == m and r["category"] == c
+                      and r["k"] == k]) for c in cats]
+        if any(is_number(y) for y in ys):
             fig.add_trace(go.Bar(x=cats, y=ys, name=m + (f" (K = {k})" if k else ""),
                                  marker_color=METHOD_COLORS.get(m)))
     fig.add_hline(y=1.0, line_dash="dot", line_color="#6b7280")
@@ -87,14 +84,12 @@ def speedup_by_category_figure(rows: list[dict], summary: dict, temperature: str
                    "category", "speedup (×)")
 
 
-def _app_throughput_chart(rows: list[dict], temperature: float) -> go.Figure | None:
-    """The app's own Throughput-vs-K chart, fed with the benchmark's medians (specviz without trace)."""
+def _app_throughput_chart(sweep, temperature: float) -> go.Figure | None:
+    """The app's own Throughput-vs-K chart, fed with the benchmark's medians as a KSweep (specviz without trace)."""
+    if sweep is None:
+        return None
     try:
-        from ..bench import ksweep_from_rows
         from .charts import throughput_vs_k_figure
-        sweep = ksweep_from_rows(rows, temperature)
-        if sweep is None:
-            return None
         fig = throughput_vs_k_figure(sweep)
         fig.update_layout(title=f"Throughput vs K: specviz without trace, temperature {temperature:.1f} "
                                 f"(medians over prompts; the app's chart)")
@@ -104,7 +99,7 @@ def _app_throughput_chart(rows: list[dict], temperature: float) -> go.Figure | N
 
 
 def _fmt(x, spec="{:.2f}"):
-    return spec.format(x) if _ok(x) else "–"
+    return fmt(x, spec, missing="–")
 
 
 def _summary_html(summary: dict) -> str:
@@ -130,12 +125,16 @@ def _summary_html(summary: dict) -> str:
     return "".join(parts)
 
 
-def report_html(result: dict) -> str:
-    """The whole report as one self-contained HTML string (no external scripts)."""
+def report_html(result: dict, sweeps: dict | None = None) -> str:
+    """The whole report as one self-contained HTML string (no external scripts).
+
+    `sweeps`: summary key ("0.0") -> the benchmark's medians as a KSweep, drawn
+    with the app's Throughput-vs-K chart; without it that chart is left out.
+    """
     summary, rows, meta = result["summary"], result["rows"], result.get("meta", {})
     figs = []
     for t in summary:
-        app_chart = _app_throughput_chart(rows, float(t))
+        app_chart = _app_throughput_chart((sweeps or {}).get(t), float(t))
         if app_chart is not None:
             figs.append(app_chart)
         figs.append(methods_vs_k_figure(summary, t))
@@ -158,7 +157,7 @@ def report_html(result: dict) -> str:
             + "".join(f"<div>{b}</div>" for b in blocks) + "</body></html>")
 
 
-def write_report(result: dict, path: str | Path) -> Path:
+def write_report(result: dict, path: str | Path, sweeps: dict | None = None) -> Path:
     path = Path(path)
-    path.write_text(report_html(result), encoding="utf-8")
+    path.write_text(report_html(result, sweeps), encoding="utf-8")
     return path

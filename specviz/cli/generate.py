@@ -5,36 +5,15 @@ import argparse
 import sys
 import time
 
-from .sampling import MAX_TEMPERATURE, SamplingConfig
-from .speculative import MAX_K
-from .trace import Trace, first_difference, metrics
-
-MAX_PROMPT_CHARS = 20_000
-MAX_NEW_TOKENS = 4096
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one clear line, exit code 2 (argparse prints the whole usage)
-        self.exit(2, f"specviz: error: {message}\n")
-
-
-def bounded(kind, lo, hi, name):
-    """An argparse type: `kind` parsed from text and checked to lie in [lo, hi]."""
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            what = "a whole number" if kind is int else "a number"
-            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{name} must be in [{lo}, {hi}], got {text}")
-        return value
-    return parse
+from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
+from ..sampling import SamplingConfig
+from ..trace import Trace, first_difference, metrics
+from .args import Parser, bounded
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m specviz", description="Speculative decoding, round by round.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="python -m specviz", description="Speculative decoding, round by round.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     gen = sub.add_parser("generate", help="generate text and show every draft/verify round")
     gen.add_argument("--prompt", required=True)
     gen.add_argument("--raw", action="store_true", help="feed the prompt as raw text (no chat template)")
@@ -44,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--temperature", type=bounded(float, 0.0, MAX_TEMPERATURE, "--temperature"), default=0.0)
     gen.add_argument("--top-k", type=bounded(int, 0, 1_000_000, "--top-k"), default=0)
     gen.add_argument("--top-p", type=bounded(float, 1e-6, 1.0, "--top-p"), default=1.0)
-    gen.add_argument("--max-new-tokens", type=bounded(int, 1, MAX_NEW_TOKENS, "--max-new-tokens"), default=64)
+    gen.add_argument("--max-new-tokens", type=bounded(int, 1, CLI_MAX_NEW_TOKENS, "--max-new-tokens"), default=64)
     gen.add_argument("--seed", type=bounded(int, 0, 2**63 - 1, "--seed"), default=0)
     gen.add_argument("--adaptive", metavar="T", type=bounded(float, 0.0, 1.0, "--adaptive"), default=None,
                      help="adaptive draft length: stop a round's drafting once the draft's confidence < T "
@@ -57,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def round_line(rnd, text_of) -> str:
+    """One round as one terminal line: a mark per draft token (✓ accepted, ✗ rejected, · discarded), timings, text."""
     marks = "".join({"accepted": "✓", "rejected": "✗", "discarded": "·"}[rnd.verdict(i)]
                     for i in range(rnd.k))
     how = ("correction" if rnd.correction else "bonus" if rnd.bonus else "eos")
@@ -65,23 +45,30 @@ def round_line(rnd, text_of) -> str:
             f"verify {rnd.verify_seconds * 1000:6.0f} ms  {text_of(rnd.emitted)!r}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def _parse(parser: argparse.ArgumentParser, argv) -> tuple[argparse.Namespace, SamplingConfig]:
+    """The arguments, checked; a bad one exits (SystemExit 2) after one line on stderr."""
     args = parser.parse_args(argv)
-    prompt = args.prompt
-    if not prompt.strip():
+    if not args.prompt.strip():
         parser.error("--prompt is empty")
-    if len(prompt) > MAX_PROMPT_CHARS:
-        parser.error(f"--prompt is {len(prompt)} characters; the limit is {MAX_PROMPT_CHARS}")
+    if len(args.prompt) > CLI_MAX_PROMPT_CHARS:
+        parser.error(f"--prompt is {len(args.prompt)} characters; the limit is {CLI_MAX_PROMPT_CHARS}")
     try:
         sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
     except ValueError as e:
         parser.error(str(e))
+    return args, sampling
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m specviz generate ...`; returns the exit code (2 for bad arguments or models)."""
+    try:
+        args, sampling = _parse(build_parser(), argv)
+    except SystemExit as e:   # a bad argument (already reported in one line) or --help
+        return int(e.code or 0)
 
     # Imported here so that argument errors answer at once, without loading torch models.
-    from .baseline import autoregressive_generate
-    from .models import ModelLoadError, load_pair
-    from .speculative import speculative_generate
+    from ..models import ModelLoadError, load_pair
+    from ..speculative import speculative_generate
 
     def progress(fraction, message):
         print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
@@ -92,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     except ModelLoadError as e:
         print(f"specviz: error: {e}", file=sys.stderr)
         return 2
-    ids = pair.encode(prompt) if args.raw else pair.encode_chat(prompt)
+    ids = pair.encode(args.prompt) if args.raw else pair.encode_chat(args.prompt)
     context = getattr(pair.target.config, "max_position_embeddings", None)
     if context and len(ids) + args.max_new_tokens > context:
         print(f"specviz: error: the prompt has {len(ids)} tokens; with --max-new-tokens "
@@ -117,32 +104,42 @@ def main(argv: list[str] | None = None) -> int:
     print(f"speculative: {m['tokens']} tokens in {m['rounds']} rounds, acceptance rate {m['acceptance_rate']:.3f}, "
           f"tau {m['tau']:.2f} tokens/round, {m['tokens_per_s']:.2f} tokens/s "
           f"(prefill {stats.get('prefill_seconds', 0.0):.2f} s)")
-
     if args.json:
-        trace = Trace(prompt=prompt, prompt_ids=list(ids), draft_model=pair.draft_name, target_model=pair.target_name,
-                      k=args.k, max_new_tokens=args.max_new_tokens, seed=args.seed, sampling=sampling.to_dict(),
-                      rounds=rounds, output_text=pair.decode(output), prefill_seconds=stats.get("prefill_seconds", 0.0),
-                      device=str(pair.device), dtype=str(pair.dtype), adaptive_threshold=args.adaptive)
-        with open(args.json, "w", encoding="utf-8") as f:
-            f.write(trace.to_json(indent=1))
-        print(f"trace written to {args.json}", file=sys.stderr)
-
+        _write_trace(args, pair, ids, sampling, rounds, output, stats)
     if args.compare:
-        base_stats: dict = {}
-        start = time.perf_counter()
-        steps = list(autoregressive_generate(pair.target, ids, sampling=sampling, max_new_tokens=args.max_new_tokens,
-                                             seed=args.seed, eos_token_id=pair.eos_token_ids, stats=base_stats))
-        base_wall = time.perf_counter() - start - base_stats.get("prefill_seconds", 0.0)
-        base_ids = [s.token_id for s in steps]
-        base_rate = len(base_ids) / base_wall
-        print(f"target alone: {len(base_ids)} tokens, {base_rate:.2f} tokens/s; "
-              f"speedup {m['tokens_per_s'] / base_rate:.2f}x")
-        if sampling.greedy:
-            at = first_difference(output, base_ids)
-            if at is None:
-                print("greedy outputs: identical")
-            else:
-                print(f"greedy outputs: differ from token {at + 1} "
-                      f"(in {str(pair.dtype).removeprefix('torch.')}, a forward over K+1 positions can round a near-tie "
-                      f"differently from a one-token forward; fp32 gives identical outputs)")
+        _compare(args, pair, ids, sampling, output, m["tokens_per_s"])
     return 0
+
+
+def _write_trace(args, pair, ids, sampling: SamplingConfig, rounds, output: list[int], stats: dict) -> None:
+    trace = Trace(prompt=args.prompt, prompt_ids=list(ids), draft_model=pair.draft_name,
+                  target_model=pair.target_name, k=args.k, max_new_tokens=args.max_new_tokens, seed=args.seed,
+                  sampling=sampling.to_dict(), rounds=rounds, output_text=pair.decode(output),
+                  prefill_seconds=stats.get("prefill_seconds", 0.0), device=str(pair.device), dtype=str(pair.dtype),
+                  adaptive_threshold=args.adaptive)
+    with open(args.json, "w", encoding="utf-8") as f:
+        f.write(trace.to_json(indent=1))
+    print(f"trace written to {args.json}", file=sys.stderr)
+
+
+def _compare(args, pair, ids, sampling: SamplingConfig, output: list[int], tokens_per_s: float) -> None:
+    """--compare: the target alone on the same prompt and settings; speedup, and for greedy the first difference."""
+    from ..baseline import autoregressive_generate
+
+    base_stats: dict = {}
+    start = time.perf_counter()
+    steps = list(autoregressive_generate(pair.target, ids, sampling=sampling, max_new_tokens=args.max_new_tokens,
+                                         seed=args.seed, eos_token_id=pair.eos_token_ids, stats=base_stats))
+    base_wall = time.perf_counter() - start - base_stats.get("prefill_seconds", 0.0)
+    base_ids = [s.token_id for s in steps]
+    base_rate = len(base_ids) / base_wall
+    print(f"target alone: {len(base_ids)} tokens, {base_rate:.2f} tokens/s; "
+          f"speedup {tokens_per_s / base_rate:.2f}x")
+    if sampling.greedy:
+        at = first_difference(output, base_ids)
+        if at is None:
+            print("greedy outputs: identical")
+        else:
+            print(f"greedy outputs: differ from token {at + 1} "
+                  f"(in {str(pair.dtype).removeprefix('torch.')}, a forward over K+1 positions can round a near-tie "
+                  f"differently from a one-token forward; fp32 gives identical outputs)")

@@ -1,0 +1,191 @@
+"""One measured generation: one method, one prompt, exactly `max_new_tokens` new tokens, timed.
+
+Throughput is decode throughput (see the package docstring): tokens emitted
+after the first emission over the wall time from the first emission to the
+last, so prefill never enters tokens/s. Every method ignores EOS so that all of
+them produce the same number of tokens.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from ..baseline import autoregressive_generate
+from ..decoding import Timer, as_id_tensor, input_device
+from ..limits import ADAPTIVE_THRESHOLD
+from ..sampling import SamplingConfig
+from ..speculative import speculative_generate
+from ..trace import metrics
+from .methods import METHODS
+
+
+@dataclass
+class Run:
+    """One generation by one method: what it emitted and how long it took."""
+
+    method: str
+    k: int | None
+    output_ids: list[int]
+    seconds: float                  # wall time from the first emission to the last
+    first_emit_seconds: float       # call start -> first emission (prefill and first step)
+    first_tokens: int               # tokens in the first emission
+    total_seconds: float            # whole call, prefill included
+    acceptance_rate: float = float("nan")
+    alpha: float = float("nan")     # alpha_verified: accepted / (accepted + rejections)
+    tau: float = float("nan")       # tokens per round (1 for plain decoding)
+    per_position: list[float] = field(default_factory=list)
+    rounds: int = 0
+
+    @property
+    def new_tokens(self) -> int:
+        return len(self.output_ids)
+
+    @property
+    def tokens_per_s(self) -> float:
+        n = self.new_tokens - self.first_tokens
+        if n > 0 and self.seconds > 0:
+            return n / self.seconds
+        # Everything came in the first emission: fall back to the whole call.
+        return self.new_tokens / self.total_seconds if self.total_seconds > 0 else float("nan")
+
+    @property
+    def e2e_tokens_per_s(self) -> float:
+        return self.new_tokens / self.total_seconds if self.total_seconds > 0 else float("nan")
+
+
+def run_method(method: str, target, draft, input_ids, k: int | None, sampling: SamplingConfig,
+               max_new_tokens: int, *, seed: int = 0, tokenizer=None) -> Run:
+    """Generate `max_new_tokens` (EOS ignored) with one method and time it."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+    ids = as_id_tensor(input_ids, input_device(target))
+    if method == "target":
+        return _run_target(target, ids, sampling, max_new_tokens, seed)
+    if method == "hf_generate":
+        return _run_hf(target, None, ids, None, sampling, max_new_tokens, seed)
+    if method == "hf_assisted":
+        return _run_hf(target, draft, ids, int(k), sampling, max_new_tokens, seed)
+    return _run_specviz(method, target, draft, ids, int(k), sampling, max_new_tokens, seed, tokenizer)
+
+
+# ---------------------------------------------------------------- specviz's own loops
+def _run_target(target, ids: torch.Tensor, sampling: SamplingConfig, max_new_tokens: int, seed: int) -> Run:
+    clock = Timer(input_device(target))
+    t0 = clock()
+    steps = list(autoregressive_generate(target, ids, sampling, max_new_tokens, seed, ignore_eos=True))
+    t1 = clock()
+    first = steps[0].seconds if steps else 0.0
+    stats_first = t1 - t0 - sum(s.seconds for s in steps) + first   # prefill + first step
+    return Run("target", None, [s.token_id for s in steps], seconds=sum(s.seconds for s in steps[1:]),
+               first_emit_seconds=stats_first, first_tokens=1 if steps else 0, total_seconds=t1 - t0,
+               tau=1.0, rounds=len(steps))
+
+
+def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling: SamplingConfig,
+                 max_new_tokens: int, seed: int, tokenizer) -> Run:
+    record = method == "specviz"
+    clock = Timer(input_device(target))
+    t0 = clock()
+    rounds = list(speculative_generate(target, draft, ids, k=k, sampling=sampling,
+                                       max_new_tokens=max_new_tokens, seed=seed,
+                                       tokenizer=tokenizer if record else None,
+                                       ignore_eos=True, record=record,
+                                       adaptive_threshold=ADAPTIVE_THRESHOLD if method == "specviz_adaptive" else None))
+    t1 = clock()
+    m = metrics(rounds)
+    out = [t for r in rounds for t in r.emitted]
+    in_rounds = sum(r.seconds for r in rounds)
+    first = rounds[0].seconds if rounds else 0.0
+    return Run(method, k, out, seconds=in_rounds - first,
+               first_emit_seconds=(t1 - t0) - in_rounds + first,
+               first_tokens=len(rounds[0].emitted) if rounds else 0, total_seconds=t1 - t0,
+               acceptance_rate=m["acceptance_rate"], alpha=m["alpha_verified"], tau=m["tau"],
+               per_position=m["per_position"], rounds=len(rounds))
+
+
+# ---------------------------------------------------------------- transformers' generate
+class _Stamps:
+    """A `generate` streamer that only timestamps emissions (no decoding, no host copies of its own)."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.prompt_seen = False
+        self.chunks: list[tuple[float, int]] = []
+
+    def put(self, value):
+        if not self.prompt_seen:          # generate first pushes the prompt
+            self.prompt_seen = True
+            return
+        self.chunks.append((self.clock(), int(value.numel())))
+
+    def end(self):
+        pass
+
+
+def _hf_sampling_kwargs(sampling: SamplingConfig) -> dict:
+    # Explicit values for everything generate would otherwise take from the model's
+    # generation_config (Qwen ships top_k=20, top_p=0.8, repetition_penalty=1.1).
+    if sampling.greedy:
+        return dict(do_sample=False, temperature=None, top_k=None, top_p=None, repetition_penalty=None)
+    return dict(do_sample=True, temperature=float(sampling.temperature), top_k=int(sampling.top_k),
+                top_p=float(sampling.top_p), repetition_penalty=None)
+
+
+def _set_assistant(draft, k: int) -> dict:
+    """Constant K, no confidence early-exit: transformers reads these from the assistant's config."""
+    gc = draft.generation_config
+    saved = {name: getattr(gc, name, None) for name in
+             ("num_assistant_tokens", "num_assistant_tokens_schedule", "assistant_confidence_threshold")}
+    gc.num_assistant_tokens = int(k)
+    gc.num_assistant_tokens_schedule = "constant"
+    gc.assistant_confidence_threshold = 0.0
+    return saved
+
+
+def _pad_id(model) -> int:
+    gc = model.generation_config
+    for v in (gc.pad_token_id, gc.eos_token_id):
+        if isinstance(v, int):
+            return v
+        if isinstance(v, (list, tuple)) and v:
+            return int(v[0])
+    return 0
+
+
+@torch.inference_mode()
+def _run_hf(target, draft, ids: torch.Tensor, k: int | None, sampling: SamplingConfig,
+            max_new_tokens: int, seed: int) -> Run:
+    """transformers' generate (draft None) or assisted generation (draft given, constant K)."""
+    device = input_device(target)
+    clock = Timer(device)
+    stamps = _Stamps(clock)
+    x = ids[None].to(device)
+    gen_kwargs = dict(max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens,
+                      attention_mask=torch.ones_like(x), streamer=stamps,
+                      pad_token_id=_pad_id(target), **_hf_sampling_kwargs(sampling))
+    saved = None
+    if draft is not None:
+        saved = _set_assistant(draft, k)
+        gen_kwargs.update(assistant_model=draft, num_assistant_tokens=int(k),
+                          num_assistant_tokens_schedule="constant", assistant_confidence_threshold=0.0)
+    try:
+        torch.manual_seed(seed)
+        t0 = clock()
+        out = target.generate(x, **gen_kwargs)
+        t1 = clock()
+    finally:
+        if saved is not None:
+            for name, value in saved.items():
+                setattr(draft.generation_config, name, value)
+    new = out[0, x.shape[1]:].tolist()
+    chunks = stamps.chunks or [(t1, len(new))]
+    t_first, n_first = chunks[0]
+    run = Run(method="hf_assisted" if draft is not None else "hf_generate", k=k, output_ids=new,
+              seconds=t1 - t_first, first_emit_seconds=t_first - t0, first_tokens=n_first,
+              total_seconds=t1 - t0, rounds=len(chunks))
+    if draft is not None and chunks:
+        # Each streamer push after the first verify is one round: accepted drafts + 1.
+        run.tau = len(new) / len(chunks)
+        run.acceptance_rate = min(1.0, max(0.0, (len(new) - len(chunks)) / (len(chunks) * k)))
+    return run

@@ -1,0 +1,137 @@
+"""`python -m specviz bench`: the benchmark's command line (the measuring lives in specviz.bench)."""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+from ..bench import BenchError, Prompt, format_table, load_prompts, run_benchmark, write_results
+from ..bench.methods import METHODS
+from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
+                      SHARED_PROMPTS, default_prompts_file)
+from ..sampling import SamplingConfig
+from .args import Parser, bounded
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="python -m specviz bench", error_prefix="specviz bench",
+               description="Throughput of speculative decoding versus K, side by side with the target alone "
+                           "and transformers' generate / assisted generation.")
+    p.add_argument("--prompts", help=f"JSONL file of {{\"prompt\", \"category\"}} (default: {SHARED_PROMPTS} "
+                                     f"when present, else {ASSET_PROMPTS.relative_to(REPO_ROOT)})")
+    p.add_argument("--k", nargs="+", type=bounded(int, 1, MAX_K, "K"), default=[1, 2, 3, 4, 6, 8],
+                   help="draft lengths to sweep (default: 1 2 3 4 6 8)")
+    p.add_argument("--max-new-tokens", type=bounded(int, 1, CLI_MAX_NEW_TOKENS, "--max-new-tokens"), default=128)
+    p.add_argument("--temperature", nargs="+", type=bounded(float, 0.0, MAX_TEMPERATURE, "--temperature"),
+                   default=[0.0, 0.7], help="temperatures (0 = greedy; default: 0 0.7)")
+    p.add_argument("--top-k", type=bounded(int, 0, 1_000_000, "--top-k"), default=0, help="0 = off")
+    p.add_argument("--top-p", type=bounded(float, 1e-6, 1.0, "--top-p"), default=1.0, help="1 = off")
+    p.add_argument("--repeats", type=bounded(int, 1, BENCH_MAX_REPEATS, "--repeats"), default=3)
+    p.add_argument("--out", default="bench-results", help="output folder (default: bench-results)")
+    p.add_argument("--draft", help="draft model (Hub id or folder); with --target")
+    p.add_argument("--target", help="target model (Hub id or folder); with --draft")
+    p.add_argument("--device", help="cpu, cuda, cuda:0 ... (default: automatic)")
+    p.add_argument("--dtype", help="float32, bfloat16, float16 (default: automatic)")
+    p.add_argument("--limit-prompts", type=bounded(int, 1, 100_000, "--limit-prompts"),
+                   help="use only the first N prompts")
+    p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), metavar="METHOD",
+                   help=f"subset of: {' '.join(METHODS)} (default: all)")
+    p.add_argument("--seed", type=bounded(int, 0, 2**31 - 1, "--seed"), default=0)
+    p.add_argument("--threads", type=bounded(int, 0, 1024, "--threads"), default=0,
+                   help="torch CPU threads (default 0: torch's choice); 1 is steadier on a shared machine")
+    p.add_argument("--no-warmup", action="store_true", help="skip the warm-up generation")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]):
+    """Arguments, prompts, samplings and output folder, all checked before any model loads.
+
+    A bad one exits (SystemExit 2) after one line on stderr.
+    """
+    args = parser.parse_args(argv)
+    try:
+        if (args.draft is None) != (args.target is None):
+            raise BenchError("give both --draft and --target, or neither for the packaged pair")
+        prompts = load_prompts(args.prompts or default_prompts_file())
+        if args.limit_prompts:
+            prompts = prompts[: args.limit_prompts]
+        samplings = [SamplingConfig(t, args.top_k, args.top_p) for t in dict.fromkeys(args.temperature)]
+        out_dir = Path(args.out)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise BenchError(f"--out {out_dir} exists and is not a folder")
+    except BenchError as e:
+        parser.error(str(e))
+    return args, prompts, samplings, out_dir
+
+
+def _default_loader(**kwargs):
+    from ..models import load_pair
+
+    return load_pair(**kwargs)
+
+
+def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] | None = None) -> int:
+    """`python -m specviz bench ...`; returns the exit code (2 for bad arguments or files)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args, prompts, samplings, out_dir = _parse(build_parser(), argv)
+    except SystemExit as e:   # a bad argument (already reported in one line) or --help
+        return int(e.code or 0)
+
+    try:   # one line per hf_assisted call about generation_config otherwise
+        from transformers.utils import logging as hf_logging
+        hf_logging.set_verbosity_error()
+    except Exception:  # pragma: no cover
+        pass
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    load = pair_loader or _default_loader
+    print(f"loading models{' ' + args.draft + ' -> ' + args.target if args.draft else ' (packaged pair)'} ...",
+          file=sys.stderr)
+    try:
+        pair = load(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype)
+    except (ValueError, RuntimeError, OSError) as e:
+        print(f"specviz bench: error: cannot load the models: {e}", file=sys.stderr)
+        return 1
+    encoded = [pair.encode_chat(p.text) for p in prompts]
+    result = run_benchmark(pair.target, pair.draft, getattr(pair, "tokenizer", None), prompts, encoded,
+                           list(dict.fromkeys(args.k)), samplings, args.max_new_tokens, args.repeats,
+                           [m for m in METHODS if m in args.methods], seed=args.seed,
+                           warmup=not args.no_warmup, quiet=args.quiet)
+    result["meta"] = _meta(pair, args, argv, prompts)
+    json_path, html_path = write_results(result, out_dir)
+    print(format_table(result))
+    print(f"\nwrote {json_path} and {html_path}")
+    return 0
+
+
+def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
+    """What was run, where and when: enough to reproduce or question a number in the report."""
+    device = getattr(pair, "device", None)
+    meta = {
+        "pair": getattr(pair, "name", ""), "device": str(device), "dtype": str(getattr(pair, "dtype", "")),
+        "command": "python -m specviz bench " + " ".join(argv),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+                    "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                    "python": platform.python_version(), "torch": torch.__version__},
+        "prompts": [asdict(p) for p in prompts],
+        "max_new_tokens": args.max_new_tokens, "repeats": args.repeats, "ks": list(dict.fromkeys(args.k)),
+        "methods": args.methods,
+    }
+    try:
+        import transformers
+        meta["machine"]["transformers"] = transformers.__version__
+    except Exception:  # pragma: no cover
+        pass
+    if torch.cuda.is_available() and device is not None and torch.device(device).type == "cuda":
+        meta["machine"]["gpu"] = torch.cuda.get_device_name(torch.device(device))
+    return meta

@@ -1,0 +1,223 @@
+"""Drafting behind one small seam: a `Drafter` proposes K tokens with the q they were drawn from.
+
+The decoder only ever asks a drafter three things: read the prompt (`begin`),
+propose up to K tokens after the current sequence (`propose`), and forget what
+it read beyond the tokens that were kept (`rollback`). Any proposer fits, as
+long as `Proposal.q` is exactly the distribution each token was drawn from (a
+deterministic proposer has a one-hot q): the rejection rule is exact for any q.
+Shapes are batched ([B, ...]); the decoder uses B = 1, the statistical tests
+B = thousands of seeds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+from transformers import DynamicCache
+
+from .decoding import crop_to, forward_logits, prefill
+from .sampling import SamplingConfig, probabilities, sample
+
+
+@dataclass
+class Proposal:
+    ids: torch.Tensor                      # [B, K] drafted tokens
+    q: torch.Tensor                        # [B, K, V] the distribution each was drawn from
+    logits: torch.Tensor | None = None     # [B, K, V] raw draft logits (for the confidence display)
+    n_drafted: torch.Tensor | None = None  # [B] per-row draft length where rows stopped early, else None
+    source: str = "model"                  # "model" or "ngram": what produced the (first row's) drafts
+
+
+class Drafter(Protocol):
+    def begin(self, tokens: torch.Tensor) -> None:
+        """Start a sequence: read the prompt tokens [B, T] (all but the last may be cached)."""
+
+    def propose(self, tokens: torch.Tensor, k: int, sampling: SamplingConfig,
+                generator: torch.Generator | None) -> Proposal:
+        """Propose up to k tokens after `tokens` [B, T] (the whole sequence so far)."""
+
+    def rollback(self, n_kept: int) -> None:
+        """Only the first n_kept tokens of the sequence are final: forget anything read beyond them."""
+
+
+class ModelDrafter:
+    """A small causal LM drafts autoregressively from q = the sampling transform of its logits.
+
+    `adaptive_threshold=t` stops drafting once the draft's confidence in its own
+    token (q(x); the untempered softmax when greedy) falls below t, so K becomes
+    a maximum. The stop depends only on the draft's own samples: still exact.
+    """
+
+    name = "model"
+
+    def __init__(self, model, vocab: int, adaptive_threshold: float | None = None):
+        if adaptive_threshold is not None and not 0.0 <= adaptive_threshold <= 1.0:
+            raise ValueError(f"adaptive_threshold must be in [0, 1], got {adaptive_threshold}")
+        self.model, self.vocab, self.threshold = model, vocab, adaptive_threshold
+        self.cache = DynamicCache()
+
+    def begin(self, tokens: torch.Tensor) -> None:
+        self.cache = prefill(self.model, tokens)
+
+    def rollback(self, n_kept: int) -> None:
+        crop_to(self.cache, n_kept)
+
+    def propose(self, tokens, k, sampling, generator) -> Proposal:
+        # The cache may lag the sequence by more than one token (after a bonus): catch up in one forward.
+        pending = tokens[:, self.cache.get_seq_length():]
+        ids, qs, logits_seen = [], [], []
+        B = tokens.shape[0]
+        active = torch.ones(B, dtype=torch.bool, device=tokens.device)
+        n_drafted = torch.zeros(B, dtype=torch.long, device=tokens.device)
+        for _ in range(k):
+            logits = forward_logits(self.model, pending, self.cache, 1)[:, -1, :self.vocab].to(tokens.device)
+            q = probabilities(logits, sampling)
+            pending = sample(q, generator, sampling.greedy)[:, None]
+            ids.append(pending)
+            qs.append(q)
+            logits_seen.append(logits)
+            n_drafted += active
+            if self.threshold is not None:
+                sure = torch.softmax(logits.float(), -1) if sampling.greedy else q
+                active &= sure.gather(-1, pending).squeeze(-1) >= self.threshold
+                if not bool(active.any()):  # a host sync per draft token: the price of stopping early
+                    break
+        if not ids:
+            empty = tokens.new_empty(B, 0)
+            return Proposal(empty, torch.empty(B, 0, self.vocab, device=tokens.device))
+        return Proposal(torch.cat(ids, 1), torch.stack(qs, 1), torch.stack(logits_seen, 1),
+                        n_drafted if self.threshold is not None and B > 1 else None)
+
+
+def as_drafter(draft, vocab: int, adaptive_threshold: float | None = None) -> Drafter:
+    """A model passed as `draft` is wrapped in a ModelDrafter; a Drafter is used as it is."""
+    if all(hasattr(draft, name) for name in ("begin", "propose", "rollback")):
+        if adaptive_threshold is not None:
+            raise ValueError("adaptive_threshold applies to a draft model; configure the drafter instead")
+        return draft
+    return ModelDrafter(draft, vocab, adaptive_threshold)
+
+
+# ---------------------------------------------------------------- prompt lookup (n-gram)
+def lookup_continuation(seq: torch.Tensor, k: int, max_ngram: int = 3, min_ngram: int = 1,
+                        eos: frozenset = frozenset()) -> tuple[list[int], int]:
+    """(continuation, n): the tokens that followed the most recent earlier occurrence of the
+    sequence's last n tokens, n tried from max_ngram down to min_ngram; ([], 0) without a match.
+
+    The continuation stops at k tokens, at the end of the sequence, and after an EOS token.
+    """
+    T = seq.shape[0]
+    for n in range(min(max_ngram, T - 1), min_ngram - 1, -1):
+        windows = seq[: T - 1].unfold(0, n, 1)                       # every earlier n-gram, by start
+        starts = (windows == seq[T - n:]).all(-1).nonzero().flatten()
+        if starts.numel():
+            begin = int(starts[-1]) + n                               # the most recent match
+            cont = seq[begin: begin + k].tolist()
+            for i, t in enumerate(cont):
+                if t in eos:
+                    return cont[: i + 1], n
+            return cont, n
+    return [], 0
+
+
+def one_hot_proposal(rows: list[list[int]], vocab: int, device) -> Proposal:
+    """Deterministic proposals as a Proposal: q is one-hot, rows of unequal length padded and masked."""
+    k = max((len(r) for r in rows), default=0)
+    ids = torch.zeros(len(rows), k, dtype=torch.long, device=device)
+    for b, r in enumerate(rows):
+        ids[b, : len(r)] = torch.tensor(r, dtype=torch.long, device=device)
+    lengths = torch.tensor([len(r) for r in rows], device=device)
+    uneven = len(set(lengths.tolist())) > 1
+    return Proposal(ids, torch.nn.functional.one_hot(ids, vocab).float(), None, lengths if uneven else None,
+                    source="ngram")
+
+
+class PromptLookupDrafter:
+    """Proposes what followed the last n-gram earlier in the prompt or the output (no model, no cache).
+
+    Deterministic, so q is one-hot: a drafted x is accepted with probability p(x), and
+    after a rejection the correction comes from p with x removed, renormalised: the
+    general rule with a one-hot q, exact like any other.
+    """
+
+    name = "ngram"
+
+    def __init__(self, vocab: int, max_ngram: int = 3, min_ngram: int = 1, eos_ids=()):
+        if not 1 <= min_ngram <= max_ngram:
+            raise ValueError(f"need 1 <= min_ngram <= max_ngram, got {min_ngram}, {max_ngram}")
+        self.vocab, self.max_ngram, self.min_ngram, self.eos = vocab, max_ngram, min_ngram, frozenset(eos_ids)
+
+    def begin(self, tokens):
+        pass
+
+    def rollback(self, n_kept):
+        pass
+
+    def lookup(self, seq: torch.Tensor, k: int) -> tuple[list[int], int]:
+        return lookup_continuation(seq, k, self.max_ngram, self.min_ngram, self.eos)
+
+    def propose(self, tokens, k, sampling, generator) -> Proposal:
+        return one_hot_proposal([self.lookup(row, k)[0] for row in tokens], self.vocab, tokens.device)
+
+
+class HybridDrafter:
+    """n-gram lookup when its match is long enough (no draft forwards that round), else the draft model.
+
+    Each row's drafts come wholly from one source and carry the q that produced
+    them, so the rule stays exact.
+    """
+
+    name = "hybrid"
+
+    def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, min_match: int = 2,
+                 min_tokens: int = 2):
+        self.model, self.lookup, self.min_match, self.min_tokens = model_drafter, lookup, min_match, min_tokens
+
+    def begin(self, tokens):
+        self.model.begin(tokens)
+
+    def rollback(self, n_kept):
+        self.model.rollback(n_kept)   # a lagging model cache catches up when it next drafts
+
+    def propose(self, tokens, k, sampling, generator) -> Proposal:
+        found = [self.lookup.lookup(row, k) for row in tokens]
+        use_lookup = [n >= self.min_match and len(c) >= self.min_tokens for c, n in found]
+        if all(use_lookup):
+            return one_hot_proposal([c for c, _ in found], self.lookup.vocab, tokens.device)
+        if not any(use_lookup):
+            return self.model.propose(tokens, k, sampling, generator)
+        # Mixed rows (batched sampling only): draft the model rows, then merge both kinds.
+        model_rows = [b for b, u in enumerate(use_lookup) if not u]
+        merged = one_hot_proposal([c if u else [] for (c, _), u in zip(found, use_lookup)], self.lookup.vocab,
+                                  tokens.device)
+        drafted = self.model.propose(tokens[model_rows], k, sampling, generator)
+        width = max(merged.ids.shape[1], drafted.ids.shape[1])
+        ids = torch.nn.functional.pad(merged.ids, (0, width - merged.ids.shape[1]))
+        q = torch.nn.functional.one_hot(ids, self.lookup.vocab).float()   # padding: one-hot, masked below
+        ids[model_rows, : drafted.ids.shape[1]] = drafted.ids
+        q[model_rows, : drafted.ids.shape[1]] = drafted.q
+        lengths = torch.tensor([len(c) for c, _ in found], device=tokens.device) * torch.tensor(
+            use_lookup, device=tokens.device)
+        lengths[model_rows] = (drafted.n_drafted if drafted.n_drafted is not None
+                               else torch.full((len(model_rows),), drafted.ids.shape[1], device=tokens.device))
+        return Proposal(ids, q, None, lengths)
+
+
+DRAFTERS = ("model", "ngram", "hybrid")
+
+
+def make_drafter(method: str, draft_model, vocab: int, *, adaptive_threshold: float | None = None,
+                 eos_ids=()) -> Drafter:
+    """The drafter named `method`: "model" (the draft model), "ngram" (prompt lookup), "hybrid"."""
+    if method not in DRAFTERS:
+        raise ValueError(f"unknown drafter {method!r}; choose one of {', '.join(DRAFTERS)}")
+    lookup = PromptLookupDrafter(vocab, eos_ids=eos_ids)
+    if method == "ngram":
+        if adaptive_threshold is not None:
+            raise ValueError("adaptive_threshold applies to a draft model, not to the ngram drafter")
+        return lookup
+    if draft_model is None:
+        raise ValueError(f"the {method} drafter needs a draft model")
+    model = ModelDrafter(draft_model, vocab, adaptive_threshold)
+    return model if method == "model" else HybridDrafter(model, lookup)

@@ -1,0 +1,47 @@
+"""Every bound on a user-controlled size, and the tunables, in one place.
+
+The decoder's own checks use the wide limits; the app and the command line use
+narrower ones because each unit costs a user real time on a 2-core CPU. A
+change here is a change of behaviour: the tests import these names.
+"""
+from pathlib import Path
+
+# ---------------------------------------------------------------- the decoder (Python API)
+MAX_K = 32                      # draft tokens per round
+DECODER_MAX_NEW_TOKENS = 100_000
+MAX_TEMPERATURE = 10.0
+TOP_N = 5                       # alternatives recorded per position in a trace
+
+# Adaptive draft length: stop a round's drafting once the draft's confidence in
+# its token falls below this. 0.6 measured best on the packaged pair (README).
+ADAPTIVE_THRESHOLD = 0.6
+
+# ---------------------------------------------------------------- the command line and the bench
+CLI_MAX_NEW_TOKENS = 4096
+CLI_MAX_PROMPT_CHARS = 20_000
+BENCH_MAX_REPEATS = 20
+
+# ---------------------------------------------------------------- the web app
+APP_MAX_K = 16
+APP_MAX_NEW_TOKENS = 512
+APP_MAX_PROMPT_CHARS = 8000
+APP_MAX_PROMPT_TOKENS = 4096
+APP_MAX_SWEEP_TOKENS = 256
+APP_MAX_TRACE_BYTES = 20 * 1024 * 1024
+APP_CHART_INTERVAL_S = 1.0      # redraw charts at most this often while streaming
+
+# ---------------------------------------------------------------- traces
+MAX_TRACE_ROUNDS = 10_000
+
+# ---------------------------------------------------------------- files
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ASSETS = REPO_ROOT / "assets"
+ASSET_PROMPTS = ASSETS / "prompts.jsonl"
+# The shared benchmark prompts sit beside the repository on the project's machines;
+# the copy in assets/ is the fallback everywhere else.
+SHARED_PROMPTS = REPO_ROOT.parent / "shared" / "prompts" / "bench.jsonl"
+
+
+def default_prompts_file() -> Path:
+    """The benchmark prompts: the shared file where it exists, else the copy in assets/."""
+    return SHARED_PROMPTS if SHARED_PROMPTS.is_file() else ASSET_PROMPTS

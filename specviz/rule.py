@@ -1,0 +1,82 @@
+"""The modified rejection rule (Leviathan et al. 2023), batched over rows; notation of docs/design.md.
+
+A drafted token x is accepted iff u < a = min(1, p(x)/q(x)); at the first
+rejection the next token is drawn from the residual max(0, p - q) normalised;
+if every draft passes, the bonus is drawn from p at the position after them.
+Together: P(emit x) = min(p, q)(x) + (p - min(p, q))(x) = p(x), so the output is
+exactly the target's.
+
+Everything here works on any number of rows at once: the decoder calls it with
+one row per round, the statistical tests with thousands of seeds in one call,
+so the tests sample through the very code the app runs. `acceptance_prob` and
+`residual` are looked up at call time: the tests swap them for broken rules to
+prove that they can catch one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .sampling import sample
+
+
+def acceptance_prob(p_x: torch.Tensor, q_x: torch.Tensor) -> torch.Tensor:
+    """min(1, p(x)/q(x)) for drafted tokens x (q(x) > 0 since x was drawn from q)."""
+    return torch.clamp(p_x / q_x, max=1.0)
+
+
+def residual(P: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
+    """Rows of max(0, p - q), normalised: where the correction is drawn after a rejection."""
+    r = torch.clamp(P - Q, min=0.0)
+    mass = r.sum(-1, keepdim=True)
+    # p == q leaves no residual mass; such a row is never used (a rejection needs
+    # p(x) < q(x)), but it must still be a valid distribution to index into.
+    return torch.where(mass > 0, r / mass.clamp_min(1e-30), P)
+
+
+@dataclass
+class Verdict:
+    """The outcome of verifying B rows of K drafts; every tensor stays on the device."""
+
+    accept_prob: torch.Tensor   # [B, K] min(1, p/q) of each drafted token
+    u: torch.Tensor             # [B, K] the uniform draws
+    n_accepted: torch.Tensor    # [B] drafts accepted before the first rejection
+    next_dist: torch.Tensor     # [B, V] the residual (after a rejection) or p (bonus)
+    next_token: torch.Tensor    # [B] the correction or the bonus, drawn from next_dist
+    bonus: torch.Tensor         # [B] True where every draft of the row was accepted
+
+
+def verify(P: torch.Tensor, Q: torch.Tensor, draft_ids: torch.Tensor, generator: torch.Generator | None,
+           greedy: bool, n_drafted: torch.Tensor | None = None) -> Verdict:
+    """Apply the rule to B rows: P [B, K+1, V] (target), Q [B, K, V] (draft), draft_ids [B, K].
+
+    `n_drafted` [B] gives rows that drafted fewer than K tokens (the adaptive
+    stop); their later columns are ignored and their bonus comes from p at
+    position n_drafted (causal attention makes P[:, :n+1] independent of the rest).
+    """
+    B, K = draft_ids.shape
+    rows = torch.arange(B, device=P.device)
+    n_drafted = torch.full((B,), K, device=P.device) if n_drafted is None else n_drafted
+    p_x = P[:, :K].gather(-1, draft_ids[..., None]).squeeze(-1)
+    q_x = Q.gather(-1, draft_ids[..., None]).squeeze(-1)
+    accept_prob = acceptance_prob(p_x, q_x)
+    u = torch.rand(B, K, generator=generator, device=P.device)
+    drafted = torch.arange(K, device=P.device) < n_drafted[:, None]
+    n_accepted = ((u < accept_prob) & drafted).long().cumprod(-1).sum(-1)
+    bonus = n_accepted == n_drafted
+    # Row j < K of `after` is the residual after rejecting x_j; row K is p_{K+1}.
+    after = torch.cat([residual(P[:, :K], Q), P[:, K:]], dim=1)
+    next_dist = torch.where(bonus[:, None], P[rows, n_accepted], after[rows, n_accepted])
+    next_token = sample(next_dist, generator, greedy)
+    return Verdict(accept_prob, u, n_accepted, next_dist, next_token, bonus)
+
+
+def emitted_tokens(draft_ids: torch.Tensor, verdict: Verdict) -> tuple[torch.Tensor, torch.Tensor]:
+    """[B, K+1] tokens each row emits (accepted drafts, then the next token; padded with -1) and [B] lengths."""
+    B, K = draft_ids.shape
+    out = torch.cat([draft_ids, draft_ids.new_full((B, 1), -1)], dim=1)
+    cols = torch.arange(K + 1, device=draft_ids.device)
+    out = torch.where(cols < verdict.n_accepted[:, None], out, -1)
+    out[torch.arange(B, device=draft_ids.device), verdict.n_accepted] = verdict.next_token
+    return out, verdict.n_accepted + 1
