@@ -121,14 +121,32 @@ def lookup_continuation(seq: torch.Tensor, k: int, max_ngram: int = 3, min_ngram
     return [], 0
 
 
-def one_hot_proposal(rows: list[list[int]], vocab: int, device) -> Proposal:
-    """Deterministic proposals as a Proposal: q is one-hot, rows of unequal length padded and masked."""
-    k = max((len(r) for r in rows), default=0)
-    ids = torch.zeros(len(rows), k, dtype=torch.long, device=device)
-    for b, r in enumerate(rows):
-        ids[b, : len(r)] = torch.tensor(r, dtype=torch.long, device=device)
-    lengths = torch.tensor([len(r) for r in rows], device=device)
-    uneven = len(set(lengths.tolist())) > 1
+@dataclass
+class Lookups:
+    """Prompt-lookup continuations of B rows: ids [B, W] (zero-padded), lengths [B], matched n-gram [B]."""
+
+    ids: torch.Tensor
+    lengths: torch.Tensor
+    ngram: torch.Tensor
+
+
+def lookup_rows(tokens: torch.Tensor, k: int, max_ngram: int, min_ngram: int, eos: frozenset) -> Lookups:
+    """`lookup_continuation` for every row of `tokens` [B, T]; identical rows are looked up once
+    (batched sampling repeats one history thousands of times)."""
+    uniq, inverse = torch.unique(tokens, dim=0, return_inverse=True)
+    found = [lookup_continuation(row, k, max_ngram, min_ngram, eos) for row in uniq]
+    ids = torch.zeros(len(found), max((len(c) for c, _ in found), default=0), dtype=torch.long)
+    for u, (cont, _) in enumerate(found):
+        ids[u, : len(cont)] = torch.tensor(cont, dtype=torch.long)
+    lengths = torch.tensor([len(c) for c, _ in found])
+    ngram = torch.tensor([n for _, n in found])
+    inverse = inverse.cpu()
+    return Lookups(*(x[inverse].to(tokens.device) for x in (ids, lengths, ngram)))
+
+
+def one_hot_proposal(ids: torch.Tensor, lengths: torch.Tensor, vocab: int) -> Proposal:
+    """Deterministic proposals as a Proposal: q is one-hot; rows of unequal length are masked by length."""
+    uneven = bool((lengths != lengths[0]).any()) if len(lengths) > 1 else False
     return Proposal(ids, torch.nn.functional.one_hot(ids, vocab).float(), None, lengths if uneven else None,
                     source="ngram")
 
@@ -154,11 +172,12 @@ class PromptLookupDrafter:
     def rollback(self, n_kept):
         pass
 
-    def lookup(self, seq: torch.Tensor, k: int) -> tuple[list[int], int]:
-        return lookup_continuation(seq, k, self.max_ngram, self.min_ngram, self.eos)
+    def lookup(self, tokens: torch.Tensor, k: int) -> Lookups:
+        return lookup_rows(tokens, k, self.max_ngram, self.min_ngram, self.eos)
 
     def propose(self, tokens, k, sampling, generator) -> Proposal:
-        return one_hot_proposal([self.lookup(row, k)[0] for row in tokens], self.vocab, tokens.device)
+        found = self.lookup(tokens, k)
+        return one_hot_proposal(found.ids, found.lengths, self.vocab)
 
 
 class HybridDrafter:
@@ -181,26 +200,22 @@ class HybridDrafter:
         self.model.rollback(n_kept)   # a lagging model cache catches up when it next drafts
 
     def propose(self, tokens, k, sampling, generator) -> Proposal:
-        found = [self.lookup.lookup(row, k) for row in tokens]
-        use_lookup = [n >= self.min_match and len(c) >= self.min_tokens for c, n in found]
-        if all(use_lookup):
-            return one_hot_proposal([c for c, _ in found], self.lookup.vocab, tokens.device)
-        if not any(use_lookup):
+        found = self.lookup.lookup(tokens, k)
+        use = (found.ngram >= self.min_match) & (found.lengths >= self.min_tokens)
+        if bool(use.all()):
+            return one_hot_proposal(found.ids, found.lengths, self.lookup.vocab)
+        if not bool(use.any()):
             return self.model.propose(tokens, k, sampling, generator)
         # Mixed rows (batched sampling only): draft the model rows, then merge both kinds.
-        model_rows = [b for b, u in enumerate(use_lookup) if not u]
-        merged = one_hot_proposal([c if u else [] for (c, _), u in zip(found, use_lookup)], self.lookup.vocab,
-                                  tokens.device)
+        model_rows = (~use).nonzero().flatten()
         drafted = self.model.propose(tokens[model_rows], k, sampling, generator)
-        width = max(merged.ids.shape[1], drafted.ids.shape[1])
-        ids = torch.nn.functional.pad(merged.ids, (0, width - merged.ids.shape[1]))
-        q = torch.nn.functional.one_hot(ids, self.lookup.vocab).float()   # padding: one-hot, masked below
-        ids[model_rows, : drafted.ids.shape[1]] = drafted.ids
-        q[model_rows, : drafted.ids.shape[1]] = drafted.q
-        lengths = torch.tensor([len(c) for c, _ in found], device=tokens.device) * torch.tensor(
-            use_lookup, device=tokens.device)
-        lengths[model_rows] = (drafted.n_drafted if drafted.n_drafted is not None
-                               else torch.full((len(model_rows),), drafted.ids.shape[1], device=tokens.device))
+        kd = drafted.ids.shape[1]
+        ids = torch.nn.functional.pad(found.ids, (0, max(0, kd - found.ids.shape[1])))
+        ids[model_rows, :kd] = drafted.ids
+        q = torch.nn.functional.one_hot(ids, self.lookup.vocab).float()   # columns past a row's length are masked
+        q[model_rows, :kd] = drafted.q
+        lengths = torch.where(use, found.lengths, 0)
+        lengths[model_rows] = drafted.n_drafted if drafted.n_drafted is not None else kd
         return Proposal(ids, q, None, lengths)
 
 

@@ -14,7 +14,7 @@ from collections import Counter
 import torch
 
 from .decoding import input_device, vocab_size
-from .drafters import ModelDrafter
+from .drafters import make_drafter
 from .rule import emitted_tokens
 from .sampling import SamplingConfig, probabilities
 from .speculative import speculative_round
@@ -25,15 +25,16 @@ MIN_EXPECTED = 5.0   # chi-square cells expecting fewer samples are pooled into 
 @torch.inference_mode()
 def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: int, k: int,
                     sampling: SamplingConfig, seed: int = 0, adaptive_threshold: float | None = None,
-                    chunk: int = 20_000) -> Counter:
+                    method: str = "model", chunk: int = 20_000) -> Counter:
     """Counts of the first `n_tokens` emitted after `prompt`, over `n_samples` independent runs.
 
     Rows that still need tokens after a round are grouped by length and run
     through another round together; caches are not used (every round reads its
     rows afresh), which is what lets rows of different histories share a forward.
+    `method` is the drafter, as in `speculative_generate` ("model", "ngram", "hybrid").
     """
     device = input_device(target)
-    vocab = min(vocab_size(target), vocab_size(draft))
+    vocab = min(vocab_size(target), vocab_size(draft)) if draft is not None else vocab_size(target)
     gen = torch.Generator(device=device).manual_seed(seed)
     counts: Counter = Counter()
     for start in range(0, n_samples, chunk):
@@ -45,7 +46,7 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
                 by_length.setdefault(len(rows[r]), []).append(r)
             for group in by_length.values():
                 tokens = torch.tensor([prompt + rows[r] for r in group], device=device)
-                drafter = ModelDrafter(draft, vocab, adaptive_threshold)
+                drafter = make_drafter(method, draft, vocab, adaptive_threshold=adaptive_threshold)
                 state, _ = speculative_round(target, None, drafter, tokens, k, sampling, gen, vocab)
                 out, lengths = emitted_tokens(state.proposal.ids, state.verdict)
                 for r, toks, n in zip(group, out.tolist(), lengths.tolist()):

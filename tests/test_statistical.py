@@ -68,6 +68,37 @@ def test_adaptive_draft_length_and_top_p_keep_the_target_distribution(models, te
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
 
+PROMPT_WITH_REPEATS = [1, 2, 3, 1, 2]   # "1 2" recurs: prompt lookup proposes "3 1 2"
+
+
+@lru_cache(maxsize=None)
+def _exact_after(target, prompt, cfg):
+    return exact_prefixes(target, list(prompt), N_TOKENS, cfg)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("method", ["ngram", "hybrid"])
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_prompt_lookup_and_hybrid_drafting_keep_the_target_distribution(models, method, temperature):
+    """One-hot q (lookup) and rows mixing lookup and model drafts: the same exact rule."""
+    target, draft = models
+    cfg = SamplingConfig(temperature=temperature)
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, method=method)
+    impossible, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
+    assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
+
+
+@pytest.mark.statistical
+def test_a_one_hot_rule_that_forgets_to_remove_the_rejected_token_is_caught(models, monkeypatch):
+    """Resampling the correction from p itself (x not removed) is biased when q is one-hot."""
+    target, draft = models
+    monkeypatch.setattr(rule, "residual", _residual_is_p)
+    cfg = SamplingConfig(temperature=1.0)
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, method="ngram")
+    _, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
+    assert p_value < 1e-6, f"a broken one-hot rule went unnoticed (p = {p_value:.2e})"
+
+
 def _always_accept(p_x, q_x):
     return torch.ones_like(p_x)
 

@@ -19,7 +19,7 @@ try:
         except Exception:
             time.sleep(1)
     def app_run():
-        job = c.submit(PROMPT, False, 4, False, 0.0, 0, 1.0, 96, 0, "Qwen2.5-Coder 0.5B → 1.5B (packaged, runs offline)", "", "", False, None, api_name="/generate")
+        job = c.submit(PROMPT, False, 4, False, 0.0, 0, 1.0, 96, 0, "packaged", "", "", False, api_name="/generate")
         out = job.result(timeout=900)
         status = out[0] if isinstance(out, (list, tuple)) else out
         return float(re.search(r"([\d.]+) tokens/s", re.sub("<[^>]+>", "", str(status))).group(1))

@@ -1,7 +1,7 @@
 """The specviz app on tiny random models, for browser tests and screenshots.
 
-`python tests/browser_app.py [--port 7861] [--delay 0.03]` serves it; tests call
-`serve()` in-process. The fake tokenizer's vocabulary holds hostile strings
+`python tests/browser/tiny_app.py [--port 7861] [--delay 0.03]` serves it; the
+browser tests call `serve()` in-process. The fake tokenizer's vocabulary holds hostile strings
 (`<script>`, `<img onerror>`, quotes, ampersands) so escaping is exercised end
 to end, and a small per-forward delay makes streaming visible to a browser.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from specviz.models import ModelLoadError, validate_model_id  # noqa: E402
 from tests.tiny import tiny_model  # noqa: E402
@@ -65,7 +65,8 @@ class TinyPair:
                 p.add_(0.3 * p.std() * torch.randn(p.shape, generator=g))
         self.target, self.draft = Slow(target, delay), Slow(draft, delay)
         self.tokenizer = FakeTokenizer()
-        self.name = "tiny-draft <i>x</i> → tiny-target \"&\""
+        self.draft_name, self.target_name = "tiny-draft <i>x</i>", 'tiny-target "&"'
+        self.name = f"{self.draft_name} → {self.target_name}"
         self.device, self.dtype = torch.device("cpu"), torch.float32
         self.eos_token_ids: list[int] = []
 

@@ -1,148 +1,24 @@
 """The app in a real browser: Debian's Chromium driven by Playwright, tiny models served on 127.0.0.1.
 
 Screenshots go to the test's output folder; with SPECVIZ_SAVE_SCREENSHOTS=1 the
-main views are also written to assets/screenshots/ for the README.
+main views are also written to assets/screenshots/ for the README. Fixtures are
+in conftest.py, the page helper in page.py, the tiny-model app in tiny_app.py.
 """
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import time
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-ROOT = Path(__file__).resolve().parents[1]
-SAVE = os.environ.get("SPECVIZ_SAVE_SCREENSHOTS") == "1"
+from tests.browser.page import CHROMIUM, Page, sampled_run
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"),
 ]
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="python playwright is not installed")
-
-
-# ---------------------------------------------------------------- fixtures
-@pytest.fixture(scope="module")
-def server():
-    from tests.browser_app import serve
-
-    demo, url = serve(delay=0.03, replay_delay=0.04)
-    yield url
-    demo.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory):
-    return tmp_path_factory.mktemp("screenshots")
-
-
-class Page:
-    """A page of the app with the few actions the tests need; fails on any JS dialog (an XSS would alert)."""
-
-    def __init__(self, browser, url, shots):
-        self.ctx = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
-        self.page = self.ctx.new_page()
-        self.dialogs: list[str] = []
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        self.page.goto(url + "?__theme=light")
-        self.page.wait_for_selector("#sv-run", timeout=30_000)
-        self.shots = shots
-
-    def set_number(self, elem_id: str, value):
-        box = self.page.locator(f"#{elem_id} input[type=number]").first
-        box.fill(str(value))
-        box.press("Enter")
-        box.blur()
-
-    def set_prompt(self, text: str):
-        self.page.locator("#sv-prompt textarea").fill(text)
-
-    def status_kind(self) -> str | None:
-        el = self.page.locator("#sv-status [data-kind]")
-        return el.first.get_attribute("data-kind") if el.count() else None
-
-    def wait_final(self, timeout=60.0) -> str:
-        t0 = time.time()
-        while time.time() - t0 < timeout:
-            kind = self.status_kind()
-            if kind in ("ok", "error", "warn"):
-                return kind
-            time.sleep(0.05)
-        raise AssertionError(f"no final status after {timeout}s: {self.page.locator('#sv-status').inner_text()}")
-
-    def run(self, watch=False, timeout=60.0):
-        self.page.click("#sv-run")
-        seen = []
-        t0 = time.time()
-        # wait for the click to register (status leaves a previous final state)
-        while time.time() - t0 < 10 and self.status_kind() in ("ok", "error", "warn", "info"):
-            if not watch:
-                break
-            time.sleep(0.02)
-        while time.time() - t0 < timeout:
-            n = self.page.locator("#sv-live .sv-round").count()
-            if not seen or seen[-1] != n:
-                seen.append(n)
-            if self.status_kind() in ("ok", "error", "warn"):
-                break
-            time.sleep(0.02)
-        return self.wait_final(timeout), seen
-
-    def upload_trace(self, path):
-        """A fresh page per upload: after an upload the file box shows the file instead of its input."""
-        self.page.reload()
-        self.page.wait_for_selector("#sv-run")
-        self.page.get_by_role("tab", name="Trace files").click()
-        self.page.locator("#sv-upload input[type=file]").set_input_files(str(path))
-
-    def emitted(self) -> list[tuple[str, str]]:
-        """(token id, text) of every emitted token in the live text, in order."""
-        return self.page.eval_on_selector_all(
-            "#sv-live .sv-tok[data-verdict=accepted], #sv-live .sv-tok[data-verdict=correction], "
-            "#sv-live .sv-tok[data-verdict=bonus]",
-            "els => els.map(e => [e.dataset.tokenId, e.textContent])")
-
-    def shot(self, name: str, full_page=True, locator=None):
-        path = self.shots / f"{name}.png"
-        (locator.screenshot(path=str(path)) if locator is not None else
-         self.page.screenshot(path=str(path), full_page=full_page))
-        if SAVE:
-            dest = ROOT / "assets" / "screenshots"
-            dest.mkdir(parents=True, exist_ok=True)
-            shutil.copy(path, dest / path.name)
-        return path
-
-    def close(self):
-        assert not self.dialogs, f"a script ran in the page: {self.dialogs}"
-        self.ctx.close()
-
-
-@pytest.fixture
-def page(browser, server, shots):
-    p = Page(browser, server, shots)
-    yield p
-    p.close()
-
-
-def sampled_run(pg: Page, seed=3, max_new=40, k=4):
-    pg.set_number("sv-temp", 1)
-    pg.set_number("sv-seed", seed)
-    pg.set_number("sv-max-new", max_new)
-    pg.set_number("sv-k", k)
+pytest.importorskip("playwright.sync_api", reason="python playwright is not installed")
 
 
 # ---------------------------------------------------------------- tests
@@ -267,7 +143,7 @@ def test_bad_input_shows_a_message_and_the_next_run_works(page):
 
 def test_two_pages_at_once_get_their_own_streams(browser, server, shots):
     from specviz import SamplingConfig, speculative_generate
-    from tests.browser_app import TinyPair
+    from tests.browser.tiny_app import TinyPair
 
     pair = TinyPair(0.0)
     a, b = Page(browser, server, shots), Page(browser, server, shots)
@@ -294,7 +170,7 @@ def test_two_pages_at_once_get_their_own_streams(browser, server, shots):
 def test_real_pair_greedy_identical_badge(browser, shots):
     from specviz.models import ModelLoadError, load_pair
     from specviz.ui import build_app, launch_app
-    from tests.browser_app import free_port
+    from tests.browser.tiny_app import free_port
 
     try:
         pair = load_pair(None, None, dtype="fp32")

@@ -1,0 +1,160 @@
+"""Checks on what the page sends: every number bounded, every message ready to show as is.
+
+Sliders and number boxes can be edited (or posted to the API) with anything, so
+each value is parsed and bounded here (limits in `specviz.limits`), and a bad
+one raises `InputError` with a message in the page's language.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
+    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TRACE_BYTES
+from ..sampling import SamplingConfig
+from ..strings import DEFAULT_LANG, t
+from ..trace import Trace, TraceFormatError
+
+MAX_SEED = 2**31 - 1
+MAX_TOP_K = 1_000_000
+
+# The model pair dropdown: values are stable ids, labels come from the strings table.
+PACKAGED, CUSTOM = "packaged", "custom"
+HUB_PRESETS = {
+    "qwen2.5-0.5b-7b": ("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-7B-Instruct"),
+    "smollm2-135m-1.7b": ("HuggingFaceTB/SmolLM2-135M-Instruct", "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
+}
+_PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "smollm2-135m-1.7b": "SmolLM2 135M → 1.7B Instruct"}
+
+
+class InputError(ValueError):
+    """Bad input from the page; the message is shown as is."""
+
+
+def pair_choices(lang: str = DEFAULT_LANG, packaged_label: str | None = None) -> list[tuple[str, str]]:
+    """(label, value) pairs for the model dropdown: the packaged pair, the Hub presets, custom ids."""
+    presets = [(t("pair.hub_preset", lang, name=_PRESET_NAMES[v]), v) for v in HUB_PRESETS]
+    return [(packaged_label or t("pair.packaged", lang), PACKAGED), *presets, (t("pair.custom", lang), CUSTOM)]
+
+
+def whole_number(value, field_key: str, lo: int, hi: int, lang: str = DEFAULT_LANG) -> int:
+    """`value` as an int in [lo, hi]; `field_key` names the field in messages (a strings key)."""
+    name = t(field_key, lang)
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise InputError(t("input.not_a_number", lang, name=name, lo=lo, hi=hi)) from None
+    if math.isnan(f) or f != int(f) or not lo <= f <= hi:
+        raise InputError(t("input.not_whole", lang, name=name, lo=lo, hi=hi, value=value))
+    return int(f)
+
+
+def sampling_config(temperature, top_k, top_p, lang: str = DEFAULT_LANG) -> SamplingConfig:
+    try:
+        return SamplingConfig(temperature=float(temperature), top_k=whole_number(top_k, "field.top_k", 0, MAX_TOP_K, lang),
+                              top_p=float(top_p))
+    except (TypeError, ValueError) as e:  # SamplingConfig's own range checks (English, from specviz.sampling)
+        raise InputError(str(e)) from None
+
+
+def pair_ids(choice: str | None, draft_id: str | None, target_id: str | None,
+             lang: str = DEFAULT_LANG) -> tuple[str | None, str | None]:
+    """(draft, target) Hub ids for the loader; (None, None) is the packaged pair."""
+    if choice in (None, "", PACKAGED):
+        return None, None
+    if choice in HUB_PRESETS:
+        return HUB_PRESETS[choice]
+    draft_id, target_id = (draft_id or "").strip(), (target_id or "").strip()
+    if not draft_id or not target_id:
+        raise InputError(t("input.custom_pair", lang))
+    return draft_id, target_id
+
+
+def check_prompt(prompt, lang: str = DEFAULT_LANG) -> str:
+    if prompt is None or not str(prompt).strip():
+        raise InputError(t("input.no_prompt", lang))
+    if len(prompt) > APP_MAX_PROMPT_CHARS:
+        raise InputError(t("input.prompt_chars", lang, n=len(prompt), limit=APP_MAX_PROMPT_CHARS))
+    return str(prompt)
+
+
+def encode_prompt(pair, prompt: str, raw: bool, max_new: int, k: int, lang: str = DEFAULT_LANG) -> list[int]:
+    """Token ids of the prompt (chat template unless raw), checked against the model's context."""
+    ids = pair.encode(prompt) if raw else pair.encode_chat(prompt)
+    if not ids:
+        raise InputError(t("input.no_tokens", lang))
+    cfg = pair.target.config.get_text_config() if hasattr(pair.target.config, "get_text_config") else pair.target.config
+    ctx = getattr(cfg, "max_position_embeddings", None) or 1 << 30
+    limit = min(APP_MAX_PROMPT_TOKENS, ctx - max_new - k - 1)
+    if len(ids) > limit:
+        raise InputError(t("input.prompt_tokens", lang, n=len(ids), max_new=max_new, k=k, limit=max(limit, 0), ctx=ctx))
+    return ids
+
+
+def read_trace(path: str, lang: str = DEFAULT_LANG) -> Trace:
+    """An uploaded trace file, size-checked before it is read; TraceFormatError or OSError if unusable."""
+    size = os.path.getsize(path)
+    if size > APP_MAX_TRACE_BYTES:
+        raise TraceFormatError(t("input.trace_size", lang, mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}"))
+    with open(path, "rb") as fh:
+        return Trace.from_json(fh.read())
+
+
+def error_message(e: BaseException) -> str:
+    """An exception as one short line for the page."""
+    text = str(e).strip() or type(e).__name__
+    return text[:500]
+
+
+# ---------------------------------------------------------------- whole forms
+@dataclass(frozen=True)
+class RunSettings:
+    prompt: str
+    raw: bool
+    k: int
+    adaptive_threshold: float | None     # None: K fixed; else K is a maximum (adaptive draft length)
+    sampling: SamplingConfig
+    max_new_tokens: int
+    seed: int
+    pair_ids: tuple[str | None, str | None]
+    compare: bool
+
+
+def run_settings(prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id, target_id,
+                 compare, lang: str = DEFAULT_LANG) -> RunSettings:
+    """The Generate form, checked; raises InputError on the first bad field."""
+    return RunSettings(
+        prompt=check_prompt(prompt, lang), raw=bool(raw),
+        k=whole_number(k, "field.k", 1, APP_MAX_K, lang),
+        adaptive_threshold=ADAPTIVE_THRESHOLD if adaptive else None,
+        max_new_tokens=whole_number(max_new, "field.max_new", 1, APP_MAX_NEW_TOKENS, lang),
+        seed=whole_number(seed, "field.seed", 0, MAX_SEED, lang),
+        sampling=sampling_config(temperature, top_k, top_p, lang),
+        pair_ids=pair_ids(choice, draft_id, target_id, lang), compare=bool(compare))
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    prompt: str
+    raw: bool
+    sampling: SamplingConfig
+    seed: int
+    pair_ids: tuple[str | None, str | None]
+    ks: list[int]
+    n_tokens: int
+
+
+def sweep_settings(prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo, k_hi, n_tokens,
+                   lang: str = DEFAULT_LANG) -> SweepSettings:
+    """The sweep form, checked; the K range may be given either way round."""
+    prompt = check_prompt(prompt, lang)
+    k_lo = whole_number(k_lo, "field.k_lo", 1, APP_MAX_K, lang)
+    k_hi = whole_number(k_hi, "field.k_hi", 1, APP_MAX_K, lang)
+    k_lo, k_hi = min(k_lo, k_hi), max(k_lo, k_hi)
+    return SweepSettings(
+        prompt=prompt, raw=bool(raw),
+        n_tokens=whole_number(n_tokens, "field.sweep_tokens", 4, APP_MAX_SWEEP_TOKENS, lang),
+        seed=whole_number(seed, "field.seed", 0, MAX_SEED, lang),
+        sampling=sampling_config(temperature, top_k, top_p, lang),
+        pair_ids=pair_ids(choice, draft_id, target_id, lang), ks=list(range(k_lo, k_hi + 1)))

@@ -1,0 +1,80 @@
+"""Rounds arriving one at a time -> updates of the page: the one helper behind live runs and replays.
+
+Event functions yield dicts keyed by view name (`VIEWS`); `events.listen`
+maps the names to the page's components. Charts are the expensive part of an
+update, so they are redrawn at most every `chart_interval_s` while streaming
+and always at the end.
+"""
+from __future__ import annotations
+
+import time
+
+import gradio as gr
+
+from ..strings import DEFAULT_LANG
+from ..trace import Round, Trace, metrics
+from ..viz import charts
+from ..viz import html as vh
+
+# Every view a run or a replay updates, by name (the components are made in the tab modules).
+VIEWS = ("status", "live", "log", "metrics", "compare", "pos_plot", "time_plot", "download", "trace",
+         "insp_round", "insp_pos", "insp_plot", "insp_card")
+
+
+def status(message: str, kind: str = "info") -> dict:
+    return {"status": vh.status_html(message, kind)}
+
+
+class StreamView:
+    """The live text, round log, metric tiles and charts of one run, fed round by round."""
+
+    def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0):
+        self.lang, self.chart_interval_s = lang, chart_interval_s
+        self.live, self.log = vh.LiveText(prompt, greedy, lang=lang), vh.RoundLog(greedy, lang=lang)
+        self.rounds: list[Round] = []
+        self.metrics = metrics([])
+        self._last_chart: float | None = None    # the first update always draws the charts
+
+    def start(self) -> dict:
+        """The empty views, before the first round."""
+        return {"live": self.live.html(), "log": self.log.html()}
+
+    def add(self, rnd: Round) -> None:
+        self.rounds.append(rnd)
+        self.live.add(rnd)
+        self.log.add(rnd)
+
+    def progress(self) -> dict:
+        """The views after the rounds added so far; the charts only if their interval has passed."""
+        self.metrics = metrics(self.rounds)
+        upd = {"live": self.live.html(), "log": self.log.html(),
+               "metrics": vh.metrics_html(self.metrics, lang=self.lang)}
+        now = time.perf_counter()
+        if self._last_chart is None or now - self._last_chart >= self.chart_interval_s:
+            self._last_chart = now
+            upd.update(self._charts())
+        return upd
+
+    def final(self, prefill_seconds: float | None = None, baseline_tps: float | None = None) -> dict:
+        """The finished views: final tiles (with the speedup when there is a baseline) and both charts."""
+        self.metrics = metrics(self.rounds)
+        return {"live": self.live.html(), "log": self.log.html(), **self._charts(),
+                "metrics": vh.metrics_html(self.metrics, done=True, prefill_seconds=prefill_seconds,
+                                           baseline_tps=baseline_tps, lang=self.lang)}
+
+    def _charts(self) -> dict:
+        return {"pos_plot": charts.acceptance_by_position_figure(self.metrics["per_position"], lang=self.lang),
+                "time_plot": charts.timeline_figure(self.rounds, lang=self.lang)}
+
+
+def inspector_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
+    """Point the round inspector at the last round of a finished run (or replay)."""
+    n = len(trace.rounds) if trace else 0
+    if not n:
+        return {}
+    r = trace.rounds[-1]
+    pos = (r.rejected_at + 1) if r.rejected_at is not None else max(1, r.k)
+    return {"insp_round": gr.update(maximum=max(2, n), value=n, interactive=True),
+            "insp_pos": gr.update(maximum=max(2, r.k + (1 if r.bonus else 0)), value=pos, interactive=True),
+            "insp_plot": charts.inspector_figure(r, pos, trace.greedy, lang=lang),
+            "insp_card": vh.round_card_html(r, trace.greedy, lang=lang)}

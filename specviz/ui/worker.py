@@ -1,0 +1,133 @@
+"""The decode worker: runs the decoder in its own thread and reports typed events through a queue.
+
+Why a thread: the page's rendering must never sit inside the timed decode loop,
+so the decoder only pushes records and the event function renders batches of
+them. The target-alone comparison runs after the speculative run, never at the
+same time, so neither timing is disturbed by the other.
+
+Events, in order: `RoundDone`* `SpecDone` [`BaselineProgress`* `BaselineDone`]
+[`Failed`] `Finished`. `Finished` always comes last, even after an error.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator, Union
+
+from ..baseline import autoregressive_generate
+from ..sampling import SamplingConfig
+from ..speculative import speculative_generate
+from ..trace import Round, Step
+from .session import Run
+
+BASELINE_PROGRESS_EVERY = 4   # tokens of the target-alone run between progress events
+
+
+@dataclass(frozen=True)
+class RoundDone:
+    round: Round
+
+
+@dataclass(frozen=True)
+class SpecDone:
+    stats: dict              # speculative_generate's stats (prefill_seconds, ...)
+
+
+@dataclass(frozen=True)
+class BaselineProgress:
+    tokens: int
+
+
+@dataclass(frozen=True)
+class BaselineDone:
+    steps: list[Step]
+
+
+@dataclass(frozen=True)
+class Failed:
+    error: BaseException
+
+
+@dataclass(frozen=True)
+class Finished:
+    pass
+
+
+Event = Union[RoundDone, SpecDone, BaselineProgress, BaselineDone, Failed, Finished]
+
+
+@dataclass(frozen=True)
+class DecodeJob:
+    """One speculative run (and optionally the target alone after it) on a loaded pair."""
+
+    pair: Any
+    prompt_ids: list[int]
+    k: int
+    sampling: SamplingConfig
+    max_new_tokens: int
+    seed: int
+    compare: bool = False
+    adaptive_threshold: float | None = None
+
+    @property
+    def eos_token_ids(self) -> list[int] | None:
+        return list(getattr(self.pair, "eos_token_ids", None) or []) or None
+
+
+def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
+    """The thread body: decode, put events; stops between rounds once `run.stop` is set."""
+    try:
+        stats: dict = {}
+        pair = job.pair
+        gen = speculative_generate(pair.target, pair.draft, job.prompt_ids, k=job.k, sampling=job.sampling,
+                                   max_new_tokens=job.max_new_tokens, seed=job.seed, tokenizer=pair.tokenizer,
+                                   eos_token_id=job.eos_token_ids, stats=stats,
+                                   adaptive_threshold=job.adaptive_threshold)
+        try:
+            for rnd in gen:
+                out.put(RoundDone(rnd))
+                if run.stop.is_set():
+                    break
+        finally:
+            gen.close()
+        out.put(SpecDone(stats))
+        if job.compare and not run.stop.is_set():
+            out.put(BaselineDone(_baseline(job, run, out)))
+    except Exception as e:  # noqa: BLE001 - reported in the page
+        out.put(Failed(e))
+    finally:
+        out.put(Finished())
+
+
+def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]:
+    steps: list[Step] = []
+    for step in autoregressive_generate(job.pair.target, job.prompt_ids, job.sampling, job.max_new_tokens, job.seed,
+                                        eos_token_id=job.eos_token_ids, stats={}):
+        steps.append(step)
+        if len(steps) % BASELINE_PROGRESS_EVERY == 0:
+            out.put(BaselineProgress(len(steps)))
+        if run.stop.is_set():
+            break
+    return steps
+
+
+def start(job: DecodeJob, run: Run) -> "queue.Queue[Event]":
+    """Start the worker thread; returns the queue its events arrive on."""
+    out: queue.Queue = queue.Queue()
+    threading.Thread(target=decode, args=(job, run, out), daemon=True, name="specviz-decode").start()
+    return out
+
+
+def batches(events: "queue.Queue[Event]") -> Iterator[list[Event]]:
+    """Everything ready at once, one list per wait (so the page gets one update per batch), until `Finished`."""
+    while True:
+        batch = [events.get()]
+        while True:
+            try:
+                batch.append(events.get_nowait())
+            except queue.Empty:
+                break
+        yield batch
+        if any(isinstance(e, Finished) for e in batch):
+            return

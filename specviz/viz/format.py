@@ -1,0 +1,75 @@
+"""Formatting primitives of the views: the palette, the one escaping function, numbers and token text.
+
+`esc` is the only HTML escaping in specviz.viz: everything that comes from a
+prompt, a model, a tokenizer, a trace file or the strings table goes through it
+(directly or through `rich`) before it reaches markup or a Plotly label.
+"""
+from __future__ import annotations
+
+import math
+import re
+from html import escape
+
+from ..strings import DEFAULT_LANG, template
+
+# Okabe & Ito (2008), "Color Universal Design".
+PALETTE = {
+    "accepted": "#0072B2",
+    "rejected": "#CC79A7",
+    "discarded": "#8C8C8C",
+    "correction": "#D55E00",
+    "bonus": "#009E73",
+    "prompt": "#555555",
+    "q": "#E69F00",      # draft (q) bars: orange
+    "p": "#0072B2",      # target (p) bars: blue
+    "residual": "#D55E00",
+}
+
+MARKERS = {"accepted": "✓", "rejected": "✗", "discarded": "·", "correction": "↻", "bonus": "★"}
+def esc(value, quote: bool = True) -> str:
+    """Escape anything for HTML text or a quoted attribute: the one escaping function of the views.
+
+    quote=False leaves quotes alone, for Plotly's pseudo-HTML (titles, ticks,
+    hovers), which decodes &lt; &gt; &amp; but shows &quot; literally.
+    """
+    return escape(str(value), quote=quote)
+
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_ITALIC = re.compile(r"\*(.+?)\*")
+
+
+def rich(key: str, lang: str = DEFAULT_LANG, **values) -> str:
+    """A string-table text as HTML: escaped, then **bold** and *italic* turned into tags, then values (escaped)."""
+    html = _ITALIC.sub(r"<i>\1</i>", _BOLD.sub(r"<b>\1</b>", esc(template(key, lang))))
+    return html.format(**{name: esc(v) for name, v in values.items()})
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    """A probability or a time for display; NaN/None (not recorded) -> an em dash."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if x != 0 and abs(x) < 10 ** -digits:
+        return f"{x:.1e}"
+    return f"{x:.{digits}f}"
+
+
+def pct(x: float) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{100 * x:.0f}%"
+
+
+def token_display(text: str, visible_space: bool = False) -> str:
+    """Token text made visible (unescaped): empty -> ∅; in cards, blanks become ␣ ↵ ⇥."""
+    if text == "":
+        return "∅"
+    if visible_space or not text.strip():
+        shown = text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace("\r", "␍")
+        return shown if visible_space else _keep_newlines(text, shown)
+    return text
+
+
+def _keep_newlines(raw: str, shown: str) -> str:
+    # A whitespace-only token in running text: show its symbols but keep the line break.
+    return shown + ("\n" if "\n" in raw else "")

@@ -1,0 +1,109 @@
+"""A page of the app in Chromium, with the few actions the browser tests need."""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"   # Debian's package; the tests never download a browser
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+ROOT = Path(__file__).resolve().parents[2]
+SAVE = os.environ.get("SPECVIZ_SAVE_SCREENSHOTS") == "1"
+
+
+class Page:
+    """A page of the app with the few actions the tests need; fails on any JS dialog (an XSS would alert)."""
+
+    def __init__(self, browser, url, shots):
+        self.ctx = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+        self.page = self.ctx.new_page()
+        self.dialogs: list[str] = []
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.goto(url + "?__theme=light")
+        self.page.wait_for_selector("#sv-run", timeout=30_000)
+        self.shots = shots
+
+    def set_number(self, elem_id: str, value):
+        box = self.page.locator(f"#{elem_id} input[type=number]").first
+        box.fill(str(value))
+        box.press("Enter")
+        box.blur()
+
+    def set_prompt(self, text: str):
+        self.page.locator("#sv-prompt textarea").fill(text)
+
+    def status_kind(self) -> str | None:
+        el = self.page.locator("#sv-status [data-kind]")
+        return el.first.get_attribute("data-kind") if el.count() else None
+
+    def wait_final(self, timeout=60.0) -> str:
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            kind = self.status_kind()
+            if kind in ("ok", "error", "warn"):
+                return kind
+            time.sleep(0.05)
+        raise AssertionError(f"no final status after {timeout}s: {self.page.locator('#sv-status').inner_text()}")
+
+    def run(self, watch=False, timeout=60.0):
+        """Click Generate; (final status kind, the live text's round counts as seen). `watch`: kept for callers."""
+        self._click_for_a_fresh_status("#sv-run")
+        seen = []
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            n = self.page.locator("#sv-live .sv-round").count()
+            if not seen or seen[-1] != n:
+                seen.append(n)
+            if self.status_kind() in ("ok", "error", "warn"):
+                break
+            time.sleep(0.02)
+        return self.wait_final(timeout), seen
+
+    def _click_for_a_fresh_status(self, selector: str, wait=10.0):
+        """Click, then wait until the status box is redrawn, so a previous run's final status is never read."""
+        self.page.evaluate("() => { const e = document.querySelector('#sv-status [data-kind]');"
+                           " if (e) { e.dataset.was = e.dataset.kind; e.dataset.kind = 'stale'; } }")
+        self.page.click(selector)
+        t0 = time.time()
+        while time.time() - t0 < wait and self.status_kind() == "stale":
+            time.sleep(0.02)
+        # not redrawn (the new status equals the old one): put the old kind back
+        self.page.evaluate("() => { const e = document.querySelector('#sv-status [data-kind=stale]');"
+                           " if (e) { e.dataset.kind = e.dataset.was; } }")
+
+    def upload_trace(self, path):
+        """A fresh page per upload: after an upload the file box shows the file instead of its input."""
+        self.page.reload()
+        self.page.wait_for_selector("#sv-run")
+        self.page.get_by_role("tab", name="Trace files").click()
+        self.page.locator("#sv-upload input[type=file]").set_input_files(str(path))
+
+    def emitted(self) -> list[tuple[str, str]]:
+        """(token id, text) of every emitted token in the live text, in order."""
+        return self.page.eval_on_selector_all(
+            "#sv-live .sv-tok[data-verdict=accepted], #sv-live .sv-tok[data-verdict=correction], "
+            "#sv-live .sv-tok[data-verdict=bonus]",
+            "els => els.map(e => [e.dataset.tokenId, e.textContent])")
+
+    def shot(self, name: str, full_page=True, locator=None):
+        path = self.shots / f"{name}.png"
+        (locator.screenshot(path=str(path)) if locator is not None else
+         self.page.screenshot(path=str(path), full_page=full_page))
+        if SAVE:
+            dest = ROOT / "assets" / "screenshots"
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, dest / path.name)
+        return path
+
+    def close(self):
+        assert not self.dialogs, f"a script ran in the page: {self.dialogs}"
+        self.ctx.close()
+
+
+def sampled_run(pg: Page, seed=3, max_new=40, k=4):
+    pg.set_number("sv-temp", 1)
+    pg.set_number("sv-seed", seed)
+    pg.set_number("sv-max-new", max_new)
+    pg.set_number("sv-k", k)
