@@ -8,10 +8,9 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 import torch
-from transformers import DynamicCache
-
 from .sampling import SamplingConfig, probabilities, sample
-from .decoding import (Timer, as_id_tensor, check_budget, decode_tokens, eos_ids, forward_logits,
+from .decoding import (Timer, as_id_tensor, check_budget, decode_tokens, eos_ids, forward_logits, prefill,
+                       resolve_compile, vocab_size, warm_up,
                           input_device, make_generator)
 from .trace import Step
 
@@ -28,19 +27,28 @@ def autoregressive_generate(
     eos_token_id: int | list[int] | None = None,
     ignore_eos: bool = False,
     stats: dict | None = None,
+    compile: str = "auto",
+    static_cache: bool | None = None,
 ) -> Iterator[Step]:
+    """Yield one `Step` per token; `compile` and `static_cache` as in `speculative_generate`,
+    so a speedup is always measured against the target alone on the same path."""
     check_budget(max_new_tokens)
     device = input_device(target)
     tokens = as_id_tensor(input_ids, device)
     eos = set() if ignore_eos else set(eos_ids(target, eos_token_id))
     gen = make_generator(seed, device)
     clock = Timer(device)
-    vocab = target.config.get_text_config().vocab_size
+    vocab = vocab_size(target)
+    static, compiled = resolve_compile(compile, device, static_cache)
+    max_len = len(tokens) + max_new_tokens + 1
+    if compiled:
+        t_warm = clock()
+        warm_up(target, [1], max_len, verify=False)
+        if stats is not None:
+            stats["warmup_seconds"] = clock() - t_warm
 
     t0 = clock()
-    cache = DynamicCache()
-    if len(tokens) > 1:
-        forward_logits(target, tokens[:-1], cache, 1)
+    cache = prefill(target, tokens[None], static=static, max_len=max_len, compiled=compiled)
     if stats is not None:
         stats["prefill_seconds"] = clock() - t0
     pending = tokens[-1:]

@@ -6,11 +6,12 @@ not be a fair reference. Nothing here knows about drafting or the rejection rule
 """
 from __future__ import annotations
 
+import re
 import time
 from typing import Sequence
 
 import torch
-from transformers import DynamicCache
+from transformers import DynamicCache, StaticCache
 
 from .limits import DECODER_MAX_NEW_TOKENS
 
@@ -70,33 +71,205 @@ class Timer:
         return time.perf_counter()
 
 
-def forward_logits(model, ids: torch.Tensor, cache: DynamicCache | None, keep: int) -> torch.Tensor:
+class KVCache:
+    """A transformers cache with its length kept on the host.
+
+    Reading a static cache's length back from the device would cost a host
+    sync per forward; the decoder always knows how many tokens it fed, so the
+    length lives here. `static=True` preallocates `max_len` positions
+    (transformers' StaticCache): a rollback then only moves the position, and
+    with `compiled=True` the one- and (K+1)-token forwards run through
+    `torch.compile(mode="reduce-overhead")`, i.e. CUDA graphs on a GPU.
+    """
+
+    def __init__(self, model, static: bool = False, max_len: int = 0, compiled: bool = False):
+        if compiled and not static:
+            raise ValueError("compiled forwards need a static cache")
+        self.static, self.compiled, self.length = static, compiled, 0
+        if not static:
+            self.cache = DynamicCache()
+        elif compiled:
+            self.cache = _shared_static_cache(model, max_len)  # graphs replay on fixed addresses
+        else:
+            self.cache = StaticCache(config=model.config, max_cache_len=max_len)
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def crop(self, n: int) -> None:
+        """Forget the last -n positions (n < 0, transformers 5's convention)."""
+        self.cache.crop(n)
+        self.length += n
+
+
+def _shared_static_cache(model, max_len: int) -> StaticCache:
+    """One static cache per model and process, grown when needed and reset between runs."""
+    held = model.__dict__.get("_specviz_static_cache")
+    if held is None or held.max_cache_len < max_len:
+        held = StaticCache(config=model.config, max_cache_len=max(max_len, 256))
+        model.__dict__["_specviz_static_cache"] = held
+    else:
+        held.reset()
+    return held
+
+
+def compiled_forward(model):
+    """`model.forward` compiled once per model and process; one CUDA graph per input shape."""
+    fn = model.__dict__.get("_specviz_compiled")
+    if fn is None:
+        fn = torch.compile(model.forward, mode="reduce-overhead", dynamic=False)
+        model.__dict__["_specviz_compiled"] = fn
+    return fn
+
+
+def forward_logits(model, ids: torch.Tensor, cache, keep: int, eager: bool = False) -> torch.Tensor:
     """Feed `ids` ([T] or [B, T]) after what `cache` holds; logits of the last `keep` positions.
 
     A 1-D `ids` gives [keep, V] (the decoder's batch of one); a 2-D one gives [B, keep, V].
+    `cache` is a KVCache, a bare transformers cache, or None (no cache). `eager`
+    keeps a compiled cache's forward uncompiled (the prefill: one graph per prompt
+    length would be wasted).
     """
     batched = ids.dim() == 2
-    out = model(input_ids=(ids if batched else ids[None]).to(input_device(model)), cache=cache,
-                use_cache=cache is not None, logits_to_keep=keep)
+    ids = (ids if batched else ids[None]).to(input_device(model))
+    if isinstance(cache, KVCache):
+        start, n = cache.length, ids.shape[1]
+        position = torch.arange(start, start + n, device=ids.device)
+        forward = compiled_forward(model) if cache.compiled and not eager else model
+        out = forward(input_ids=ids, cache=cache.cache, use_cache=True, logits_to_keep=keep,
+                      cache_position=position)
+        cache.length += n
+    else:
+        out = model(input_ids=ids, cache=cache, use_cache=cache is not None, logits_to_keep=keep)
     return out.logits if batched else out.logits[0]
 
 
-def prefill(model, tokens: torch.Tensor) -> DynamicCache:
+def prefill(model, tokens: torch.Tensor, static: bool = False, max_len: int = 0,
+            compiled: bool = False) -> KVCache:
     """A cache holding all of `tokens` but the last, which the first step reads."""
-    cache = DynamicCache()
+    cache = KVCache(model, static, max_len, compiled)
     if tokens.shape[-1] > 1:
-        forward_logits(model, tokens[..., :-1], cache, 1)
+        forward_logits(model, tokens[..., :-1], cache, 1, eager=True)
     return cache
 
 
-def crop_to(cache: DynamicCache, length: int) -> None:
+COMPILE_CHOICES = ("auto", "on", "off")
+
+
+def resolve_compile(compile: str, device, static_cache: bool | None = None) -> tuple[bool, bool]:
+    """(static cache, compiled forwards) for `compile` = "auto" | "on" | "off".
+
+    "auto" compiles on CUDA only: there eager forwards are launch-bound (~96 % of
+    a one-token forward measured on an H200), on a CPU the weights dominate and
+    compilation only costs start-up. `static_cache` forces the static cache with
+    or without graphs (the CPU tests run the static path eagerly).
+    """
+    if compile not in COMPILE_CHOICES:
+        raise ValueError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {compile!r}")
+    compiled = compile == "on" or (compile == "auto" and torch.device(device).type == "cuda")
+    static = compiled if static_cache is None else bool(static_cache)
+    if compiled and not static:
+        raise ValueError("compiled forwards need the static cache (static_cache=False contradicts compile)")
+    if compiled:
+        import torch._dynamo as dynamo
+
+        # One graph per shape: draft steps of 1-2 tokens and verifies of up to MAX_K + 1 positions.
+        dynamo.config.cache_size_limit = max(dynamo.config.cache_size_limit, 64)
+    return static, compiled
+
+
+def crop_to(cache, length: int) -> None:
     """Drop cached positions beyond `length` (transformers 5's crop takes a negative count)."""
     extra = cache.get_seq_length() - length
     if extra > 0:
         cache.crop(-extra)
 
 
+def warm_up(model, lengths: list[int], max_len: int, verify: bool) -> None:
+    """Compile and capture every forward shape a run will use, before any timed work.
+
+    Verifies keep the logits of all their positions, draft steps only the last.
+    Three calls per shape: compile, record the CUDA graph, replay it once.
+    """
+    cache = KVCache(model, static=True, max_len=max_len, compiled=True)
+    ids = torch.zeros(1, max(lengths), dtype=torch.long, device=input_device(model))
+    for n in lengths:
+        for _ in range(3):
+            forward_logits(model, ids[:, :n], cache, n if verify else 1)
+            cache.crop(-n)
+
+
 def decode_tokens(tokenizer, ids: list[int]) -> list[str]:
+    """Each token's text on its own, for display; never U+FFFD.
+
+    A byte-level token that holds only part of a multi-byte UTF-8 character
+    decodes to "\ufffd" on its own: it is shown as its bytes instead, e.g.
+    "⟨F0 9F⟩" (the valid parts of the token stay text). The bytes come from
+    `convert_ids_to_tokens` through the GPT-2 byte alphabet, or from
+    SentencePiece byte-fallback tokens such as "<0xF0>".
+    """
     if tokenizer is None:
         return [f"<{i}>" for i in ids]
-    return tokenizer.batch_decode([[i] for i in ids])
+    texts = tokenizer.batch_decode([[i] for i in ids])
+    bad = [n for n, text in enumerate(texts) if "\ufffd" in text]
+    if bad:
+        try:
+            pieces = tokenizer.convert_ids_to_tokens([ids[n] for n in bad])
+        except Exception:  # noqa: BLE001 - a tokenizer without it: mark the broken bytes only
+            pieces = [None] * len(bad)
+        for n, piece in zip(bad, pieces):
+            raw = _token_bytes(piece)
+            texts[n] = _bytes_text(raw) if raw is not None else texts[n].replace("\ufffd", "⟨?⟩")
+    return texts
+
+
+def _byte_decoder() -> dict[str, int]:
+    """GPT-2's byte-level alphabet, reversed: the printable stand-in character -> the byte it encodes."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[chr(b)] = b
+        else:
+            chars[chr(256 + extra)] = b
+            extra += 1
+    return chars
+
+
+_BYTE_DECODER = _byte_decoder()
+_BYTE_FALLBACK = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def _token_bytes(piece) -> bytes | None:
+    """A token's raw bytes from its vocabulary string, or None when it is not a byte-level token."""
+    if not isinstance(piece, str) or not piece:
+        return None
+    fallback = _BYTE_FALLBACK.fullmatch(piece)
+    if fallback:
+        return bytes([int(fallback.group(1), 16)])
+    if all(ch in _BYTE_DECODER for ch in piece):
+        return bytes(_BYTE_DECODER[ch] for ch in piece)
+    return None
+
+
+def _bytes_text(raw: bytes) -> str:
+    """UTF-8 text where it is valid, each run of broken bytes as ⟨E2 96⟩."""
+    out = []
+    while raw:
+        try:
+            out.append(raw.decode("utf-8"))
+            break
+        except UnicodeDecodeError as e:
+            out.append(raw[:e.start].decode("utf-8"))
+            end = e.end
+            while end < len(raw):   # swallow the following broken bytes into the same ⟨…⟩
+                try:
+                    raw[end:end + 4].decode("utf-8")
+                    break
+                except UnicodeDecodeError as e2:
+                    if e2.start != 0:
+                        break
+                    end += e2.end
+            out.append("⟨" + " ".join(f"{b:02X}" for b in raw[e.start:end]) + "⟩")
+            raw = raw[end:]
+    return "".join(out)

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import torch
-from transformers import DynamicCache
-
-from .decoding import crop_to, forward_logits, prefill
+from .decoding import KVCache, crop_to, forward_logits, prefill
 from .sampling import SamplingConfig, probabilities, sample
 
 
@@ -51,14 +49,15 @@ class ModelDrafter:
 
     name = "model"
 
-    def __init__(self, model, vocab: int, adaptive_threshold: float | None = None):
+    def __init__(self, model, vocab: int, adaptive_threshold: float | None = None, cache_options: dict | None = None):
         if adaptive_threshold is not None and not 0.0 <= adaptive_threshold <= 1.0:
             raise ValueError(f"adaptive_threshold must be in [0, 1], got {adaptive_threshold}")
         self.model, self.vocab, self.threshold = model, vocab, adaptive_threshold
-        self.cache = DynamicCache()
+        self.cache_options = cache_options or {}   # static / max_len / compiled, see decoding.KVCache
+        self.cache = KVCache(model)
 
     def begin(self, tokens: torch.Tensor) -> None:
-        self.cache = prefill(self.model, tokens)
+        self.cache = prefill(self.model, tokens, **self.cache_options)
 
     def rollback(self, n_kept: int) -> None:
         crop_to(self.cache, n_kept)
@@ -90,13 +89,14 @@ class ModelDrafter:
                         n_drafted if self.threshold is not None and B > 1 else None)
 
 
-def as_drafter(draft, vocab: int, adaptive_threshold: float | None = None) -> Drafter:
+def as_drafter(draft, vocab: int, adaptive_threshold: float | None = None,
+               cache_options: dict | None = None) -> Drafter:
     """A model passed as `draft` is wrapped in a ModelDrafter; a Drafter is used as it is."""
     if all(hasattr(draft, name) for name in ("begin", "propose", "rollback")):
         if adaptive_threshold is not None:
             raise ValueError("adaptive_threshold applies to a draft model; configure the drafter instead")
         return draft
-    return ModelDrafter(draft, vocab, adaptive_threshold)
+    return ModelDrafter(draft, vocab, adaptive_threshold, cache_options)
 
 
 # ---------------------------------------------------------------- prompt lookup (n-gram)
@@ -223,7 +223,7 @@ DRAFTERS = ("model", "ngram", "hybrid")
 
 
 def make_drafter(method: str, draft_model, vocab: int, *, adaptive_threshold: float | None = None,
-                 eos_ids=()) -> Drafter:
+                 eos_ids=(), cache_options: dict | None = None) -> Drafter:
     """The drafter named `method`: "model" (the draft model), "ngram" (prompt lookup), "hybrid"."""
     if method not in DRAFTERS:
         raise ValueError(f"unknown drafter {method!r}; choose one of {', '.join(DRAFTERS)}")
@@ -234,5 +234,5 @@ def make_drafter(method: str, draft_model, vocab: int, *, adaptive_threshold: fl
         return lookup
     if draft_model is None:
         raise ValueError(f"the {method} drafter needs a draft model")
-    model = ModelDrafter(draft_model, vocab, adaptive_threshold)
+    model = ModelDrafter(draft_model, vocab, adaptive_threshold, cache_options)
     return model if method == "model" else HybridDrafter(model, lookup)

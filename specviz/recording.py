@@ -47,43 +47,64 @@ class RoundRecorder:
             self._texts[token_id] = decode_tokens(self.tokenizer, [token_id])[0]
         return self._texts[token_id]
 
-    def _top(self, probs: torch.Tensor) -> list[list[Alt]]:
-        """Top-5 alternatives of each row of `probs` [N, V]."""
-        values, ids = probs.topk(min(TOP_N, probs.shape[-1]), dim=-1)
-        return [[Alt(int(i), self.text_of(int(i)), float(v)) for v, i in zip(vr, ir)]
-                for vr, ir in zip(values.tolist(), ids.tolist())]
+    def _alts(self, values: list[float], ids: list[float]) -> list[Alt]:
+        return [Alt(int(i), self.text_of(int(i)), v) for v, i in zip(values, ids)]
 
     def fill(self, rnd: Round, t: RoundTensors, m: int, n_shown: int, used_all: bool) -> None:
         """m drafts were accepted; `n_shown` are shown (fewer when EOS cut the round); `used_all`: the
-        correction or bonus was emitted (False when EOS arrived among the accepted drafts)."""
+        correction or bonus was emitted (False when EOS arrived among the accepted drafts).
+
+        Every number is computed on the device and comes back in ONE transfer (token
+        ids ride along as floats: exact below 2^24), so the trace costs one host sync
+        per round on a GPU, not one per list.
+        """
         draft_ids = t.proposal.ids[0]
+        drafted_ids = draft_ids[:n_shown].tolist()
         if not self.record:
-            rnd.drafted = [unrecorded_token(tok, i < m, t.proposal.source)
-                           for i, tok in enumerate(draft_ids[:n_shown].tolist())]
+            rnd.drafted = [unrecorded_token(tok, i < m, t.proposal.source) for i, tok in enumerate(drafted_ids)]
             return
-        k, P = draft_ids.shape[0], t.P[0]
+        k, P, n = draft_ids.shape[0], t.P[0], min(TOP_N, t.P.shape[-1])
         greedy = self.sampling.greedy
         p_conf = torch.softmax(t.p_logits[0].float(), -1)
         # Greedy distributions are one-hot: show the untempered softmax's alternatives instead.
-        top_p = self._top(p_conf if greedy else P)
+        top_p = (p_conf if greedy else P).topk(n, dim=-1)                        # [K+1, n]
+        parts = [top_p.values, top_p.indices.float()]
         if k:
             Q = t.proposal.q[0]
             # A proposer without logits (e.g. n-gram lookup) is as sure as its q says.
             logits = t.proposal.logits
             q_conf = Q if logits is None else torch.softmax(logits[0].float(), -1)
-            top_q = self._top(q_conf if greedy else Q)
+            top_q = (q_conf if greedy else Q).topk(n, dim=-1)                    # [K, n]
             pos = torch.arange(k, device=Q.device)
-            p, q, a, u, pc, qc = torch.stack([P[pos, draft_ids], Q[pos, draft_ids], t.verdict.accept_prob[0],
-                                              t.verdict.u[0], p_conf[pos, draft_ids], q_conf[pos, draft_ids]]).tolist()
+            numbers = torch.stack([P[pos, draft_ids], Q[pos, draft_ids], t.verdict.accept_prob[0].float(),
+                                   t.verdict.u[0].float(), p_conf[pos, draft_ids], q_conf[pos, draft_ids]])
+            parts += [top_q.values, top_q.indices.float(), numbers]
+        y = rnd.emitted[-1]
+        corrected = used_all and m < k
+        if corrected:
+            top_r = t.verdict.next_dist.topk(n, dim=-1)
+            parts += [top_r.values, top_r.indices.float(), t.verdict.next_dist[0, y].reshape(1, 1)]
+        elif used_all:
+            parts.append(P[k, y].reshape(1, 1))
+        flat = torch.cat([x.reshape(-1) for x in parts]).cpu().tolist()         # the one transfer
+
+        def take(rows, cols):
+            nonlocal flat
+            out, flat = [flat[r * cols:(r + 1) * cols] for r in range(rows)], flat[rows * cols:]
+            return out
+
+        p_alts = [self._alts(v, i) for v, i in zip(take(k + 1, n), take(k + 1, n))]
+        if k:
+            q_alts = [self._alts(v, i) for v, i in zip(take(k, n), take(k, n))]
+            p, q, a, u, pc, qc = take(6, k)
             rnd.drafted = [DraftToken(token_id=tok, text=self.text_of(tok), q=q[i], p=p[i], accept_prob=a[i],
                                       u=u[i], accepted=i < m, q_confidence=qc[i], p_confidence=pc[i],
-                                      top_q=top_q[i], top_p=top_p[i], source=t.proposal.source)
-                           for i, tok in enumerate(draft_ids[:n_shown].tolist())]
-        if not used_all:
-            return  # EOS was accepted from the draft: neither correction nor bonus was used
-        y = rnd.emitted[-1]
-        if m < k:
-            dist = t.verdict.next_dist
-            rnd.correction = Choice(y, self.text_of(y), float(dist[0, y]), self._top(dist)[0])
-        else:
-            rnd.bonus = Choice(y, self.text_of(y), float(P[k, y]), top_p[k])
+                                      top_q=q_alts[i], top_p=p_alts[i], source=t.proposal.source)
+                           for i, tok in enumerate(drafted_ids)]
+        if corrected:
+            (values,), (ids,), ((prob,),) = take(1, n), take(1, n), take(1, 1)
+            rnd.correction = Choice(y, self.text_of(y), prob, self._alts(values, ids))
+        elif used_all:   # all K accepted: the bonus came from p at position K+1
+            ((prob,),) = take(1, 1)
+            rnd.bonus = Choice(y, self.text_of(y), prob, p_alts[k])
+        # else: EOS was accepted from the draft, neither correction nor bonus was used

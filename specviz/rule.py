@@ -48,25 +48,29 @@ class Verdict:
 
 
 def verify(P: torch.Tensor, Q: torch.Tensor, draft_ids: torch.Tensor, generator: torch.Generator | None,
-           greedy: bool, n_drafted: torch.Tensor | None = None) -> Verdict:
+           greedy: bool, n_drafted: torch.Tensor | None = None, *, accept_fn=None, residual_fn=None) -> Verdict:
     """Apply the rule to B rows: P [B, K+1, V] (target), Q [B, K, V] (draft), draft_ids [B, K].
 
     `n_drafted` [B] gives rows that drafted fewer than K tokens (the adaptive
     stop); their later columns are ignored and their bonus comes from p at
     position n_drafted (causal attention makes P[:, :n+1] independent of the rest).
+    `accept_fn` / `residual_fn` replace the two rules: only the classroom's teaching
+    variants pass them (the decoder never does).
     """
+    accept_fn = accept_fn or acceptance_prob
+    residual_fn = residual_fn or residual
     B, K = draft_ids.shape
     rows = torch.arange(B, device=P.device)
     n_drafted = torch.full((B,), K, device=P.device) if n_drafted is None else n_drafted
     p_x = P[:, :K].gather(-1, draft_ids[..., None]).squeeze(-1)
     q_x = Q.gather(-1, draft_ids[..., None]).squeeze(-1)
-    accept_prob = acceptance_prob(p_x, q_x)
+    accept_prob = accept_fn(p_x, q_x)
     u = torch.rand(B, K, generator=generator, device=P.device)
     drafted = torch.arange(K, device=P.device) < n_drafted[:, None]
     n_accepted = ((u < accept_prob) & drafted).long().cumprod(-1).sum(-1)
     bonus = n_accepted == n_drafted
     # Row j < K of `after` is the residual after rejecting x_j; row K is p_{K+1}.
-    after = torch.cat([residual(P[:, :K], Q), P[:, K:]], dim=1)
+    after = torch.cat([residual_fn(P[:, :K], Q), P[:, K:]], dim=1)
     next_dist = torch.where(bonus[:, None], P[rows, n_accepted], after[rows, n_accepted])
     next_token = sample(next_dist, generator, greedy)
     return Verdict(accept_prob, u, n_accepted, next_dist, next_token, bonus)

