@@ -45,3 +45,15 @@ SHARED_PROMPTS = REPO_ROOT.parent / "shared" / "prompts" / "bench.jsonl"
 def default_prompts_file() -> Path:
     """The benchmark prompts: the shared file where it exists, else the copy in assets/."""
     return SHARED_PROMPTS if SHARED_PROMPTS.is_file() else ASSET_PROMPTS
+
+# ---------------------------------------------------------------- `python -m specviz costs` (random-weight shapes)
+COSTS_MAX_LAYERS = 128          # --layers override
+COSTS_MAX_PROMPT_TOKENS = 8192  # context in the cache while timing
+COSTS_MAX_REPEATS = 50          # timed repetitions per forward
+
+# ---------------------------------------------------------------- trace files (appended)
+MAX_TRACE_DEPTH = 16            # nesting of [ and { in a trace file, checked before parsing (a trace needs 7)
+MAX_TOKEN_ID = 2**31 - 1
+APP_MAX_TEMPERATURE = 2.0       # the app's temperature box; the decoder accepts up to MAX_TEMPERATURE
+APP_MAX_HUB_ID_CHARS = 96       # each of owner and name in a Hub id (the Hub's own limit)
+APP_TICK_S = 0.5                # how often a waiting event function looks at its Stop flag and the clock

@@ -99,8 +99,7 @@ def speculative_generate(
     clock = Timer(device)
     # The two models may pad their vocabularies differently; real tokens live in the common prefix.
     vocab = vocab_size(target) if not hasattr(draft, "config") else min(vocab_size(target), vocab_size(draft))
-    if method == "model":
-        static, compiled = resolve_compile(compile, device, static_cache)
+    static, compiled = resolve_compile(compile, device, static_cache)
     # Room for the prompt, the budget, and drafts that run past it before being cut.
     cache_options = dict(static=static, max_len=len(tokens) + max_new_tokens + k + 2, compiled=compiled)
     if method == "model":

@@ -18,6 +18,15 @@ from tiny import tiny_model
 PROMPT = [3, 1, 4, 1, 5]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models on a shared 2-core machine: a second thread only adds contention (5-10x slower here)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def pair():
     target = tiny_model(11)
@@ -72,6 +81,10 @@ def test_every_method_emits_the_same_token_count(pair, temperature):
         assert all(r.output_ids == ref for r in runs.values())
     assert runs["hf_assisted"].tau >= 1.0
     assert runs["specviz"].output_ids == runs["specviz_notrace"].output_ids
+    assert runs["hf_assisted_default"].tau >= 1.0 and runs["hf_assisted_default"].k is None
+    assert runs["hf_prompt_lookup"].k == 3 and runs["hf_prompt_lookup"].tau >= 1.0
+    assert runs["specviz_ngram"].lookup_share in (1.0,) or math.isnan(runs["specviz_ngram"].lookup_share)
+    assert 0.0 <= runs["specviz_hybrid"].lookup_share <= 1.0 or math.isnan(runs["specviz_hybrid"].lookup_share)
 
 
 def test_main_writes_results_and_standalone_report(pair, tmp_path, capsys):
@@ -90,21 +103,31 @@ def test_main_writes_results_and_standalone_report(pair, tmp_path, capsys):
                     "trace_overhead"):
             assert key in s
         assert s["best_k"] in (1, 2)
-    # 2 temperatures x 2 prompts x (2 plain + 4 methods with K x 2 K)
-    assert len(data["rows"]) == 2 * 2 * (2 + 4 * 2)
+    # 2 temperatures x 2 prompts x (plain methods + methods with K x 2 K); on a CPU hf_static is left out
+    ran = bench.default_methods("cpu")
+    plain = [m for m in ran if m not in bench.K_METHODS]
+    assert len(data["rows"]) == 2 * 2 * (len(plain) + (len(ran) - len(plain)) * 2)
+    assert not any(r["error"] for r in data["rows"])
     assert {"adaptive_speedup_vs_target", "adaptive_ratio_vs_fixed_k"} <= set(data["summary"]["0.0"])
     row_keys = {"prompt_id", "category", "method", "k", "temperature", "repeat", "new_tokens", "seconds",
                 "tokens_per_s", "acceptance_rate", "tau", "c", "theory_speedup"}
     for row in data["rows"]:
         assert row_keys <= set(row)
         assert row["new_tokens"] == 8
-    assert {r["method"] for r in data["rows"]} == set(bench.METHODS)
+    assert {r["method"] for r in data["rows"]} == set(bench.default_methods("cpu"))
+    assert set(bench.default_methods("cpu")) == set(bench.METHODS) - {"hf_static"}
+    for s in data["summary"].values():
+        assert s["fastest_alone"] in ("target", "hf_generate")
+        assert {"ratio_vs_hf_best", "specviz_best", "hf_best", "speedup_vs_fastest_alone"} <= set(s)
+        assert set(s["categories"]) == {"code", "qa"} and s["categories"]["qa"]["prompts"] == 1
     report = (out / "report.html").read_text(encoding="utf-8")
     assert "<html" in report and "Plotly" in report
     assert not re.search(r"<script[^>]*\bsrc\s*=", report, re.I), "report must not load external scripts"
     assert "the app's chart" in report   # the app's Throughput-vs-K chart, fed by the same measurements
     printed = capsys.readouterr().out
     assert "specviz_notrace" in printed and "temperature 0.0" in printed
+    assert "ratio_vs_hf_best" in printed and "  qa (1 prompt(s))" in printed and "specviz_hybrid" in printed
+    assert "By category" in report and "specviz_ngram" in report and "fastest target-alone method" in report
 
 
 def test_method_subset_and_limit(pair, tmp_path):
@@ -192,3 +215,132 @@ def test_median_and_formatting_agree_on_missing_values():
     assert median([3.0, None, 1.0, float("nan"), 2.0]) == 2.0
     assert fmt(None) == "-" and fmt(float("nan"), missing="–") == "–" and fmt(1.234) == "1.23"
     assert bench.format_table({"summary": {}}) == ""
+
+
+# ---------------------------------------------------------------- the fair peers and the new methods
+def test_hf_static_runs_only_where_it_makes_sense():
+    assert "hf_static" not in bench.default_methods("cpu")
+    assert "hf_static" in bench.default_methods("cuda") and "hf_static" in bench.default_methods("cuda:1")
+    assert set(bench.default_methods("cuda")) == set(bench.METHODS)
+
+
+def test_assisted_default_keeps_transformers_defaults_and_the_draft_config(pair):
+    """hf_assisted must not leak its constant K into hf_assisted_default (which sees the config as shipped)."""
+    original = pair.draft.generation_config
+    before = original.to_dict()
+    seen = {}
+    generate = pair.target.generate
+
+    def spy(*args, **kwargs):
+        gc = kwargs["assistant_model"].generation_config
+        seen.setdefault("configs", []).append((gc.num_assistant_tokens, gc.num_assistant_tokens_schedule,
+                                               gc.assistant_confidence_threshold))
+        seen.setdefault("kwargs", []).append(set(kwargs))
+        return generate(*args, **kwargs)
+
+    pair.target.generate = spy
+    try:
+        for m in ("hf_assisted", "hf_assisted_default"):
+            bench.run_method(m, pair.target, pair.draft, PROMPT, 3, SamplingConfig(0.0), 6)
+    finally:
+        del pair.target.generate
+    assert seen["configs"][0] == (3, "constant", 0.0)
+    assert seen["configs"][1] == (None, None, None)   # unset: generate fills in 20, "constant", 0.4
+    assert "num_assistant_tokens" not in seen["kwargs"][1]
+    assert pair.draft.generation_config is original and original.to_dict() == before
+
+
+def test_a_failing_method_is_recorded_not_fatal(pair, tmp_path, capsys, monkeypatch):
+    from specviz.bench import suite
+
+    real = suite.run_method
+
+    def flaky(method, *args, **kwargs):
+        if method == "hf_static":
+            raise RuntimeError("static cache unsupported here\nsecond line")
+        return real(method, *args, **kwargs)
+
+    monkeypatch.setattr(suite, "run_method", flaky)
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"prompt": "def f(x): return x"}\n', encoding="utf-8")
+    rc = bench.main(["--prompts", str(prompts), "--k", "2", "--max-new-tokens", "4", "--temperature", "0",
+                     "--repeats", "1", "--out", str(tmp_path / "o"), "--quiet",
+                     "--methods", "target", "hf_static", "specviz_ngram"], pair_loader=lambda **kw: pair)
+    assert rc == 0
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    bad = [r for r in data["rows"] if r["method"] == "hf_static"]
+    assert len(bad) == 1 and bad[0]["error"] == "RuntimeError: static cache unsupported here"
+    assert bad[0]["tokens_per_s"] is None
+    captured = capsys.readouterr()
+    assert "FAILED 1x: RuntimeError" in captured.out
+    assert captured.err.count("hf_static failed") == 1   # warm-up and the run: reported once
+
+
+def _row(p, m, k, tps, category="c", temperature=0.0):
+    return {"prompt_id": p, "category": category, "method": m, "k": k, "temperature": temperature,
+            "tokens_per_s": tps, "acceptance_rate": 0.5, "alpha": 0.5, "tau": 1.5, "theory_speedup": float("nan"),
+            "c": 0.3, "matches_target": True, "speedup_vs_target": float("nan")}
+
+
+def test_summary_best_of_each_side_fastest_alone_and_categories():
+    rows = []
+    for p, base, cat in (("a", 10.0, "edit"), ("b", 20.0, "edit"), ("c", 30.0, "chat")):
+        edit = cat == "edit"
+        rows += [_row(p, "target", None, base, cat), _row(p, "hf_generate", None, base * 1.25, cat),
+                 _row(p, "hf_assisted", 2, base * 1.2, cat), _row(p, "hf_assisted_default", None, base * 1.3, cat),
+                 _row(p, "hf_prompt_lookup", 2, base * (2.0 if edit else 0.9), cat),
+                 _row(p, "specviz", 2, base * 1.5, cat), _row(p, "specviz_notrace", 2, base * 1.6, cat),
+                 _row(p, "specviz_ngram", 2, base * (3.0 if edit else 0.8), cat),
+                 _row(p, "specviz_ngram", 4, base * (2.5 if edit else 0.7), cat)]
+    s = bench.summarize(rows)["0.0"]
+    assert s["fastest_alone"] == "hf_generate"
+    assert s["speedup_vs_target"] == pytest.approx(1.5)
+    assert s["speedup_vs_fastest_alone"] == pytest.approx(1.5 / 1.25)
+    assert s["ratio_vs_hf_assisted"] == pytest.approx(1.5 / 1.2)
+    # Over all prompts: specviz_ngram K=2 (median 3.0x) beats notrace (1.6x); hf_prompt_lookup (2.0x) is hf's best.
+    assert s["specviz_best"] == {"method": "specviz_ngram", "k": 2}
+    assert s["hf_best"] == {"method": "hf_prompt_lookup", "k": 2}
+    assert s["ratio_vs_hf_best"] == pytest.approx(1.5)
+    assert s["methods"]["specviz_ngram"]["speedup_vs_fastest_alone"] == pytest.approx(3.0 / 1.25)
+    chat, edit = s["categories"]["chat"], s["categories"]["edit"]
+    assert edit["prompts"] == 2 and chat["prompts"] == 1
+    assert edit["specviz_best"]["method"] == "specviz_ngram" and edit["ratio_vs_hf_best"] == pytest.approx(1.5)
+    assert chat["specviz_best"]["method"] == "specviz_notrace" and chat["hf_best"]["method"] == "hf_assisted_default"
+    assert chat["ratio_vs_hf_best"] == pytest.approx(1.6 / 1.3)
+    table = {(r["method"], r["k"]): r for r in s["table"]}
+    assert table[("hf_generate", None)]["speedup_vs_fastest_alone"] == pytest.approx(1.0)
+    text = bench.format_table({"summary": {"0.0": s}})
+    assert "vs hf_generate" in text and "  edit (2 prompt(s)): specviz best specviz_ngram K=2" in text
+
+
+def test_default_prompts_add_the_code_edit_prompts(tmp_path):
+    from specviz.bench.prompts import default_prompts, select_categories
+
+    assets = bench.load_prompts(bench.ASSET_PROMPTS)
+    edits = [p for p in assets if p.category == "code-edit"]
+    assert len(edits) >= 5 and all(("def " in p.text or "class " in p.text) for p in edits)
+    shared = tmp_path / "shared.jsonl"
+    shared.write_text("\n".join(json.dumps({"category": p.category, "prompt": p.text}) for p in assets[:6]),
+                      encoding="utf-8")
+    got = default_prompts(shared, bench.ASSET_PROMPTS)
+    assert [p.text for p in got[:6]] == [p.text for p in assets[:6]]
+    assert sorted(p.text for p in got if p.category == "code-edit") == sorted(p.text for p in edits)
+    assert len({p.id for p in got}) == len(got)
+    assert default_prompts(tmp_path / "absent.jsonl", bench.ASSET_PROMPTS) == assets
+    assert {p.category for p in select_categories(got, ["code-edit"])} == {"code-edit"}
+    with pytest.raises(bench.BenchError, match="no prompts in category poetry; the prompts have: "):
+        select_categories(got, ["poetry"])
+
+
+def test_categories_option(pair, tmp_path, capsys):
+    rc = bench.main(["--categories", "code-edit", "--limit-prompts", "1", "--k", "2", "--max-new-tokens", "4",
+                     "--temperature", "0", "--repeats", "1", "--out", str(tmp_path / "o"), "--quiet", "--no-warmup",
+                     "--methods", "target", "hf_prompt_lookup", "specviz_ngram"], pair_loader=lambda **kw: pair)
+    assert rc == 0
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert {r["category"] for r in data["rows"]} == {"code-edit"}
+    assert {r["method"] for r in data["rows"]} == {"target", "hf_prompt_lookup", "specviz_ngram"}
+    capsys.readouterr()
+    assert bench.main(["--categories", "nope"], pair_loader=lambda **kw: None) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("specviz bench: error: no prompts in category nope")

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from specviz.cli import agreement, generate, round_line
+from specviz.cli import agreement, costs, generate, prepare, round_line
 from specviz.limits import CLI_MAX_NEW_TOKENS, MAX_K
 from specviz.trace import Choice, DraftToken, Round
 
@@ -57,6 +57,12 @@ def never_loads(*args, **kwargs):
     (agreement.main, ["--prompts", "/nonexistent/prompts.jsonl"], "specviz agreement: error:",
      "prompts file not found"),
     (agreement.main, ["--dtype", "fp8"], "specviz agreement: error:", "invalid choice"),
+    (agreement.main, ["--drafter", "oracle"], "specviz agreement: error:", "invalid choice"),
+    (generate.main, ["generate", "--prompt", "x", "--drafter", "oracle"], "specviz: error:", "--drafter"),
+    (generate.main, ["generate", "--prompt", "x", "--drafter", "ngram", "--adaptive", "0.6"], "specviz: error:",
+     "--adaptive"),
+    (costs.main, ["--draft-shape", "qwen2.5-0.5b"], "specviz costs: error:", "--target-shape"),
+    (prepare.main, ["--now"], "specviz prepare: error:", "--now"),
 ])
 def test_every_command_returns_2_with_one_line(main, argv, prefix, says, capsys, monkeypatch):
     """In process, so many cases stay cheap: each main returns 2 and prints exactly one line."""
@@ -81,3 +87,71 @@ def test_help_exits_0():
     for args in (["generate", "--help"], ["bench", "--help"], ["agreement", "--help"]):
         done = subprocess.run([sys.executable, "-m", "specviz", *args], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and "usage:" in done.stdout and done.stderr == "", done.stderr
+
+
+def test_round_line_names_a_prompt_lookup_round():
+    t = lambda i, ok: DraftToken(i, "x", 1.0, 0.9, 1.0, 0.1, ok, 1.0, 0.9, source="ngram")  # noqa: E731
+    rnd = Round(index=0, drafted=[t(1, True), t(2, True)], rejected_at=None, correction=None,
+                bonus=Choice(3, "z", 0.9), emitted=[1, 2, 3], draft_seconds=0.0, verify_seconds=0.2, drafter="hybrid")
+    assert "[✓✓] ngram  +3 (bonus)" in round_line(rnd, lambda ids: "")
+    rnd.drafted = [DraftToken(1, "x", 0.5, 0.4, 0.8, 0.1, True, 0.5, 0.4)]
+    assert "ngram" not in round_line(rnd, lambda ids: "")
+
+
+def test_unknown_command_names_every_command(capsys):
+    from specviz.__main__ import main
+
+    assert main(["frobnicate"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and all(c in err[0] for c in ("generate", "bench", "agreement", "costs", "prepare"))
+
+
+def test_prepare_is_a_no_op_when_the_cache_is_complete(capsys, monkeypatch):
+    import specviz.models
+    monkeypatch.setattr(prepare, "_already_prepared", lambda: True)
+    monkeypatch.setattr(specviz.models, "load_pair", never_loads)
+    assert prepare.main([]) == 0
+    assert "already prepared in" in capsys.readouterr().out
+
+
+def test_prepare_converts_with_one_progress_line_per_stage(capsys, monkeypatch, tmp_path):
+    """Argument handling and reporting only: load_pair is replaced, nothing is converted."""
+    import specviz.models
+    calls = []
+
+    def fake_load_pair(**kwargs):
+        calls.append(kwargs)
+        for f in (0.0, 0.01, 0.02, 0.02):
+            kwargs["progress"](f, "assembling")
+        kwargs["progress"](1.0, "models ready")
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    monkeypatch.setattr(prepare, "_already_prepared", lambda: False)
+    monkeypatch.setattr(specviz.models, "load_pair", fake_load_pair)
+    assert prepare.main([]) == 0
+    out, err = capsys.readouterr()
+    assert calls and calls[0]["device"] == "cpu"
+    assert err.splitlines() == ["[  0%] assembling", "[100%] models ready"]
+    assert f"prepared the packaged pair in {tmp_path}" in out
+
+    def broken(**kwargs):
+        raise specviz.models.ModelLoadError("part 3 is corrupt; reinstall it")
+
+    monkeypatch.setattr(specviz.models, "load_pair", broken)
+    assert prepare.main([]) == 1
+    assert capsys.readouterr().err.strip() == "specviz prepare: error: part 3 is corrupt; reinstall it"
+
+
+def test_prepare_reads_the_real_cache_layout(monkeypatch, tmp_path):
+    """An empty cache is not prepared (and asking converts nothing)."""
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    assert prepare._already_prepared() is False
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("main", [costs.main, prepare.main])
+def test_help_of_the_new_commands_exits_0(main, capsys):
+    """In process (a subprocess each would cost seconds of torch import): usage on stdout, nothing on stderr."""
+    assert main(["--help"]) == 0
+    captured = capsys.readouterr()
+    assert "usage:" in captured.out and captured.err == ""

@@ -8,7 +8,9 @@ the command line (`python -m specviz bench`, in `specviz.cli.bench`):
     costs.py    `forward_costs`: bare forwards timed for the theory (c, verify_cost)
     sweep.py    `sweep_k`: target alone, then specviz at each K (the app's chart)
     prompts.py  `load_prompts`: the benchmark's JSONL prompt file
-    suite.py    `run_benchmark`, `summarize`, `format_table`, `write_results`
+    suite.py    `run_benchmark` (interleaved, failures recorded), `format_table`, `write_results`
+    summary.py  `summarize`: medians over prompts, best K, baselines, per category
+    shapes.py   known architectures as random-weight models (`python -m specviz costs`)
 
 Conventions (the same for every method, so tokens/s compare like with like):
 - EOS is ignored: every method produces exactly `max_new_tokens` new tokens
@@ -24,7 +26,15 @@ Conventions (the same for every method, so tokens/s compare like with like):
   forward over 1. Both are timed on bare forwards, interleaved, medians of a
   few repetitions (`forward_costs`); theory_speedup = theory.expected_speedup(
   alpha_verified, K, c, verify_cost). Measured over theoretical speedup then
-  differs only by decoder overhead and correlated acceptances.
+  differs only by decoder overhead and correlated acceptances. Prompt lookup
+  (hf_prompt_lookup, specviz_ngram) has no draft model, so no c and no theory.
+- transformers' peers: hf_generate and hf_static (target alone), hf_assisted
+  (constant K), hf_assisted_default (its own defaults: 20 tokens, confidence
+  0.4) and hf_prompt_lookup (K = prompt_lookup_num_tokens). hf_static runs by
+  default only on CUDA; a method that raises leaves an "error" in its rows.
+- Every speedup is also reported against the fastest target-alone method of
+  the run, and specviz's best speed mode against transformers' best method
+  (ratio_vs_hf_best), overall and per prompt category (see summary.py).
 """
 from __future__ import annotations
 
@@ -34,9 +44,10 @@ from ..limits import ASSET_PROMPTS, SHARED_PROMPTS, default_prompts_file
 from ..stats import median
 from .costs import ForwardCosts, forward_costs, theory_speedup
 from .measure import Run, run_method
-from .methods import K_METHODS, METHODS
+from .methods import K_METHODS, METHODS, default_methods
 from .prompts import BenchError, Prompt, load_prompts
-from .suite import format_table, run_benchmark, summarize, temp_key, write_results
+from .suite import format_table, run_benchmark, write_results
+from .summary import summarize, temp_key
 from .sweep import KRow, KSweep, ksweep_from_rows, sweep_k
 
 
@@ -49,6 +60,7 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
 
 
 __all__ = ["ASSET_PROMPTS", "SHARED_PROMPTS", "default_prompts_file", "median", "ForwardCosts", "forward_costs",
-           "theory_speedup", "Run", "run_method", "K_METHODS", "METHODS", "BenchError", "Prompt", "load_prompts",
+           "theory_speedup", "Run", "run_method", "K_METHODS", "METHODS", "default_methods", "BenchError", "Prompt",
+           "load_prompts",
            "format_table", "run_benchmark", "summarize", "temp_key", "write_results", "KRow", "KSweep",
            "ksweep_from_rows", "sweep_k", "main"]

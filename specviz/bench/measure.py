@@ -7,6 +7,8 @@ them produce the same number of tokens.
 """
 from __future__ import annotations
 
+import copy
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import torch
@@ -36,6 +38,7 @@ class Run:
     tau: float = float("nan")       # tokens per round (1 for plain decoding)
     per_position: list[float] = field(default_factory=list)
     rounds: int = 0
+    lookup_share: float = float("nan")   # drafted tokens proposed by prompt lookup (ngram/hybrid), of all drafted
 
     @property
     def new_tokens(self) -> int:
@@ -62,10 +65,8 @@ def run_method(method: str, target, draft, input_ids, k: int | None, sampling: S
     ids = as_id_tensor(input_ids, input_device(target))
     if method == "target":
         return _run_target(target, ids, sampling, max_new_tokens, seed)
-    if method == "hf_generate":
-        return _run_hf(target, None, ids, None, sampling, max_new_tokens, seed)
-    if method == "hf_assisted":
-        return _run_hf(target, draft, ids, int(k), sampling, max_new_tokens, seed)
+    if method in HF_KINDS:
+        return _run_hf(method, target, draft, ids, k, sampling, max_new_tokens, seed)
     return _run_specviz(method, target, draft, ids, int(k), sampling, max_new_tokens, seed, tokenizer)
 
 
@@ -82,26 +83,39 @@ def _run_target(target, ids: torch.Tensor, sampling: SamplingConfig, max_new_tok
                tau=1.0, rounds=len(steps))
 
 
+# specviz method -> (drafter, record the trace, adaptive threshold)
+SPECVIZ_KINDS = {
+    "specviz": ("model", True, None),
+    "specviz_notrace": ("model", False, None),
+    "specviz_adaptive": ("model", False, ADAPTIVE_THRESHOLD),
+    "specviz_ngram": ("ngram", False, None),
+    "specviz_hybrid": ("hybrid", False, None),
+}
+
+
 def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling: SamplingConfig,
                  max_new_tokens: int, seed: int, tokenizer) -> Run:
-    record = method == "specviz"
+    drafter, record, threshold = SPECVIZ_KINDS[method]
     clock = Timer(input_device(target))
     t0 = clock()
-    rounds = list(speculative_generate(target, draft, ids, k=k, sampling=sampling,
+    rounds = list(speculative_generate(target, None if drafter == "ngram" else draft, ids, k=k, sampling=sampling,
                                        max_new_tokens=max_new_tokens, seed=seed,
                                        tokenizer=tokenizer if record else None,
-                                       ignore_eos=True, record=record,
-                                       adaptive_threshold=ADAPTIVE_THRESHOLD if method == "specviz_adaptive" else None))
+                                       ignore_eos=True, record=record, adaptive_threshold=threshold,
+                                       method=drafter))
     t1 = clock()
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]
     in_rounds = sum(r.seconds for r in rounds)
     first = rounds[0].seconds if rounds else 0.0
+    sources = [getattr(t, "source", "model") for r in rounds for t in r.drafted]
     return Run(method, k, out, seconds=in_rounds - first,
                first_emit_seconds=(t1 - t0) - in_rounds + first,
                first_tokens=len(rounds[0].emitted) if rounds else 0, total_seconds=t1 - t0,
                acceptance_rate=m["acceptance_rate"], alpha=m["alpha_verified"], tau=m["tau"],
-               per_position=m["per_position"], rounds=len(rounds))
+               per_position=m["per_position"], rounds=len(rounds),
+               lookup_share=(sources.count("ngram") / len(sources)) if sources and drafter != "model"
+               else float("nan"))
 
 
 # ---------------------------------------------------------------- transformers' generate
@@ -132,15 +146,26 @@ def _hf_sampling_kwargs(sampling: SamplingConfig) -> dict:
                 top_p=float(sampling.top_p), repetition_penalty=None)
 
 
-def _set_assistant(draft, k: int) -> dict:
-    """Constant K, no confidence early-exit: transformers reads these from the assistant's config."""
-    gc = draft.generation_config
-    saved = {name: getattr(gc, name, None) for name in
-             ("num_assistant_tokens", "num_assistant_tokens_schedule", "assistant_confidence_threshold")}
-    gc.num_assistant_tokens = int(k)
-    gc.num_assistant_tokens_schedule = "constant"
-    gc.assistant_confidence_threshold = 0.0
-    return saved
+@contextmanager
+def _assistant_config(draft, k: int | None):
+    """The draft's generation_config swapped for a copy for one call, then the original put back.
+
+    transformers reads the assistant's settings from `draft.generation_config`
+    (and may update them as it goes), so every call starts from a fresh copy:
+    with `k`, constant K and no confidence early-exit; without, the config as
+    shipped, so generate fills in its own defaults (20 tokens, threshold 0.4).
+    """
+    original = draft.generation_config
+    gc = copy.deepcopy(original)
+    if k is not None:
+        gc.num_assistant_tokens = int(k)
+        gc.num_assistant_tokens_schedule = "constant"
+        gc.assistant_confidence_threshold = 0.0
+    draft.generation_config = gc
+    try:
+        yield
+    finally:
+        draft.generation_config = original
 
 
 def _pad_id(model) -> int:
@@ -153,39 +178,53 @@ def _pad_id(model) -> int:
     return 0
 
 
+# transformers method -> what it adds to generate's arguments (K where it takes one).
+HF_KINDS = ("hf_generate", "hf_static", "hf_assisted", "hf_assisted_default", "hf_prompt_lookup")
+
+
+def _hf_method_kwargs(method: str, draft, k: int | None) -> dict:
+    if method == "hf_static":
+        return dict(cache_implementation="static")
+    if method == "hf_prompt_lookup":
+        return dict(prompt_lookup_num_tokens=int(k))
+    if method == "hf_assisted":
+        return dict(assistant_model=draft, num_assistant_tokens=int(k), num_assistant_tokens_schedule="constant",
+                    assistant_confidence_threshold=0.0)
+    if method == "hf_assisted_default":
+        return dict(assistant_model=draft)   # nothing else: transformers' own defaults
+    return {}
+
+
 @torch.inference_mode()
-def _run_hf(target, draft, ids: torch.Tensor, k: int | None, sampling: SamplingConfig,
+def _run_hf(method: str, target, draft, ids: torch.Tensor, k: int | None, sampling: SamplingConfig,
             max_new_tokens: int, seed: int) -> Run:
-    """transformers' generate (draft None) or assisted generation (draft given, constant K)."""
+    """One of transformers' decoders (HF_KINDS), timed by a streamer."""
+    k = int(k) if method in ("hf_assisted", "hf_prompt_lookup") else None
+    assisted = method in ("hf_assisted", "hf_assisted_default")
+    if assisted and draft is None:
+        raise ValueError(f"{method} needs a draft model")
     device = input_device(target)
     clock = Timer(device)
     stamps = _Stamps(clock)
     x = ids[None].to(device)
     gen_kwargs = dict(max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens,
                       attention_mask=torch.ones_like(x), streamer=stamps,
-                      pad_token_id=_pad_id(target), **_hf_sampling_kwargs(sampling))
-    saved = None
-    if draft is not None:
-        saved = _set_assistant(draft, k)
-        gen_kwargs.update(assistant_model=draft, num_assistant_tokens=int(k),
-                          num_assistant_tokens_schedule="constant", assistant_confidence_threshold=0.0)
-    try:
+                      pad_token_id=_pad_id(target), **_hf_sampling_kwargs(sampling),
+                      **_hf_method_kwargs(method, draft, k))
+    with _assistant_config(draft, k) if assisted else nullcontext():
         torch.manual_seed(seed)
         t0 = clock()
         out = target.generate(x, **gen_kwargs)
         t1 = clock()
-    finally:
-        if saved is not None:
-            for name, value in saved.items():
-                setattr(draft.generation_config, name, value)
     new = out[0, x.shape[1]:].tolist()
     chunks = stamps.chunks or [(t1, len(new))]
     t_first, n_first = chunks[0]
-    run = Run(method="hf_assisted" if draft is not None else "hf_generate", k=k, output_ids=new,
+    run = Run(method=method, k=k, output_ids=new,
               seconds=t1 - t_first, first_emit_seconds=t_first - t0, first_tokens=n_first,
               total_seconds=t1 - t0, rounds=len(chunks))
-    if draft is not None and chunks:
+    if method in ("hf_assisted", "hf_assisted_default", "hf_prompt_lookup") and chunks:
         # Each streamer push after the first verify is one round: accepted drafts + 1.
         run.tau = len(new) / len(chunks)
-        run.acceptance_rate = min(1.0, max(0.0, (len(new) - len(chunks)) / (len(chunks) * k)))
+        if method == "hf_assisted":   # K drafts every round: the acceptance rate follows from tau
+            run.acceptance_rate = min(1.0, max(0.0, (len(new) - len(chunks)) / (len(chunks) * k)))
     return run

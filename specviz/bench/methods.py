@@ -1,12 +1,35 @@
 """The decoders the benchmark compares, by name (the `--methods` choices and the results' "method")."""
 
 METHODS = (
-    "target",             # the target alone, token by token (specviz.baseline)
-    "hf_generate",        # transformers' generate on the target alone
-    "hf_assisted",        # transformers' assisted generation, constant K, no confidence early-exit
-    "specviz",            # specviz's speculative decoder, recording the per-token trace
-    "specviz_notrace",    # the same decoder without the trace: its speed when only speed matters
-    "specviz_adaptive",   # no trace; K is a maximum, a round stops drafting once the draft is unsure
+    "target",               # the target alone, token by token (specviz.baseline)
+    "hf_generate",          # transformers' generate on the target alone
+    "hf_static",            # the same with cache_implementation="static" (meant for CUDA; see default_methods)
+    "hf_assisted",          # transformers' assisted generation, constant K, no confidence early-exit
+    "hf_assisted_default",  # assisted generation with transformers' own defaults (20 tokens, confidence 0.4)
+    "hf_prompt_lookup",     # transformers' prompt lookup decoding (prompt_lookup_num_tokens=K), no draft model
+    "specviz",              # specviz's speculative decoder, recording the per-token trace
+    "specviz_notrace",      # the same decoder without the trace: its speed when only speed matters
+    "specviz_adaptive",     # no trace; K is a maximum, a round stops drafting once the draft is unsure
+    "specviz_ngram",        # no trace; prompt lookup drafts (what followed the last n-gram earlier), no draft model
+    "specviz_hybrid",       # no trace; prompt lookup when its match is long enough, else the draft model
 )
 # The methods that draft: measured at every K of a sweep (the others once per prompt).
-K_METHODS = ("hf_assisted", "specviz", "specviz_notrace", "specviz_adaptive")
+K_METHODS = ("hf_assisted", "hf_prompt_lookup", "specviz", "specviz_notrace", "specviz_adaptive",
+             "specviz_ngram", "specviz_hybrid")
+# Plain decoding with the target: the baselines every speedup is also reported against.
+TARGET_ALONE = ("target", "hf_generate", "hf_static")
+# transformers' decoders, the peers of ratio_vs_hf_best.
+HF_METHODS = ("hf_generate", "hf_static", "hf_assisted", "hf_assisted_default", "hf_prompt_lookup")
+# specviz's speed modes, the candidates of its best method (the trace-recording "specviz" is the visualizer's mode).
+SPECVIZ_SPEED_METHODS = ("specviz_notrace", "specviz_adaptive", "specviz_ngram", "specviz_hybrid")
+
+
+def default_methods(device) -> list[str]:
+    """Every method that makes sense on `device`: hf_static only on CUDA.
+
+    A static cache exists to be compiled into CUDA graphs; on a CPU it is eager
+    decoding with a preallocated cache, slower than hf_generate and not the
+    configuration anyone would deploy. Name it in --methods to run it anyway.
+    """
+    on_cuda = str(device).startswith("cuda")
+    return [m for m in METHODS if on_cuda or m != "hf_static"]

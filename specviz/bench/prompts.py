@@ -44,3 +44,40 @@ def load_prompts(path: str | Path) -> list[Prompt]:
     if not prompts:
         raise BenchError(f"no prompts in {path}")
     return prompts
+
+
+# The category whose prompts the shared file has too few of: the assets add theirs to the default set.
+EXTRA_CATEGORY = "code-edit"
+
+
+def default_prompts(shared: Path, assets: Path) -> list[Prompt]:
+    """The shared file's prompts plus the assets' code-edit prompts it lacks; the assets alone without it.
+
+    The shared file is read-only and common to the project's machines; the
+    code-edit prompts (outputs that repeat the prompt, where prompt lookup
+    shines) live in assets/ and are appended (same text counted once).
+    """
+    if not shared.is_file():
+        return load_prompts(assets)
+    prompts = load_prompts(shared)
+    seen_texts, seen_ids = {p.text for p in prompts}, {p.id for p in prompts}
+    for p in load_prompts(assets):
+        if p.category == EXTRA_CATEGORY and p.text not in seen_texts:
+            if p.id in seen_ids:   # a positional id (p05) that the shared file already uses
+                p = Prompt(f"{EXTRA_CATEGORY}-{p.id}", p.category, p.text)
+            prompts.append(p)
+            seen_texts.add(p.text)
+            seen_ids.add(p.id)
+    return prompts
+
+
+def select_categories(prompts: list[Prompt], categories: list[str] | None) -> list[Prompt]:
+    """The prompts of the given categories (all without); an unknown category is an error naming the known ones."""
+    if not categories:
+        return prompts
+    known = sorted({p.category for p in prompts})
+    unknown = [c for c in categories if c not in known]
+    if unknown:
+        raise BenchError(f"no prompts in categor{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
+                         f"the prompts have: {', '.join(known)}")
+    return [p for p in prompts if p.category in categories]

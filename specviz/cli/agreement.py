@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from ..bench.prompts import BenchError, load_prompts
+from ..drafters import DRAFTERS
 from ..limits import CLI_MAX_NEW_TOKENS, MAX_K, default_prompts_file
 from ..sampling import SamplingConfig
 from ..trace import first_difference
@@ -25,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-new-tokens", type=bounded(int, 1, CLI_MAX_NEW_TOKENS, "--max-new-tokens"),
                         default=64)
     parser.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"])
+    parser.add_argument("--drafter", choices=DRAFTERS, default="model",
+                        help="model (default), ngram (prompt lookup, no draft model) or hybrid")
     parser.add_argument("--limit-prompts", type=bounded(int, 1, 100_000, "--limit-prompts"), default=None)
     return parser
 
@@ -48,16 +51,18 @@ def main(argv: list[str] | None = None) -> int:
     pair = load_pair(dtype=args.dtype)
     greedy = SamplingConfig(temperature=0)
     same = total = 0
-    print(f"{pair.name}, {pair.dtype}, greedy, {args.max_new_tokens} new tokens")
+    print(f"{pair.name}, {pair.dtype}, greedy, {args.max_new_tokens} new tokens, drafter {args.drafter}")
+    draft = None if args.drafter == "ngram" else pair.draft
     for i, prompt in enumerate(prompts):
         ids = pair.encode_chat(prompt.text)
         plain = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy,
                                                              max_new_tokens=args.max_new_tokens,
                                                              eos_token_id=pair.eos_token_ids)]
         for k in args.k:
-            spec = [t for r in speculative_generate(pair.target, pair.draft, ids, k=k, sampling=greedy,
+            spec = [t for r in speculative_generate(pair.target, draft, ids, k=k, sampling=greedy,
                                                     max_new_tokens=args.max_new_tokens, record=False,
-                                                    eos_token_id=pair.eos_token_ids) for t in r.emitted]
+                                                    eos_token_id=pair.eos_token_ids, method=args.drafter)
+                    for t in r.emitted]
             at = first_difference(spec, plain)
             same += at is None
             total += 1

@@ -13,9 +13,10 @@ from typing import Any, Callable, Sequence
 import torch
 
 from ..bench import BenchError, Prompt, format_table, load_prompts, run_benchmark, write_results
-from ..bench.methods import METHODS
+from ..bench.methods import METHODS, default_methods
+from ..bench.prompts import EXTRA_CATEGORY, default_prompts, select_categories
 from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
-                      SHARED_PROMPTS, default_prompts_file)
+                      SHARED_PROMPTS)
 from ..sampling import SamplingConfig
 from .args import Parser, bounded
 
@@ -25,7 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
                description="Throughput of speculative decoding versus K, side by side with the target alone "
                            "and transformers' generate / assisted generation.")
     p.add_argument("--prompts", help=f"JSONL file of {{\"prompt\", \"category\"}} (default: {SHARED_PROMPTS} "
-                                     f"when present, else {ASSET_PROMPTS.relative_to(REPO_ROOT)})")
+                                     f"when present, plus the {EXTRA_CATEGORY} prompts of "
+                                     f"{ASSET_PROMPTS.relative_to(REPO_ROOT)} it lacks; else that file alone)")
+    p.add_argument("--categories", nargs="+", metavar="CATEGORY",
+                   help=f"only the prompts of these categories (e.g. --categories {EXTRA_CATEGORY}); "
+                        "applied before --limit-prompts")
     p.add_argument("--k", nargs="+", type=bounded(int, 1, MAX_K, "K"), default=[1, 2, 3, 4, 6, 8],
                    help="draft lengths to sweep (default: 1 2 3 4 6 8)")
     p.add_argument("--max-new-tokens", type=bounded(int, 1, CLI_MAX_NEW_TOKENS, "--max-new-tokens"), default=128)
@@ -41,8 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", help="float32, bfloat16, float16 (default: automatic)")
     p.add_argument("--limit-prompts", type=bounded(int, 1, 100_000, "--limit-prompts"),
                    help="use only the first N prompts")
-    p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), metavar="METHOD",
-                   help=f"subset of: {' '.join(METHODS)} (default: all)")
+    p.add_argument("--methods", nargs="+", choices=METHODS, default=None, metavar="METHOD",
+                   help=f"subset of: {' '.join(METHODS)} (default: all that make sense on the device: "
+                        "hf_static only on CUDA)")
     p.add_argument("--seed", type=bounded(int, 0, 2**31 - 1, "--seed"), default=0)
     p.add_argument("--threads", type=bounded(int, 0, 1024, "--threads"), default=0,
                    help="torch CPU threads (default 0: torch's choice); 1 is steadier on a shared machine")
@@ -60,7 +66,8 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]):
     try:
         if (args.draft is None) != (args.target is None):
             raise BenchError("give both --draft and --target, or neither for the packaged pair")
-        prompts = load_prompts(args.prompts or default_prompts_file())
+        prompts = load_prompts(args.prompts) if args.prompts else default_prompts(SHARED_PROMPTS, ASSET_PROMPTS)
+        prompts = select_categories(prompts, args.categories)
         if args.limit_prompts:
             prompts = prompts[: args.limit_prompts]
         samplings = [SamplingConfig(t, args.top_k, args.top_p) for t in dict.fromkeys(args.temperature)]
@@ -102,9 +109,12 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
         print(f"specviz bench: error: cannot load the models: {e}", file=sys.stderr)
         return 1
     encoded = [pair.encode_chat(p.text) for p in prompts]
+    device = getattr(pair, "device", None) or args.device or "cpu"
+    chosen = args.methods or default_methods(device)
+    args.methods = [m for m in METHODS if m in chosen]   # in METHODS order, as recorded in meta
     result = run_benchmark(pair.target, pair.draft, getattr(pair, "tokenizer", None), prompts, encoded,
                            list(dict.fromkeys(args.k)), samplings, args.max_new_tokens, args.repeats,
-                           [m for m in METHODS if m in args.methods], seed=args.seed,
+                           args.methods, seed=args.seed,
                            warmup=not args.no_warmup, quiet=args.quiet)
     result["meta"] = _meta(pair, args, argv, prompts)
     json_path, html_path = write_results(result, out_dir)

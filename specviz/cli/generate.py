@@ -5,6 +5,7 @@ import argparse
 import sys
 import time
 
+from ..drafters import DRAFTERS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
 from ..sampling import SamplingConfig
 from ..trace import Trace, first_difference, metrics
@@ -15,6 +16,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m specviz", description="Speculative decoding, round by round.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     gen = sub.add_parser("generate", help="generate text and show every draft/verify round")
+    # The other commands parse their own arguments (specviz/__main__.py dispatches them before this
+    # parser runs); they are listed here so that --help and a mistyped command name them all.
+    for name, what in (("bench", "throughput of every decoder versus K, with an HTML report"),
+                       ("agreement", "how often greedy speculative output equals the target alone"),
+                       ("costs", "c, verify_cost and theoretical speedup of known architectures, offline"),
+                       ("prepare", "convert the packaged model pair into the cache, once")):
+        sub.add_parser(name, help=what, add_help=False)
     gen.add_argument("--prompt", required=True)
     gen.add_argument("--raw", action="store_true", help="feed the prompt as raw text (no chat template)")
     gen.add_argument("--draft", default=None, help="draft model: Hub id or local folder (default: packaged pair)")
@@ -28,6 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--adaptive", metavar="T", type=bounded(float, 0.0, 1.0, "--adaptive"), default=None,
                      help="adaptive draft length: stop a round's drafting once the draft's confidence < T "
                           "(K is then a maximum; 0.6 measured well on the packaged pair)")
+    gen.add_argument("--drafter", choices=DRAFTERS, default="model",
+                     help="who proposes the drafts: model (the draft model, default), ngram (prompt lookup: what "
+                          "followed the last n-gram earlier in the prompt or output; no draft model) or hybrid "
+                          "(prompt lookup when its match is long enough, else the draft model)")
     gen.add_argument("--json", metavar="FILE", help="write the full trace as JSON")
     gen.add_argument("--compare", action="store_true", help="also run the target alone and print the speedup")
     gen.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: automatic)")
@@ -40,7 +52,9 @@ def round_line(rnd, text_of) -> str:
     marks = "".join({"accepted": "✓", "rejected": "✗", "discarded": "·"}[rnd.verdict(i)]
                     for i in range(rnd.k))
     how = ("correction" if rnd.correction else "bonus" if rnd.bonus else "eos")
-    return (f"round {rnd.index + 1:>3}  K={rnd.k}  [{marks or '-':<{max(rnd.k, 1)}}]  "
+    # Under --drafter hybrid a round is drafted by one or the other: say when it was prompt lookup.
+    lookup = " ngram" if rnd.drafted and all(getattr(t, "source", "model") == "ngram" for t in rnd.drafted) else ""
+    return (f"round {rnd.index + 1:>3}  K={rnd.k}  [{marks or '-':<{max(rnd.k, 1)}}]{lookup}  "
             f"+{len(rnd.emitted)} ({how})  draft {rnd.draft_seconds * 1000:6.0f} ms  "
             f"verify {rnd.verify_seconds * 1000:6.0f} ms  {text_of(rnd.emitted)!r}")
 
@@ -52,6 +66,8 @@ def _parse(parser: argparse.ArgumentParser, argv) -> tuple[argparse.Namespace, S
         parser.error("--prompt is empty")
     if len(args.prompt) > CLI_MAX_PROMPT_CHARS:
         parser.error(f"--prompt is {len(args.prompt)} characters; the limit is {CLI_MAX_PROMPT_CHARS}")
+    if args.drafter == "ngram" and args.adaptive is not None:
+        parser.error("--adaptive stops on the draft model's confidence; --drafter ngram has no draft model")
     try:
         sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
     except ValueError as e:
@@ -87,14 +103,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     print(f"{pair.name} on {pair.device} ({str(pair.dtype).removeprefix('torch.')}), K={args.k}, "
-          f"{'greedy' if sampling.greedy else sampling}", file=sys.stderr)
+          f"drafter {args.drafter}, {'greedy' if sampling.greedy else sampling}", file=sys.stderr)
     stats: dict = {}
     rounds = []
     start = time.perf_counter()
-    for rnd in speculative_generate(pair.target, pair.draft, ids, k=args.k, sampling=sampling,
+    draft = None if args.drafter == "ngram" else pair.draft
+    for rnd in speculative_generate(pair.target, draft, ids, k=args.k, sampling=sampling,
                                     max_new_tokens=args.max_new_tokens, seed=args.seed,
                                     tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids, stats=stats,
-                                    adaptive_threshold=args.adaptive):
+                                    adaptive_threshold=args.adaptive, method=args.drafter):
         rounds.append(rnd)
         print(round_line(rnd, pair.decode), flush=True)
     wall = time.perf_counter() - start - stats.get("prefill_seconds", 0.0)
@@ -112,7 +129,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write_trace(args, pair, ids, sampling: SamplingConfig, rounds, output: list[int], stats: dict) -> None:
-    trace = Trace(prompt=args.prompt, prompt_ids=list(ids), draft_model=pair.draft_name,
+    draft_name = "prompt lookup (ngram)" if args.drafter == "ngram" else pair.draft_name
+    if args.drafter == "hybrid":
+        draft_name += " + prompt lookup (hybrid)"
+    trace = Trace(prompt=args.prompt, prompt_ids=list(ids), draft_model=draft_name,
                   target_model=pair.target_name, k=args.k, max_new_tokens=args.max_new_tokens, seed=args.seed,
                   sampling=sampling.to_dict(), rounds=rounds, output_text=pair.decode(output),
                   prefill_seconds=stats.get("prefill_seconds", 0.0), device=str(pair.device), dtype=str(pair.dtype),

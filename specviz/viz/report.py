@@ -16,8 +16,10 @@ import plotly.graph_objects as go
 from ..stats import fmt, is_number, median
 
 METHOD_COLORS = {
-    "target": "#6b7280", "hf_generate": "#9ca3af", "hf_assisted": "#f59e0b",
+    "target": "#6b7280", "hf_generate": "#9ca3af", "hf_static": "#4b5563", "hf_assisted": "#f59e0b",
+    "hf_assisted_default": "#d97706", "hf_prompt_lookup": "#ef4444",
     "specviz": "#2563eb", "specviz_notrace": "#10b981", "specviz_adaptive": "#8b5cf6",
+    "specviz_ngram": "#ec4899", "specviz_hybrid": "#0891b2",
 }
 
 
@@ -66,8 +68,10 @@ def speedup_by_category_figure(rows: list[dict], summary: dict, temperature: str
     """Median speedup over the target alone per prompt category; K methods at their best K."""
     s = summary[temperature]
     t = float(temperature)
-    best = {"specviz": s.get("best_k"), "specviz_notrace": s.get("best_k"), "hf_assisted": s.get("hf_assisted_best_k"),
-            "specviz_adaptive": s.get("adaptive_best_max_k")}
+    # Each method at its own best K over all prompts (summary["methods"]); older results lack it.
+    best = {m: v.get("k") for m, v in s.get("methods", {}).items()}
+    best.update({"specviz": s.get("best_k"), "specviz_notrace": s.get("best_k"),
+                 "hf_assisted": s.get("hf_assisted_best_k"), "specviz_adaptive": s.get("adaptive_best_max_k")})
     rs = [r for r in rows if r["temperature"] == t]
     cats = sorted({r["category"] for r in rs})
     fig = go.Figure()
@@ -102,27 +106,68 @@ def _fmt(x, spec="{:.2f}"):
     return fmt(x, spec, missing="–")
 
 
+def _best_name(b) -> str:
+    if not isinstance(b, dict):
+        return "–"
+    return b.get("method", "?") + (f" (K = {b['k']})" if b.get("k") is not None else "")
+
+
+# (summary key, format): the headline rows of the summary table, one column per temperature.
+SUMMARY_KEYS = [
+    ("best_k", "{}"), ("speedup_vs_target", "{:.2f}×"), ("speedup_vs_fastest_alone", "{:.2f}×"),
+    ("ratio_vs_hf_assisted", "{:.2f}×"), ("ratio_vs_hf_best", "{:.2f}×"),
+    ("specviz_best_speedup_vs_target", "{:.2f}×"), ("specviz_best_speedup_vs_fastest_alone", "{:.2f}×"),
+    ("hf_best_speedup_vs_target", "{:.2f}×"), ("hf_best_speedup_vs_fastest_alone", "{:.2f}×"),
+    ("achieved_over_theory", "{:.2f}"), ("trace_overhead", "{:+.1%}"), ("hf_assisted_best_k", "{}"),
+    ("hf_assisted_speedup_vs_target", "{:.2f}×"), ("theory_speedup", "{:.2f}×"), ("alpha", "{:.2f}"),
+    ("tau", "{:.2f}"), ("c", "{:.3f}"), ("speedup_vs_target_per_prompt_best_k", "{:.2f}×"),
+]
+
+
 def _summary_html(summary: dict) -> str:
     parts = []
-    keys = [("best_k", "{}"), ("speedup_vs_target", "{:.2f}×"), ("ratio_vs_hf_assisted", "{:.2f}×"),
-            ("achieved_over_theory", "{:.2f}"), ("trace_overhead", "{:+.1%}"), ("hf_assisted_best_k", "{}"),
-            ("hf_assisted_speedup_vs_target", "{:.2f}×"), ("theory_speedup", "{:.2f}×"), ("alpha", "{:.2f}"),
-            ("tau", "{:.2f}"), ("c", "{:.3f}"), ("speedup_vs_target_per_prompt_best_k", "{:.2f}×")]
     head = "".join(f"<th>{html.escape(t)}</th>" for t in summary)
+    names = "".join(
+        f"<tr><th>{label}</th>" + "".join(f"<td>{html.escape(fn(s))}</td>" for s in summary.values()) + "</tr>"
+        for label, fn in (("fastest target-alone method", lambda s: str(s.get("fastest_alone") or "–")),
+                          ("specviz best (speed modes)", lambda s: _best_name(s.get("specviz_best"))),
+                          ("transformers best", lambda s: _best_name(s.get("hf_best")))))
     body = "".join(
         f"<tr><th>{html.escape(k)}</th>" + "".join(f"<td>{_fmt(s.get(k), spec)}</td>" for s in summary.values())
-        + "</tr>" for k, spec in keys)
-    parts.append(f"<h2>Summary (medians over prompts)</h2><table><tr><th>temperature</th>{head}</tr>{body}</table>")
+        + "</tr>" for k, spec in SUMMARY_KEYS)
+    parts.append(f"<h2>Summary (medians over prompts)</h2><table><tr><th>temperature</th>{head}</tr>"
+                 f"{names}{body}</table>")
     for t, s in summary.items():
         rows = "".join(
             f"<tr><td>{html.escape(r['method'])}</td><td>{_fmt(r['k'], '{}')}</td><td>{_fmt(r['tokens_per_s'])}</td>"
-            f"<td>{_fmt(r['speedup_vs_target'], '{:.2f}×')}</td><td>{_fmt(r['acceptance_rate'])}</td>"
+            f"<td>{_fmt(r['speedup_vs_target'], '{:.2f}×')}</td>"
+            f"<td>{_fmt(r.get('speedup_vs_fastest_alone'), '{:.2f}×')}</td><td>{_fmt(r['acceptance_rate'])}</td>"
             f"<td>{_fmt(r['tau'])}</td><td>{_fmt(r['theory_speedup'], '{:.2f}×')}</td>"
-            f"<td>{_fmt(r['matches_target'], '{:.0%}')}</td></tr>" for r in s["table"])
+            f"<td>{_fmt(r['matches_target'], '{:.0%}')}</td>"
+            f"<td>{html.escape(str(r.get('error') or ''))}</td></tr>" for r in s["table"])
         parts.append(f"<h3>Temperature {html.escape(t)}</h3><table><tr><th>method</th><th>K</th><th>tokens/s</th>"
-                     f"<th>speedup</th><th>acceptance</th><th>τ</th><th>theory</th><th>same output as target</th>"
-                     f"</tr>{rows}</table>")
+                     f"<th>speedup</th><th>vs {html.escape(str(s.get('fastest_alone') or 'fastest alone'))}</th>"
+                     f"<th>acceptance</th><th>τ</th><th>theory</th><th>same output as target</th><th>error</th>"
+                     f"</tr>{rows}</table>{_categories_html(s)}")
     return "".join(parts)
+
+
+def _categories_html(s: dict) -> str:
+    """The headline numbers per prompt category (best K and best methods chosen within each)."""
+    cats = s.get("categories") or {}
+    if not cats:
+        return ""
+    rows = "".join(
+        f"<tr><td>{html.escape(c)}</td><td>{v.get('prompts', '')}</td>"
+        f"<td>{html.escape(_best_name(v.get('specviz_best')))}</td>"
+        f"<td>{_fmt(v.get('specviz_best_speedup_vs_target'), '{:.2f}×')}</td>"
+        f"<td>{_fmt(v.get('specviz_best_speedup_vs_fastest_alone'), '{:.2f}×')}</td>"
+        f"<td>{html.escape(str(v.get('fastest_alone') or '–'))}</td>"
+        f"<td>{html.escape(_best_name(v.get('hf_best')))}</td><td>{_fmt(v.get('ratio_vs_hf_best'), '{:.2f}×')}</td>"
+        f"<td>{_fmt(v.get('ratio_vs_hf_assisted'), '{:.2f}×')}</td></tr>" for c, v in cats.items())
+    return ("<h4>By category</h4><table><tr><th>category</th><th>prompts</th><th>specviz best</th>"
+            "<th>vs target</th><th>vs fastest alone</th><th>fastest alone</th><th>transformers best</th>"
+            f"<th>ratio vs hf best</th><th>ratio vs hf_assisted</th></tr>{rows}</table>")
 
 
 def report_html(result: dict, sweeps: dict | None = None) -> str:

@@ -1,0 +1,57 @@
+"""`python -m specviz prepare`: convert the packaged pair into the model cache once, ahead of time.
+
+The first load of the packaged pair assembles and converts two GGUF files
+(minutes on a 2-core machine); CI and container builds call this before the
+tests or the app so that nobody waits for it later. When the cache is already
+complete it answers at once without loading anything.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .args import Parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return Parser(prog="python -m specviz prepare", error_prefix="specviz prepare",
+                  description="Convert the packaged Qwen2.5-Coder pair into the model cache ($SPECVIZ_CACHE or "
+                              "~/.cache/specviz), once; a no-op when it is already there. Exit 0 when the pair "
+                              "is ready, 1 when the conversion failed.")
+
+
+def _already_prepared() -> bool:
+    """Whether both packaged models are complete in the cache, without loading them."""
+    from ..packaged import is_prepared
+
+    return is_prepared()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m specviz prepare`; returns the exit code (2 for bad arguments, 1 when converting failed)."""
+    try:
+        build_parser().parse_args(argv)
+    except SystemExit as e:   # a bad argument (already reported in one line) or --help
+        return int(e.code or 0)
+
+    from ..models import ModelLoadError, cache_dir, load_pair
+
+    t0 = time.perf_counter()
+    if _already_prepared():
+        print(f"the packaged pair is already prepared in {cache_dir()}")
+        return 0
+    last = [""]
+
+    def progress(fraction, message):
+        if message != last[0]:   # the assembly reports the same stage many times; print each stage once
+            last[0] = message
+            print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
+
+    try:
+        load_pair(device="cpu", dtype="fp32", progress=progress)
+    except ModelLoadError as e:
+        print(f"specviz prepare: error: {e}", file=sys.stderr)
+        return 1
+    print(f"prepared the packaged pair in {cache_dir()} in {time.perf_counter() - t0:.0f} s")
+    return 0

@@ -1,0 +1,91 @@
+"""`python -m specviz costs`: random-weight models of known shapes, timed offline; the memory refusal."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from specviz import theory
+from specviz.bench import shapes
+from specviz.cli import costs
+
+# Published sizes (model cards), in parameters: the shape table must reproduce them.
+PUBLISHED = {"qwen2.5-0.5b": 0.49e9, "qwen2.5-1.5b": 1.54e9, "qwen2.5-3b": 3.09e9, "qwen2.5-7b": 7.61e9,
+             "qwen2.5-14b": 14.7e9, "qwen2.5-32b": 32.5e9, "smollm2-135m": 135e6, "smollm2-360m": 362e6,
+             "smollm2-1.7b": 1.71e9}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_shape_table_matches_the_published_sizes(name):
+    model = shapes.meta_model(shapes.config_of(shapes.SHAPES[name]))   # meta: no memory, instant
+    assert shapes.parameter_count(model) == pytest.approx(PUBLISHED[name], rel=0.02)
+
+
+def test_materialized_model_is_finite_tied_and_runs():
+    config = shapes.config_of(shapes.SHAPES["smollm2-135m"], layers=1, max_positions=64)
+    model = shapes.materialize(shapes.meta_model(config), torch.device("cpu"), torch.float32)
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+    assert torch.isfinite(model.model.rotary_emb.inv_freq).all() and model.model.rotary_emb.inv_freq[0] == 1.0
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([[1, 2, 3]])).logits
+    assert logits.shape == (1, 3, 49152) and torch.isfinite(logits).all()
+
+
+def test_costs_prints_c_verify_cost_and_theory_per_k(capsys):
+    rc = costs.main(["--draft-shape", "smollm2-135m", "--target-shape", "smollm2-135m", "--layers", "1",
+                     "--k", "2", "1", "--prompt-tokens", "8", "--repeats", "1", "--device", "cpu",
+                     "--dtype", "fp32", "--alpha", "0.7", "--compile", "on"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "compile needs CUDA here; running eager" in err
+    assert "smollm2-135m" in out and "float32" in out and "1 layers each" in out
+    c = float(re.search(r"c = ([0-9.]+)", out).group(1))
+    rows = re.findall(r"^\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)x$", out, re.M)
+    assert [int(r[0]) for r in rows] == [1, 2]
+    for k, _, vc, speedup in rows:   # printed rounded: compare loosely
+        assert float(speedup) == pytest.approx(theory.expected_speedup(0.7, int(k), c, float(vc)), rel=0.02, abs=0.01)
+
+
+def test_costs_refuses_what_does_not_fit(capsys, monkeypatch):
+    monkeypatch.setattr(shapes, "available_memory", lambda device: 4 << 30)
+    monkeypatch.setattr(shapes, "materialize", lambda *a, **k: pytest.fail("must not build what does not fit"))
+    rc = costs.main(["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--device", "cpu",
+                     "--dtype", "bf16"])
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert rc == 2 and captured.out == ""
+    assert len(err) == 1 and err[0].startswith("specviz costs: error: qwen2.5-0.5b + qwen2.5-7b in bfloat16 need about")
+    assert "4.0 GiB available" in err[0]
+
+
+def test_memory_estimate_is_params_times_bytes():
+    n = 1_000_000
+    assert shapes.bytes_needed(n, torch.bfloat16, 10, 1) < shapes.bytes_needed(n, torch.float32, 10, 1)
+    assert shapes.bytes_needed(n, torch.float32, 10, 1) >= 4 * n
+    assert shapes.available_memory(torch.device("cpu")) > 0
+
+
+@pytest.mark.parametrize("argv, says", [
+    ([], "required"),
+    (["--draft-shape", "gpt-5", "--target-shape", "qwen2.5-7b"], "invalid choice"),
+    (["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--k", "0"], "--k must be in"),
+    (["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--alpha", "1.5"], "--alpha"),
+    (["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--layers", "0"], "--layers"),
+    (["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--prompt-tokens", "100000"],
+     "--prompt-tokens"),
+    (["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--device", "tpu"], "--device"),
+    (["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--compile", "maybe"], "invalid choice"),
+])
+def test_bad_arguments_exit_2_with_one_line(argv, says, capsys, monkeypatch):
+    monkeypatch.setattr(shapes, "materialize", lambda *a, **k: pytest.fail("must not build on bad arguments"))
+    assert costs.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("specviz costs: error:") and says in err[0], err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_cuda_without_a_gpu_is_a_clear_error(capsys):
+    assert costs.main(["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--device", "cuda"]) == 2
+    assert "no CUDA GPU is available" in capsys.readouterr().err
