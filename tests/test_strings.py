@@ -64,6 +64,25 @@ def test_placeholders_agree_across_languages(lang):
         assert placeholders(text) == placeholders(reference[key]), (lang, key)
 
 
+def test_every_language_has_every_key_with_the_same_placeholders():
+    """A key or a {placeholder} missing in any language fails here (the fallback would hide it in the page)."""
+    reference = table(DEFAULT_LANG)
+    assert len(LANGUAGES) >= 2
+    for lang in LANGUAGES:
+        missing = sorted(set(reference) - set(table(lang)))
+        assert not missing, f"{lang}.py lacks {missing}"
+        for key, text in reference.items():
+            assert placeholders(table(lang)[key]) == placeholders(text), (lang, key)
+            t(key, lang, **{name: "x" for name in placeholders(text)})   # every text formats
+
+
+def test_spanish_is_a_translation_not_a_copy():
+    en, es = table("en"), table("es")
+    same = [k for k in en if en[k] == es[k] and len(en[k]) > 12 and " " in en[k]]
+    # Formulas and notation stay as they are; prose must be translated.
+    assert all(any(s in en[k] for s in ("min(1", "p/q", "{", "Qwen", "·")) for k in same), same
+
+
 def test_lookup_fills_placeholders_and_falls_back_to_english():
     assert t("status.round", n=3, tokens=12, total=64) == "Round 3 · 12 / 64 tokens"
     assert t("status.ready", lang="xx") == t("status.ready")            # unknown language: English
@@ -85,7 +104,9 @@ def test_table_is_read_only():
 
 
 def test_no_gradio_or_torch_below_the_ui():
-    for name in ("strings/__init__.py", "strings/en.py", "compare.py", "viz/format.py", "viz/html.py", "viz/charts.py"):
+    for name in ("strings/__init__.py", "strings/en.py", "strings/es.py", "compare.py", "viz/format.py", "viz/html.py",
+                 "viz/charts.py", "viz/classroom.py", "classroom/steps.py", "classroom/whatif.py",
+                 "classroom/lessons.py"):
         tree = ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
         mods = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         mods |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}

@@ -145,3 +145,105 @@ def test_stream_view_throttles_charts_and_finishes_with_them(tiny_pair):
     final = view.final(prefill_seconds=0.1, baseline_tps=1.0)
     assert {"live", "log", "metrics", "pos_plot", "time_plot"} == set(final) and set(final) <= set(VIEWS)
     assert 'data-state="final"' in final["metrics"] and 'data-metric="speedup"' in final["metrics"]
+
+
+# ---------------------------------------------------------------- refused, never clamped (the new-user issue)
+@pytest.mark.parametrize("over, message", [
+    (dict(k=17), f"K must be a whole number between 1 and {APP_MAX_K}, got 17"),
+    (dict(temperature=-1), "temperature must be between 0 and 2"),
+    (dict(temperature=2.5), "temperature must be between 0 and 2"),
+    (dict(temperature="hot"), "temperature must be a number"),
+    (dict(temperature=float("nan")), "temperature must be a number"),
+    (dict(top_p=1.5), "top_p must be in (0, 1]"),
+    (dict(top_p=None), "top-p must be a number"),
+    (dict(top_k=-5), "top-k must be a whole number"),
+    (dict(max_new=100_000), "max new tokens must be a whole number between 1 and 512"),
+    (dict(k=None), "K must be a number"),
+    (dict(choice=CUSTOM, draft_id="a" * 300, target_id="a/b"), "is an invalid model id"),
+    (dict(choice=CUSTOM, draft_id="o/" + "n" * 97, target_id="a/b"), "is an invalid model id"),
+    (dict(choice=CUSTOM, draft_id="http://example.com/x", target_id="a/b"), "not a web address"),
+    (dict(choice=CUSTOM, draft_id="a/b", target_id="../../etc/passwd"), "Target model: “../../etc/passwd” is an invalid"),
+    (dict(choice=CUSTOM, draft_id="/abs/path", target_id="a/b"), "invalid model id"),
+])
+def test_out_of_range_values_are_refused_with_one_sentence(over, message):
+    with pytest.raises(InputError) as e:
+        form(**over)
+    assert message in str(e.value) and "\n" not in str(e.value) and len(str(e.value)) < 300
+
+
+def test_field_errors_name_each_bad_field_for_the_page():
+    values = dict(prompt="x" * 9000, k=0, max_new=4, temperature=-1, top_p=1.0, top_k=-5, seed=0, pair=CUSTOM,
+                  draft_id="http://example.com/x", target_id="Qwen/Qwen2.5-1.5B-Instruct", k_lo=1, k_hi=17,
+                  sweep_tokens=2)
+    errors = inputs.field_errors(values)
+    assert set(errors) == {"prompt", "k", "temperature", "top_k", "draft_id", "k_hi", "sweep_tokens"}
+    assert "9000 characters" in errors["prompt"] and "not a web address" in errors["draft_id"]
+    assert inputs.field_errors(dict(prompt="hi", k=4, temperature=0.7, top_p=0.9, pair=PACKAGED, draft_id="")) == {}
+    assert inputs.pair_ids(CUSTOM, "Qwen/Qwen2.5-0.5B-Instruct", "gpt2") == ("Qwen/Qwen2.5-0.5B-Instruct", "gpt2")
+
+
+def test_only_json_traces_and_messages_in_the_pages_language(tmp_path):
+    txt = tmp_path / "notes.txt"
+    txt.write_text("hello")
+    with pytest.raises(TraceFormatError, match="is not a trace: choose a .json file"):
+        inputs.read_trace(str(txt))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "specviz-trace", "version": 1, "k": -3, "rounds": []}))
+    with pytest.raises(TraceFormatError) as e:
+        inputs.read_trace(str(bad))
+    assert "missing" in inputs.error_message(e.value)
+    assert inputs.error_message(e.value, "es") == e.value.text("es")
+
+
+def test_sweep_summary_says_when_no_k_beats_the_target():
+    from specviz.ui.tabs.sweep import step_line, summary
+    from specviz.ui.worker import Progress
+
+    rows = [SimpleNamespace(k=k, tokens_per_s=tps, speedup=tps / 10) for k, tps in [(1, 7.0), (2, 8.0)]]
+    slow = SimpleNamespace(rows=rows, best_k=2, target_tokens_per_s=10.0)
+    assert summary(slow, 16, "en").startswith("None faster than the target alone: the fastest, K = 2")
+    fast = SimpleNamespace(rows=rows, best_k=2, target_tokens_per_s=4.0)
+    assert summary(fast, 16, "en").startswith("Best K = 2")
+    assert step_line(None, [1, 2], "0", "en") == "Sweep step 1 of 4: timing one forward pass of each model… 0 s"
+    assert "K = 2" in step_line(Progress(3 / 4, "speculative decoding, K = 2"), [1, 2], "3", "en")
+
+
+def test_a_step_in_a_thread_reports_progress_and_hears_stop():
+    import threading
+
+    run = Run()
+    release = threading.Event()
+
+    def slow(progress):
+        progress(0.0, "first")
+        release.wait(5)
+        progress(0.5, "second")       # Stop was pressed meanwhile: this raises Stopped
+        return "never"
+
+    events = worker.call(slow, run)
+    seen = []
+    for batch in worker.batches(events, tick=0.05):
+        seen.append(batch)
+        if not batch and not run.stop.is_set():      # an empty batch: the tick while the step is busy
+            run.stop.set()
+            release.set()
+    flat = [e for b in seen for e in b]
+    assert [] in seen and isinstance(flat[0], worker.Progress)
+    assert isinstance(flat[-2], worker.Failed) and isinstance(flat[-2].error, worker.Stopped)
+    assert worker.call(lambda progress: 42, Run()).get(timeout=5) == worker.Result(42)
+
+
+def test_stop_while_queued_stops_the_run_before_it_starts():
+    from specviz.ui import session
+
+    me, other = SimpleNamespace(session_hash="me-1"), SimpleNamespace(session_hash="other-1")
+    busy = session.new_run(other)
+    assert session.submit(me) == (0, 1)               # nobody waiting ahead, one run using the models
+    session.stop_run(me)
+    assert session.new_run(me).stop.is_set()          # it starts stopped
+    session.submit(me)
+    assert not session.new_run(me).stop.is_set()      # a later run is not affected
+    session.end_run(busy)
+    session.end_session(me)
+    session.end_session(other)
+    assert busy.stop.is_set()

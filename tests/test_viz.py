@@ -88,19 +88,19 @@ def test_hover_shows_q_p_a_u_and_verdict():
     frag = vh.round_fragment_html(rejected_round(), greedy=False)
     rej = spans(frag, "rejected")[0]
     assert (rej["data-q"], rej["data-p"], rej["data-a"], rej["data-u"]) == ("0.800", "0.200", "0.250", "0.700")
-    title = rej["title"]
+    title = rej["data-tip"]
     for needle in ("q(x) = 0.800", "p(x) = 0.200", "a = min(1, p/q) = 0.250", "u = 0.700", "REJECTED", "u ≥ a"):
         assert needle in title
     acc = spans(frag, "accepted")[0]
-    assert "u < a" in acc["title"] and "ACCEPTED" in acc["title"]
+    assert "u < a" in acc["data-tip"] and "ACCEPTED" in acc["data-tip"]
     corr = spans(frag, "correction")[0]
-    assert "r(x) = 0.625" in corr["title"] and "max(0, p − q)" in corr["title"]
+    assert "r(x) = 0.625" in corr["data-tip"] and "max(0, p − q)" in corr["data-tip"]
     bonus = spans(vh.round_fragment_html(bonus_round(), False), "bonus")[0]
-    assert "p(x) = 0.420" in bonus["title"] and bonus["data-pos"] == "3"
+    assert "p(x) = 0.420" in bonus["data-tip"] and bonus["data-pos"] == "3"
 
 
 def test_greedy_hover_labels_confidence_not_the_rule():
-    title = spans(vh.round_fragment_html(rejected_round(), greedy=True), "rejected")[0]["title"]
+    title = spans(vh.round_fragment_html(rejected_round(), greedy=True), "rejected")[0]["data-tip"]
     assert "confidence (untempered softmax, display only)" in title
     assert "accepted iff it is the target's top token" in title
     card = vh.round_card_html(rejected_round(), greedy=True)
@@ -242,3 +242,41 @@ def test_throughput_vs_k_chart_from_a_hand_built_sweep():
     assert by_name["acceptance rate α̂"].yaxis == "y2"
     assert list(by_name["best K = 2"].x) == [2]
     assert charts.throughput_vs_k_figure(None).layout.annotations
+
+
+# ---------------------------------------------------------------- details on tap and focus, chart layout (the new-user issue)
+def test_tokens_and_tiles_open_details_on_focus_not_only_native_tooltips():
+    frag = vh.round_fragment_html(rejected_round(), greedy=False)
+    for kind in ("accepted", "rejected", "discarded", "correction"):
+        span = spans(frag, kind)[0]
+        assert span["tabindex"] == "0" and "data-tip" in span and "title" not in span
+    tiles = vh.metrics_html({"tokens_per_s": 2.0, "rounds": 1, "tokens": 3})
+    assert 'tabindex="0" data-tip=' in tiles and "title=" not in tiles
+    _no_live_markup(tiles)
+
+
+def test_strip_special_hides_special_tokens_only():
+    from specviz.viz.format import strip_special
+
+    assert strip_special("def f():\n    return 1<|im_end|>") == "def f():\n    return 1"
+    assert strip_special("a <b>bold</b> & <|endoftext|></s>") == "a <b>bold</b> & "
+    assert strip_special(None) == ""
+
+
+def test_inspector_subtitle_clear_of_the_toolbar_and_timing_legend_below():
+    fig = charts.inspector_figure(rejected_round(), 2, greedy=False)
+    title = fig.layout.title
+    assert title.x < 0.1 and title.xanchor == "left"
+    lines = title.text.split("<sup>")[1].split("<br>")
+    assert len(lines) >= 2 and all(len(line) <= 90 for line in lines)     # wrapped, not one long clipped line
+    assert fig.layout.legend.y < 0 and fig.layout.margin.t >= 60 + 16 * len(lines)
+    timing = charts.timeline_figure([rejected_round(), bonus_round()])
+    assert timing.layout.legend.y < 0                                       # below the plot, not over the title
+
+
+def test_sweep_marks_no_best_k_when_none_beats_the_target():
+    rows = [SimpleNamespace(k=k, tokens_per_s=tps, acceptance_rate=0.5, alpha=0.5, tau=1.5, c=0.9,
+                            theory_speedup=0.8, speedup=tps / 10.0) for k, tps in [(1, 7.0), (2, 8.0), (3, 6.0)]]
+    fig = charts.throughput_vs_k_figure(SimpleNamespace(rows=rows, target_tokens_per_s=10.0, best_k=2))
+    assert not any((t.name or "").startswith("best K") for t in fig.data)
+    assert any("none faster than the target alone" in a.text for a in fig.layout.annotations)

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 DEFAULT_LANG = "en"
-LANGUAGES = ("en",)          # module names in this package; add "es" with es.py
+LANGUAGES = ("en", "es")    # module names in this package; the first is the app's root page
 
 _TABLES: dict[str, Mapping[str, str]] = {}
 

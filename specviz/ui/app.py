@@ -8,22 +8,27 @@ round-by-round rendering in `stream`, and every word on the page in
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Callable
 
 import gradio as gr
 
 from ..limits import ASSETS
-from ..strings import DEFAULT_LANG, t
+from ..strings import DEFAULT_LANG, LANGUAGES, t
 from ..trace import metrics
+from ..viz import classroom as vc
 from ..viz import html as vh
 from .session import AppContext, PairCache, PairLoader, default_cache
-from .tabs import generate, inspector, log, sweep, timing, trace_files
+from .events import listen
+from .tabs import classroom, generate, inspector, log, sweep, timing, trace_files
 
 
 def load_examples(lang: str = DEFAULT_LANG) -> list[list]:
-    """[prompt, K, temperature, label] rows from assets/examples.json (one built-in row if it is unreadable)."""
+    """[prompt, K, temperature, label] rows from assets/examples.json, or examples.<lang>.json where one exists
+    (one built-in row if it is unreadable)."""
+    path = ASSETS / f"examples.{lang}.json"
     try:
-        data = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
+        data = json.loads((path if path.is_file() else ASSETS / "examples.json").read_text(encoding="utf-8"))
         return [[e["prompt"], int(e.get("k", 4)), float(e.get("temperature", 0.0)), str(e.get("label", e["prompt"][:40]))]
                 for e in data]
     except (OSError, ValueError, KeyError, TypeError):
@@ -31,16 +36,36 @@ def load_examples(lang: str = DEFAULT_LANG) -> list[list]:
 
 
 def css() -> str:
-    return vh.token_css() + (ASSETS / "specviz.css").read_text(encoding="utf-8")
+    return vh.token_css() + (ASSETS / "specviz.css").read_text(encoding="utf-8") + vc.classroom_css()
+
+
+def language_redirect_js(lang: str) -> str:
+    """?lang=xx on a page of another language: go to that language's page, keeping the other parameters."""
+    pages = json.dumps({code: ("" if code == LANGUAGES[0] else code) for code in LANGUAGES})
+    return ("() => { const pages = " + pages + ", here = " + json.dumps(lang) + "; "
+            "const u = new URL(window.location.href); "
+            "const want = (u.searchParams.get('lang') || '').toLowerCase().slice(0, 2); "
+            "if (!want || want === here || !(want in pages)) return; "
+            "let base = u.pathname; const mine = pages[here]; "
+            "if (mine && base.endsWith('/' + mine)) base = base.slice(0, -mine.length); "
+            "if (!base.endsWith('/')) base += '/'; "
+            "window.location.replace(base + pages[want] + u.search + u.hash); }")
 
 
 def results(lang: str) -> dict:
-    """The right column's top: status, legend, live text, metric tiles, comparison."""
-    return {"status": gr.HTML(vh.status_html(t("status.ready", lang), "info"), elem_id="sv-status"),
-            "legend": gr.HTML(vh.legend_html(lang=lang), elem_id="sv-legend"),
-            "live": gr.HTML("", elem_id="sv-live"),
-            "metrics": gr.HTML(vh.metrics_html(metrics([]), lang=lang), elem_id="sv-metrics"),
-            "compare": gr.HTML("", elem_id="sv-compare")}
+    """The right column's top: status (it sticks in view), legend, the live text beside the clean output, metric
+    tiles, comparison."""
+    c = {"status": gr.HTML(vh.status_html(t("status.ready", lang), "info"), elem_id="sv-status"),
+         "legend": gr.HTML(vh.legend_html(lang=lang), elem_id="sv-legend")}
+    with gr.Row(equal_height=False, elem_id="sv-texts"):
+        with gr.Column(scale=3, min_width=300):
+            c["live"] = gr.HTML("", elem_id="sv-live")
+        with gr.Column(scale=2, min_width=240):
+            c["output"] = gr.Textbox(label=t("ui.output", lang), interactive=False, lines=9, max_lines=18,
+                                     buttons=["copy"], placeholder=t("ui.output_placeholder", lang), elem_id="sv-output")
+    c["metrics"] = gr.HTML(vh.metrics_html(metrics([]), lang=lang), elem_id="sv-metrics")
+    c["compare"] = gr.HTML("", elem_id="sv-compare")
+    return c
 
 
 def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | None = None,
@@ -56,32 +81,51 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
     """
     ctx = AppContext(cache=PairCache(pair_loader) if pair_loader is not None else default_cache(),
                      sweep_fn=sweep_fn, replay_delay=replay_delay, lang=lang)
-    examples = load_examples(lang)
+    settings = dict(concurrency_limit=concurrency_limit, default_prompt=default_prompt, default_k=default_k,
+                    default_max_new_tokens=default_max_new_tokens, pair_label=pair_label)
     with gr.Blocks(title=t("app.title", lang)) as demo:
-        c = {"trace": gr.State(None)}
-        gr.Markdown(t("app.intro", lang), elem_id="sv-title")
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=1, min_width=330):
-                c.update(generate.controls(lang, examples, examples[0][0] if default_prompt is None else default_prompt,
-                                           default_k, default_max_new_tokens, pair_label))
-            with gr.Column(scale=2, min_width=520):
-                c.update(results(lang))
-                with gr.Tabs():
-                    for part in (log, inspector, timing, sweep, trace_files):
-                        c.update(part.tab(lang))
-
-        run_events = generate.wire(ctx, c, concurrency_limit)
-        replay_events = trace_files.wire(ctx, c)
-        generate.wire_stop(ctx, c, cancels=run_events + replay_events)
-        inspector.wire(ctx, c)
-        sweep.wire(ctx, c, concurrency_limit)
+        page(demo, ctx, **settings)
+    for other in LANGUAGES:        # every other language: the same page at /<code> (e.g. /es)
+        if other != lang:
+            with demo.route(t("lang.name", other), other):
+                page(demo, replace(ctx, lang=other), **settings)
     demo.specviz_css = css()  # launch() takes css in Gradio 6; see launch_app
     return demo
+
+
+def page(demo: gr.Blocks, ctx: AppContext, *, concurrency_limit: int, default_prompt: str | None, default_k: int,
+         default_max_new_tokens: int, pair_label: str | None) -> None:
+    """One page of the app in `ctx.lang`: the layout, then one wiring line per part."""
+    lang = ctx.lang
+    examples = load_examples(lang)
+    c = {"trace": gr.State(None)}
+    # The pages are the languages: Gradio's navbar is the language switch (English at the root, the others at /<code>).
+    gr.Navbar(main_page_name=t("lang.name", LANGUAGES[0]), elem_id="sv-lang")
+    gr.Markdown(t("app.intro", lang), elem_id="sv-title")
+    with gr.Row(equal_height=False, elem_id="sv-main"):
+        with gr.Column(scale=1, min_width=330, elem_id="sv-controls"):
+            c.update(generate.controls(lang, examples, examples[0][0] if default_prompt is None else default_prompt,
+                                       default_k, default_max_new_tokens, pair_label))
+        with gr.Column(scale=2, min_width=520, elem_id="sv-results"):
+            c.update(results(lang))
+            with gr.Tabs(elem_id="sv-tabs") as c["tabs"]:
+                for part in (log, inspector, timing, sweep, trace_files, classroom):
+                    c.update(part.tab(lang))
+
+    generate.wire(ctx, c, concurrency_limit)
+    trace_files.wire(ctx, c)
+    generate.wire_stop(ctx, c, demo)   # Stop ends runs, sweeps and replays itself (no cancels: nothing is lost)
+    inspector.wire(ctx, c)
+    sweep.wire(ctx, c, concurrency_limit)
+    classroom.wire(ctx, c, concurrency_limit)
+    demo.load(None, js=language_redirect_js(lang))
+    listen(demo.load, classroom.on_load, ctx, c, [], classroom.LOAD_VIEWS)
 
 
 def launch_app(demo: gr.Blocks, **kwargs):
     """Launch with the specviz CSS and a light theme (the palette is tuned for a light page)."""
     kwargs.setdefault("css", getattr(demo, "specviz_css", None) or css())
+    kwargs.setdefault("head", "<script>" + (ASSETS / "specviz.js").read_text(encoding="utf-8") + "</script>")
     kwargs.setdefault("theme", gr.themes.Soft(primary_hue="blue"))
     kwargs.setdefault("js", "() => { const u = new URL(window.location); if (u.searchParams.get('__theme') !== 'light') "
                             "{ u.searchParams.set('__theme', 'light'); window.location.href = u.href; } }")

@@ -10,12 +10,18 @@ import functools
 import inspect
 from typing import Any, Callable, Mapping, Sequence
 
+import gradio as gr
+
 from .session import AppContext, gpu as _gpu
 
 
 def bind(fn: Callable, ctx: AppContext, components: Mapping[str, Any], *, gpu: bool = False) -> Callable:
     """`fn` with `ctx` bound, its {name: value} results keyed by component; the signature Gradio sees drops ctx."""
     def resolve(update):
+        if update is None:   # an event without outputs
+            return None
+        if not update:   # nothing to change: Gradio reads an empty dict as one (missing) value, so skip instead
+            return gr.skip()
         return {components[name]: value for name, value in update.items()}
 
     if inspect.isgeneratorfunction(fn):

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass
+from typing import Callable
 
-from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
-    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TRACE_BYTES
+from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
+    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES
 from ..sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
 from ..trace import Trace, TraceFormatError
@@ -50,12 +52,58 @@ def whole_number(value, field_key: str, lo: int, hi: int, lang: str = DEFAULT_LA
     return int(f)
 
 
-def sampling_config(temperature, top_k, top_p, lang: str = DEFAULT_LANG) -> SamplingConfig:
+def _number(value, field_key: str, lo: float, hi: float, lang: str) -> float:
+    """`value` as a finite float, or InputError naming the field (the range is checked by the caller)."""
     try:
-        return SamplingConfig(temperature=float(temperature), top_k=whole_number(top_k, "field.top_k", 0, MAX_TOP_K, lang),
-                              top_p=float(top_p))
-    except (TypeError, ValueError) as e:  # SamplingConfig's own range checks (English, from specviz.sampling)
-        raise InputError(str(e)) from None
+        f = float(value)
+    except (TypeError, ValueError):
+        f = math.nan
+    if not math.isfinite(f):
+        raise InputError(t("input.not_a_number", lang, name=t(field_key, lang), lo=lo, hi=hi))
+    return f
+
+
+def temperature(value, lang: str = DEFAULT_LANG) -> float:
+    f = _number(value, "field.temperature", 0, APP_MAX_TEMPERATURE, lang)
+    if not 0 <= f <= APP_MAX_TEMPERATURE:
+        raise InputError(t("input.temperature", lang, hi=APP_MAX_TEMPERATURE, value=value))
+    return f
+
+
+def top_p(value, lang: str = DEFAULT_LANG) -> float:
+    f = _number(value, "field.top_p", 0, 1, lang)
+    if not 0 < f <= 1:
+        raise InputError(t("input.top_p", lang, value=value))
+    return f
+
+
+def top_k(value, lang: str = DEFAULT_LANG) -> int:
+    return whole_number(value, "field.top_k", 0, MAX_TOP_K, lang)
+
+
+def sampling_config(temperature_, top_k_, top_p_, lang: str = DEFAULT_LANG) -> SamplingConfig:
+    """The sampling settings, each refused (never clamped) outside the app's range, in the page's language."""
+    return SamplingConfig(temperature=temperature(temperature_, lang), top_k=top_k(top_k_, lang),
+                          top_p=top_p(top_p_, lang))
+
+
+_HUB_ID = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*", re.ASCII)
+
+
+def hub_id(value, field_key: str, lang: str = DEFAULT_LANG) -> str:
+    """A Hub id `owner/name` (or `name`), checked before anything touches the disk or the network."""
+    s = str(value or "").strip()
+    name = t(field_key, lang)
+    if not s:
+        raise InputError(t("input.custom_pair", lang))
+    if "://" in s or s.lower().startswith("www."):
+        raise InputError(t("input.hub_url", lang, name=name))
+    parts = s.split("/")
+    if (not _HUB_ID.fullmatch(s) or ".." in s or "--" in s
+            or any(len(part) > APP_MAX_HUB_ID_CHARS for part in parts)):
+        shown = s if len(s) <= 40 else s[:39] + "…"
+        raise InputError(t("input.hub_id", lang, name=name, value=shown, limit=APP_MAX_HUB_ID_CHARS))
+    return s
 
 
 def pair_ids(choice: str | None, draft_id: str | None, target_id: str | None,
@@ -65,13 +113,13 @@ def pair_ids(choice: str | None, draft_id: str | None, target_id: str | None,
         return None, None
     if choice in HUB_PRESETS:
         return HUB_PRESETS[choice]
-    draft_id, target_id = (draft_id or "").strip(), (target_id or "").strip()
-    if not draft_id or not target_id:
+    if not str(draft_id or "").strip() or not str(target_id or "").strip():
         raise InputError(t("input.custom_pair", lang))
-    return draft_id, target_id
+    return hub_id(draft_id, "field.draft_id", lang), hub_id(target_id, "field.target_id", lang)
 
 
 def check_prompt(prompt, lang: str = DEFAULT_LANG) -> str:
+    """The prompt as is; refused (never cut) beyond APP_MAX_PROMPT_CHARS."""
     if prompt is None or not str(prompt).strip():
         raise InputError(t("input.no_prompt", lang))
     if len(prompt) > APP_MAX_PROMPT_CHARS:
@@ -93,7 +141,9 @@ def encode_prompt(pair, prompt: str, raw: bool, max_new: int, k: int, lang: str 
 
 
 def read_trace(path: str, lang: str = DEFAULT_LANG) -> Trace:
-    """An uploaded trace file, size-checked before it is read; TraceFormatError or OSError if unusable."""
+    """An uploaded trace file: a .json name, size-checked before it is read; TraceFormatError or OSError if unusable."""
+    if not str(path).lower().endswith(".json"):
+        raise TraceFormatError(t("input.trace_ext", lang, name=os.path.basename(str(path))[-60:]))
     size = os.path.getsize(path)
     if size > APP_MAX_TRACE_BYTES:
         raise TraceFormatError(t("input.trace_size", lang, mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}"))
@@ -101,10 +151,49 @@ def read_trace(path: str, lang: str = DEFAULT_LANG) -> Trace:
         return Trace.from_json(fh.read())
 
 
-def error_message(e: BaseException) -> str:
-    """An exception as one short line for the page."""
-    text = str(e).strip() or type(e).__name__
+def error_message(e: BaseException, lang: str = DEFAULT_LANG) -> str:
+    """An exception as one short line for the page (a trace error in the page's language)."""
+    text = e.text(lang) if isinstance(e, TraceFormatError) else str(e)
+    text = text.strip() or type(e).__name__
     return text[:500]
+
+
+# ---------------------------------------------------------------- one field at a time (messages beside the inputs)
+FIELD_CHECKS: dict[str, Callable] = {
+    "prompt": lambda v, lang: check_prompt(v, lang),
+    "k": lambda v, lang: whole_number(v, "field.k", 1, APP_MAX_K, lang),
+    "max_new": lambda v, lang: whole_number(v, "field.max_new", 1, APP_MAX_NEW_TOKENS, lang),
+    "temperature": temperature,
+    "top_k": top_k,
+    "top_p": top_p,
+    "seed": lambda v, lang: whole_number(v, "field.seed", 0, MAX_SEED, lang),
+    "k_lo": lambda v, lang: whole_number(v, "field.k_lo", 1, APP_MAX_K, lang),
+    "k_hi": lambda v, lang: whole_number(v, "field.k_hi", 1, APP_MAX_K, lang),
+    "sweep_tokens": lambda v, lang: whole_number(v, "field.sweep_tokens", 4, APP_MAX_SWEEP_TOKENS, lang),
+}
+
+
+def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
+    """{input name: message} for every bad field among `values` (names as in the page); {} when all are fine.
+
+    The model ids are reported on the field that is wrong (the draft's or the target's box).
+    """
+    errors = {}
+    for name, value in values.items():
+        check = FIELD_CHECKS.get(name)
+        if check is None:
+            continue
+        try:
+            check(value, lang)
+        except InputError as e:
+            errors[name] = str(e)
+    if values.get("pair") == CUSTOM:
+        for name, key in (("draft_id", "field.draft_id"), ("target_id", "field.target_id")):
+            try:
+                hub_id(values.get(name), key, lang)
+            except InputError as e:
+                errors[name] = str(e)
+    return errors
 
 
 # ---------------------------------------------------------------- whole forms

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..limits import APP_CHART_INTERVAL_S
+from ..limits import APP_CHART_INTERVAL_S, APP_TICK_S
 from ..strings import DEFAULT_LANG
 from ..trace import Trace
 
@@ -71,14 +71,26 @@ def default_cache() -> PairCache:
 
 
 # ---------------------------------------------------------------- per-session runs
+WAIT_EXPIRY_S = 15 * 60      # a submission that never started (the page went away) stops counting after this
+
+
 @dataclass
 class Run:
-    """One run (or replay) of one browser session; setting `stop` ends it between two rounds."""
+    """One run, sweep or replay of one browser session; setting `stop` ends it at its next check (a round)."""
 
     stop: threading.Event = field(default_factory=threading.Event)
+    uses_models: bool = True       # runs and sweeps share the models' queue slot; replays do not
+    active: bool = True
 
 
-_RUNS: dict[str, Run] = {}
+@dataclass
+class _Session:
+    run: Run | None = None
+    waiting_since: float | None = None    # an event was submitted and has not started yet
+    pending_stop: bool = False            # Stop was pressed while it waited
+
+
+_SESSIONS: dict[str, _Session] = {}
 _RUNS_LOCK = threading.Lock()
 
 
@@ -86,22 +98,60 @@ def session_id(request) -> str:
     return getattr(request, "session_hash", None) or "local"
 
 
-def new_run(request) -> Run:
-    """A fresh run for the request's session; the session's previous run (if any) is told to stop."""
-    run = Run()
+def _session(request) -> _Session:
+    return _SESSIONS.setdefault(session_id(request), _Session())
+
+
+def submit(request) -> tuple[int, int]:
+    """Note that the session queued a run or sweep; (submissions waiting ahead of it, runs using the models now)."""
+    now = time.monotonic()
     with _RUNS_LOCK:
-        old = _RUNS.get(session_id(request))
-        if old is not None:
-            old.stop.set()
-        _RUNS[session_id(request)] = run
+        mine = _session(request)
+        mine.waiting_since, mine.pending_stop = now, False
+        others = [s for s in _SESSIONS.values() if s is not mine]
+        ahead = sum(1 for s in others if s.waiting_since is not None and now - WAIT_EXPIRY_S < s.waiting_since < now)
+        busy = sum(1 for s in others if s.run is not None and s.run.active and s.run.uses_models)
+    return ahead, busy
+
+
+def new_run(request, uses_models: bool = True) -> Run:
+    """A fresh run for the request's session; the session's previous run (if any) is told to stop.
+
+    A run whose session pressed Stop while it waited in the queue starts stopped.
+    """
+    run = Run(uses_models=uses_models)
+    with _RUNS_LOCK:
+        mine = _session(request)
+        if mine.run is not None:
+            mine.run.stop.set()
+        if mine.pending_stop and uses_models:
+            run.stop.set()
+        mine.run, mine.waiting_since, mine.pending_stop = run, None, False
     return run
 
 
+def end_run(run: Run) -> None:
+    run.active = False
+
+
 def stop_run(request) -> None:
+    """Stop the session's run (at its next round), or the one it has waiting in the queue (before it starts)."""
     with _RUNS_LOCK:
-        run = _RUNS.get(session_id(request))
-    if run is not None:
-        run.stop.set()
+        mine = _SESSIONS.get(session_id(request))
+        if mine is None:
+            return
+        if mine.run is not None:
+            mine.run.stop.set()
+        if mine.waiting_since is not None:
+            mine.pending_stop = True
+
+
+def end_session(request) -> None:
+    """The page went away: stop whatever it started and forget it."""
+    with _RUNS_LOCK:
+        mine = _SESSIONS.pop(session_id(request), None)
+    if mine is not None and mine.run is not None:
+        mine.run.stop.set()
 
 
 # ---------------------------------------------------------------- one app's settings
@@ -114,11 +164,13 @@ class AppContext:
     replay_delay: float = 0.12
     lang: str = DEFAULT_LANG
     chart_interval_s: float = APP_CHART_INTERVAL_S
+    tick_s: float = APP_TICK_S             # how often a busy event function looks at the clock and at Stop
+    concurrency_limit: int = 1             # runs and sweeps at once (set by the layout's wiring)
     tmpdir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="specviz-traces-"))
 
-    def load(self, pair_ids: tuple[str | None, str | None], progress) -> Any:
-        """The (cached) pair; `progress` is Gradio's, fed (fraction, message) by the loader."""
-        return self.cache.get(*pair_ids, lambda f, m: progress(f, desc=m))
+    def load(self, pair_ids: tuple[str | None, str | None], progress: Callable[[float, str], None]) -> Any:
+        """The (cached) pair; the loader reports `progress(fraction, message)`."""
+        return self.cache.get(*pair_ids, progress)
 
     def sweep(self) -> Callable:
         if self.sweep_fn is not None:

@@ -17,7 +17,7 @@ from ..viz import charts
 from ..viz import html as vh
 
 # Every view a run or a replay updates, by name (the components are made in the tab modules).
-VIEWS = ("status", "live", "log", "metrics", "compare", "pos_plot", "time_plot", "download", "trace",
+VIEWS = ("status", "live", "output", "log", "metrics", "compare", "pos_plot", "time_plot", "download", "trace",
          "insp_round", "insp_pos", "insp_plot", "insp_card")
 
 

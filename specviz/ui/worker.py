@@ -7,13 +7,20 @@ same time, so neither timing is disturbed by the other.
 
 Events, in order: `RoundDone`* `SpecDone` [`BaselineProgress`* `BaselineDone`]
 [`Failed`] `Finished`. `Finished` always comes last, even after an error.
+
+`call` runs any other slow step (loading models, a K sweep) the same way:
+`Progress`* then `Result` or `Failed`, then `Finished`; its progress callback
+raises `Stopped` once the run's stop flag is set, which ends the step at its
+next progress report. `batches(..., tick=s)` also yields an empty batch every
+`s` seconds of silence, so the event function can look at the clock and the
+Stop flag while the worker is busy.
 """
 from __future__ import annotations
 
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterator, Union
+from typing import Any, Callable, Iterator, Union
 
 from ..baseline import autoregressive_generate
 from ..sampling import SamplingConfig
@@ -54,7 +61,22 @@ class Finished:
     pass
 
 
-Event = Union[RoundDone, SpecDone, BaselineProgress, BaselineDone, Failed, Finished]
+@dataclass(frozen=True)
+class Progress:
+    fraction: float
+    message: str
+
+
+@dataclass(frozen=True)
+class Result:
+    value: Any
+
+
+class Stopped(Exception):
+    """Raised inside a `call` step's progress callback once Stop was pressed."""
+
+
+Event = Union[RoundDone, SpecDone, BaselineProgress, BaselineDone, Progress, Result, Failed, Finished]
 
 
 @dataclass(frozen=True)
@@ -119,10 +141,38 @@ def start(job: DecodeJob, run: Run) -> "queue.Queue[Event]":
     return out
 
 
-def batches(events: "queue.Queue[Event]") -> Iterator[list[Event]]:
-    """Everything ready at once, one list per wait (so the page gets one update per batch), until `Finished`."""
+def call(fn: Callable[[Callable[[float, str], None]], Any], run: Run) -> "queue.Queue[Event]":
+    """Run `fn(progress)` in a thread; `progress(fraction, message)` reports, and raises `Stopped` after Stop."""
+    out: queue.Queue = queue.Queue()
+
+    def progress(fraction: float, message: str) -> None:
+        out.put(Progress(float(fraction), str(message)))
+        if run.stop.is_set():
+            raise Stopped()
+
+    def body():
+        try:
+            out.put(Result(fn(progress)))
+        except BaseException as e:  # noqa: BLE001 - reported in the page (Stopped included)
+            out.put(Failed(e))
+        finally:
+            out.put(Finished())
+
+    threading.Thread(target=body, daemon=True, name="specviz-step").start()
+    return out
+
+
+def batches(events: "queue.Queue[Event]", tick: float | None = None) -> Iterator[list[Event]]:
+    """Everything ready at once, one list per wait (so the page gets one update per batch), until `Finished`.
+
+    With `tick`, an empty list comes after each `tick` seconds without events.
+    """
     while True:
-        batch = [events.get()]
+        try:
+            batch = [events.get(timeout=tick)]
+        except queue.Empty:
+            yield []
+            continue
         while True:
             try:
                 batch.append(events.get_nowait())

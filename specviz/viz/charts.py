@@ -128,11 +128,27 @@ def inspector_figure(rnd: Round | None, position: int, greedy: bool, lang: str =
     if greedy:
         sub += t("chart.inspector_greedy", lang)
     top = max([v for tr in fig.data for v in (tr.y or ()) if v is not None] + [0.05])
-    fig.update_layout(title=dict(text=f"{_safe(title)}<br><sup>{_safe(sub)}</sup>", y=0.97, yanchor="top"),
+    # The subtitle is wrapped into short lines on the left, clear of Plotly's toolbar at the top right; the legend
+    # goes below the plot so it never covers them.
+    lines = _wrap(sub, 62)
+    fig.update_layout(title=dict(text=f"{_safe(title)}<br><sup>{'<br>'.join(_safe(x) for x in lines)}</sup>",
+                                 x=0.01, xanchor="left", y=1.0, yref="container", yanchor="top", pad=dict(t=14)),
                       barmode="group", yaxis=dict(title=_safe(what), range=[0, min(1.0, top) * 1.2]),
                       xaxis=dict(title=_safe(t("chart.inspector_x", lang))),
-                      **{**_LAYOUT, "height": 430, "margin": dict(l=55, r=20, t=115, b=40)})
+                      **{**_LAYOUT, "height": 460 + 14 * len(lines), "legend": _LEGEND_BELOW,
+                         "margin": dict(l=55, r=20, t=70 + 16 * len(lines), b=120)})
     return fig
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Words of `text` in lines of at most about `width` characters (a Plotly title does not wrap itself)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def acceptance_by_position_figure(per_position: Sequence[float], counts: Sequence[int] | None = None,
@@ -171,7 +187,8 @@ def timeline_figure(rounds: Sequence[Round], limit: int = 200, lang: str = DEFAU
     fig.update_layout(title=_safe(title), barmode="stack", xaxis=dict(title=_safe(t("chart.timeline_x", lang))),
                       yaxis=dict(title="ms"),
                       yaxis2=dict(title=_safe(t("chart.timeline_y2", lang)), overlaying="y", side="right",
-                                  rangemode="tozero", dtick=1, showgrid=False), **_LAYOUT)
+                                  rangemode="tozero", dtick=1, showgrid=False),
+                      **{**_LAYOUT, "height": 400, "legend": _LEGEND_BELOW, "margin": dict(l=55, r=50, t=60, b=110)})
     return fig
 
 
@@ -213,6 +230,10 @@ def throughput_vs_k_figure(sweep, lang: str = DEFAULT_LANG) -> go.Figure:
                     yaxis="y2", line=dict(color=PALETTE["q"], width=2), marker=dict(symbol="square"),
                     hovertemplate=_hover("chart.acceptance_k_hover", lang, k="%{x}", acceptance="%{y:.0%}"))
     best_row = next((r for r in rows if r.k == getattr(sweep, "best_k", None)), None)
+    if best_row is not None and not math.isnan(base) and not best_row.tokens_per_s > base:
+        best_row = None   # the fastest K is still slower than the target alone: no star, say so
+        fig.add_annotation(text=_safe(t("chart.none_faster", lang)), showarrow=False, x=0.5, y=1.0, xref="paper",
+                           yref="paper", yanchor="bottom", font=dict(size=13, color=PALETTE["rejected"]))
     if best_row is not None:
         best = _safe(t("chart.best_k", lang, k=best_row.k))
         fig.add_scatter(x=[best_row.k], y=[best_row.tokens_per_s], mode="markers+text", name=best,

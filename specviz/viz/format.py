@@ -73,3 +73,12 @@ def token_display(text: str, visible_space: bool = False) -> str:
 def _keep_newlines(raw: str, shown: str) -> str:
     # A whitespace-only token in running text: show its symbols but keep the line break.
     return shown + ("\n" if "\n" in raw else "")
+
+
+_SPECIAL = re.compile(r"<\|[A-Za-z0-9_.:/ -]{1,40}\|>|</s>|<s>|<eos>|<pad>|<unk>")
+
+
+def strip_special(text: str) -> str:
+    """Text with the usual special-token markers (`<|im_end|>`, `</s>`, ...) removed: for a clean copy of an output
+    whose tokenizer is not at hand (a replayed trace)."""
+    return _SPECIAL.sub("", text or "")

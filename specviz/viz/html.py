@@ -106,11 +106,15 @@ def choice_hover(rnd: Round, kind: str, c: Choice, greedy: bool, lang: str = DEF
 
 
 def live_token_html(text: str, kind: str, title: str, **data) -> str:
-    """One token span: class by provenance, hover title, data-* attributes for tools and tests."""
+    """One token span: class by provenance, its explanation in data-tip, data-* attributes for tools and tests.
+
+    The explanation opens on hover, tap and keyboard focus (tabindex; assets/specviz.js shows `data-tip` in a
+    popover), not only as a native tooltip, which touch screens never show.
+    """
     shown = token_display(text) if kind in ("accepted", "correction", "bonus") else \
         token_display(text, visible_space=True)
     return (f'<span class="sv-tok sv-{esc(kind)}" {_attrs(data_verdict=kind, **data)} '
-            f'title="{esc(title)}">{esc(shown)}</span>')
+            f'tabindex="0" data-tip="{esc(title)}">{esc(shown)}</span>')
 
 
 def round_fragment_html(rnd: Round, greedy: bool, lang: str = DEFAULT_LANG) -> str:
@@ -145,7 +149,7 @@ class LiveText:
     def __init__(self, prompt: str, greedy: bool, prompt_chars: int = 600, lang: str = DEFAULT_LANG):
         self.greedy, self.lang = greedy, lang
         shown = prompt if len(prompt) <= prompt_chars else "…" + prompt[-prompt_chars:]
-        self._head = (f'<span class="sv-prompt" title="{esc(t("live.prompt_title", lang))}">'
+        self._head = (f'<span class="sv-prompt" data-tip="{esc(t("live.prompt_title", lang))}">'
                       f'{esc(shown)}</span><span class="sv-arrow" aria-hidden="true"> ⟶ </span>')
         self._parts: list[str] = []
 
@@ -173,7 +177,7 @@ def legend_html(greedy: bool | None = None, lang: str = DEFAULT_LANG) -> str:
 # ---------------------------------------------------------------- round cards
 def _bar(value: float, kind: str, label: str) -> str:
     width = 0.0 if value is None or math.isnan(value) else max(0.0, min(1.0, value)) * 100
-    return (f'<span class="sv-bar" title="{esc(label)} = {esc(fmt(value))}">'
+    return (f'<span class="sv-bar" data-tip="{esc(label)} = {esc(fmt(value))}">'
             f'<span class="sv-bar-fill sv-bar-{kind}" style="width:{width:.1f}%"></span></span>'
             f'<span class="sv-num">{esc(fmt(value))}</span>')
 
@@ -182,9 +186,9 @@ def _accept_bar(a: float, u: float) -> str:
     """The acceptance probability a as a filled bar, with u marked as a tick: u left of the edge = accept."""
     aw = 0.0 if math.isnan(a) else max(0.0, min(1.0, a)) * 100
     uw = None if math.isnan(u) else max(0.0, min(1.0, u)) * 100
-    tick = "" if uw is None else f'<span class="sv-u" style="left:{uw:.1f}%" title="u = {esc(fmt(u))}"></span>'
+    tick = "" if uw is None else f'<span class="sv-u" style="left:{uw:.1f}%"></span>'
     rel = "" if uw is None else ("&lt;" if u < a else "≥")
-    return (f'<span class="sv-abar" title="a = min(1, p/q) = {esc(fmt(a))}; u = {esc(fmt(u))}">'
+    return (f'<span class="sv-abar" data-tip="a = min(1, p/q) = {esc(fmt(a))}; u = {esc(fmt(u))}">'
             f'<span class="sv-abar-fill" style="width:{aw:.1f}%"></span>{tick}</span>'
             f'<span class="sv-num">u {esc(fmt(u, 2))} {rel} a {esc(fmt(a, 2))}</span>')
 
@@ -265,7 +269,8 @@ class RoundLog:
 
 # ---------------------------------------------------------------- metrics and messages
 def _tile(label: str, value: str, hint: str = "", key: str = "") -> str:
-    return (f'<div class="sv-tile" data-metric="{esc(key)}" title="{esc(hint)}"><div class="sv-tile-value">{esc(value)}</div>'
+    return (f'<div class="sv-tile" data-metric="{esc(key)}" tabindex="0" data-tip="{esc(hint)}">'
+            f'<div class="sv-tile-value">{esc(value)}</div>'
             f'<div class="sv-tile-label">{esc(label)}</div></div>')
 
 

@@ -36,7 +36,7 @@ def test_streams_rounds_with_provenance_and_hover_numbers(page):
         tok = live.locator(f".sv-tok[data-verdict={verdict}]").first
         assert tok.count(), f"no {verdict} token in the live text"
         tok.hover()
-        title = tok.get_attribute("title")
+        title = tok.get_attribute("data-tip")
         for needle in needles:
             assert needle in title, (verdict, needle, title)
     acc = live.locator(".sv-tok[data-verdict=accepted]").first
@@ -73,7 +73,7 @@ def test_throughput_vs_k_chart_after_a_sweep(page):
     page.set_number("sv-khi", 4)
     page.set_number("sv-sweep-tokens", 12)
     page.page.click("#sv-sweep")
-    page.page.wait_for_selector("#sv-sweep-status [data-kind]", timeout=90_000)
+    page.page.wait_for_selector("#sv-sweep-status [data-kind=ok], #sv-sweep-status [data-kind=error]", timeout=90_000)
     assert "Best K" in page.page.locator("#sv-sweep-status").inner_text()
     plot = page.page.locator("#sv-sweep-plot")
     plot.locator(".js-plotly-plot").wait_for(timeout=15_000)

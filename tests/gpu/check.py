@@ -218,9 +218,7 @@ def pair_figures(draft_shape: str, target_shape: str):
                trace_overhead=1 - tps["specviz_compiled"] / tps["specviz_compiled_notrace"],
                theory_speedup_alpha_0_8=theory.expected_speedup(0.8, k, out["c_compiled"],
                                                                 out["verify_cost_compiled"]))
-    del target, draft
-    if DEV.type == "cuda":
-        torch.cuda.empty_cache()
+    methods.clear()   # the closures hold the models: let them go before the next pair is built
     return out
 
 
@@ -241,5 +239,7 @@ for draft_shape, target_shape in [("qwen2.5-0.5b", "qwen2.5-1.5b"), ("qwen2.5-0.
 
     run_pair.__name__ = name
     section(run_pair)
+    if DEV.type == "cuda":
+        torch.cuda.empty_cache()
 
 print(f"done in {time.time() - T0:.0f} s; results in {Path(args.out, 'gpu.json')}", flush=True)

@@ -2,7 +2,6 @@
 import cProfile, io, pstats, statistics, sys, time
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
 import torch
-from transformers import DynamicCache
 from specviz.models import load_pair
 from specviz.sampling import SamplingConfig, probabilities, sample
 from specviz.speculative import speculative_generate

@@ -1,26 +1,29 @@
 """The left column (prompt, K, sampling, models, Generate/Stop) and the live run it starts.
 
-A run: check the form, load the pair (cached), start the decode worker, then
-turn each batch of worker events into one page update through `StreamView`.
-The target-alone comparison (speedup, identical-output check) is computed by
-`specviz.compare`, after the speculative run has finished.
+A run: check the form (beside each field before anything is queued, and again
+here), load the pair (cached) with its progress in the status, start the
+decode worker, then turn each batch of worker events into one page update
+through `StreamView`. Stop is only a flag: the run sees it within a round and
+ends with a final status, keeping what it made (text, trace, download). The
+target-alone comparison is computed by `specviz.compare` after the run.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import gradio as gr
 
 from ...compare import compare_runs
-from ...limits import ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS
-from ...models import ModelLoadError
+from ...limits import ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, APP_MAX_TEMPERATURE
 from ...strings import t
 from ...trace import Trace, metrics
 from ...viz import html as vh
-from .. import inputs, worker
+from ...viz.format import strip_special
+from .. import inputs, waiting, worker
 from ..events import listen
 from ..inputs import InputError, RunSettings
-from ..session import AppContext, new_run, stop_run
+from ..session import AppContext, end_run, end_session, new_run, stop_run, submit
 from ..stream import VIEWS, StreamView, inspector_updates, status
 from ..worker import BaselineDone, BaselineProgress, DecodeJob, Failed, Finished, RoundDone, SpecDone
 
@@ -30,22 +33,28 @@ RUN_INPUTS = ("prompt", "raw", "k", "adaptive", "temperature", "top_k", "top_p",
 
 # ---------------------------------------------------------------- layout
 def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int, pair_label: str | None) -> dict:
-    """The form; returns its components by name."""
+    """The form; returns its components by name. Numbers are plain boxes: a value out of range is refused with a
+    sentence beside the box, never clamped."""
     c = {}
-    c["prompt"] = gr.Textbox(label=t("ui.prompt", lang), value=prompt, lines=4, max_lines=12,
-                             max_length=APP_MAX_PROMPT_CHARS, elem_id="sv-prompt")
+    c["prompt"] = gr.Textbox(label=t("ui.prompt", lang), value=prompt, lines=4, max_lines=12, elem_id="sv-prompt",
+                             info=t("ui.prompt_info", lang, limit=APP_MAX_PROMPT_CHARS))
     c["raw"] = gr.Checkbox(label=t("ui.raw", lang), value=False)
-    c["k"] = gr.Slider(1, APP_MAX_K, value=k, step=1, label=t("ui.k", lang), elem_id="sv-k")
+    with gr.Row():
+        c["k"] = gr.Number(value=k, step=1, label=t("ui.k", lang), info=t("ui.range", lang, lo=1, hi=APP_MAX_K),
+                           elem_id="sv-k")
+        c["max_new"] = gr.Number(value=max_new, step=1, label=t("ui.max_new", lang),
+                                 info=t("ui.range", lang, lo=1, hi=APP_MAX_NEW_TOKENS), elem_id="sv-max-new")
     c["adaptive"] = gr.Checkbox(label=t("ui.adaptive", lang, threshold=ADAPTIVE_THRESHOLD), value=False,
                                 elem_id="sv-adaptive")
-    c["max_new"] = gr.Slider(1, APP_MAX_NEW_TOKENS, value=max_new, step=1, label=t("ui.max_new", lang),
-                             elem_id="sv-max-new")
     with gr.Accordion(t("ui.sampling", lang), open=True):
-        c["temperature"] = gr.Slider(0.0, 2.0, value=0.0, step=0.05, label=t("ui.temperature", lang), elem_id="sv-temp")
-        c["top_p"] = gr.Slider(0.05, 1.0, value=1.0, step=0.05, label=t("ui.top_p", lang), elem_id="sv-topp")
         with gr.Row():
-            c["top_k"] = gr.Number(value=0, precision=0, minimum=0, label=t("ui.top_k", lang), elem_id="sv-topk")
-            c["seed"] = gr.Number(value=0, precision=0, minimum=0, label=t("ui.seed", lang), elem_id="sv-seed")
+            c["temperature"] = gr.Number(value=0.0, step=0.05, label=t("ui.temperature", lang),
+                                         info=t("ui.range", lang, lo=0, hi=APP_MAX_TEMPERATURE), elem_id="sv-temp")
+            c["top_p"] = gr.Number(value=1.0, step=0.05, label=t("ui.top_p", lang), info=t("ui.top_p_info", lang),
+                                   elem_id="sv-topp")
+        with gr.Row():
+            c["top_k"] = gr.Number(value=0, step=1, label=t("ui.top_k", lang), elem_id="sv-topk")
+            c["seed"] = gr.Number(value=0, step=1, label=t("ui.seed", lang), elem_id="sv-seed")
     with gr.Accordion(t("ui.models", lang), open=False, elem_id="sv-models"):
         c["pair"] = gr.Dropdown(inputs.pair_choices(lang, pair_label), value=inputs.PACKAGED, label=t("ui.pair", lang),
                                 elem_id="sv-pair")
@@ -63,15 +72,30 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
     return c
 
 
+def field_validator(ctx: AppContext, names: tuple[str, ...]):
+    """Gradio's `validator`: a sentence beside each bad field, and the event is not queued at all."""
+    def check(*values):
+        errors = inputs.field_errors(dict(zip(names, values)), ctx.lang)
+        return [gr.validate(name not in errors, errors.get(name, "")) for name in names]
+
+    return check
+
+
 def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> list:
-    """Listeners of the form; returns the run event (the Stop button cancels it)."""
+    """Listeners of the form; returns the run event."""
+    ctx.concurrency_limit = concurrency_limit
     listen(c["pair"].change, pair_visibility, ctx, c, ["pair"], ["draft_id", "target_id"], queue=False)
+    listen(c["run_btn"].click, submitted, ctx, c, RUN_INPUTS, ["status"], queue=False, show_progress="hidden")
     return [listen(c["run_btn"].click, generate, ctx, c, RUN_INPUTS, VIEWS, gpu=True, concurrency_limit=concurrency_limit,
-                   concurrency_id="decode", show_progress="minimal")]
+                   concurrency_id="decode", show_progress="minimal", validator=field_validator(ctx, RUN_INPUTS))]
 
 
-def wire_stop(ctx: AppContext, c: dict, cancels: list) -> None:
-    listen(c["stop_btn"].click, stop, ctx, c, (), ["status"], cancels=cancels, queue=False)
+def wire_stop(ctx: AppContext, c: dict, demo: gr.Blocks | None = None, **_ignored) -> None:
+    """Stop only raises the session's flag: each kind of work hears it within a round and closes with a status.
+    Closing the page does the same (`unload`)."""
+    listen(c["stop_btn"].click, stop, ctx, c, (), (), queue=False, show_progress="hidden")
+    if demo is not None:
+        demo.unload(page_closed)
 
 
 # ---------------------------------------------------------------- events
@@ -80,9 +104,26 @@ def pair_visibility(ctx: AppContext, choice):
     return {"draft_id": gr.update(visible=custom), "target_id": gr.update(visible=custom)}
 
 
-def stop(ctx: AppContext, request: gr.Request):
+def page_closed(request: gr.Request) -> None:
+    end_session(request)
+
+
+def stop(ctx: AppContext, request: gr.Request) -> None:
     stop_run(request)
-    return status(t("status.stopped", ctx.lang), "warn")
+
+
+def submitted(ctx: AppContext, prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
+              target_id, compare, request: gr.Request):
+    """Right after the click, before the queue: a bad field's sentence, or the place in the queue."""
+    try:
+        inputs.run_settings(prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
+                            target_id, compare, ctx.lang)
+    except InputError as e:
+        return status(str(e), "error")
+    ahead, busy = submit(request)
+    if ahead or busy >= ctx.concurrency_limit:
+        return status(t("status.queued", ctx.lang, position=ahead + 1), "run")
+    return {}
 
 
 @dataclass
@@ -97,40 +138,54 @@ class Outcome:
 
 
 def generate(ctx: AppContext, prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
-             target_id, compare, request: gr.Request, progress=gr.Progress()):
-    lang = ctx.lang
+             target_id, compare, request: gr.Request):
     run = new_run(request)
     try:
-        s = inputs.run_settings(prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
-                                target_id, compare, lang)
-    except InputError as e:
-        gr.Warning(str(e))
-        yield status(str(e), "error")
-        return
-    yield status(t("status.loading", lang), "run")
-    try:
-        pair = ctx.load(s.pair_ids, progress)
-        ids = inputs.encode_prompt(pair, s.prompt, s.raw, s.max_new_tokens, s.k, lang)
-    except (InputError, ModelLoadError) as e:
-        gr.Warning(inputs.error_message(e))
-        yield status(inputs.error_message(e), "error")
-        return
-    except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
-        yield status(t("status.prepare_failed", lang, error=inputs.error_message(e)), "error")
-        return
-    view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.chart_interval_s)
-    decoding = t("status.decoding_adaptive" if s.adaptive_threshold else "status.decoding", lang, k=s.k)
-    yield {**status(decoding, "run"), **view.start(), "compare": "", "metrics": vh.metrics_html(metrics([]), lang=lang)}
-    events = worker.start(DecodeJob(pair, ids, s.k, s.sampling, s.max_new_tokens, s.seed, s.compare,
-                                    s.adaptive_threshold), run)
-    outcome = Outcome()
-    try:
-        for batch in worker.batches(events):
-            update = apply_events(batch, view, outcome, s, run.stop.is_set, lang)
-            if update and not outcome.finished:
-                yield update
+        yield from _generate(ctx, run, request, (prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed,
+                                                 choice, draft_id, target_id, compare))
     finally:
         run.stop.set()  # a cancelled or closed page stops the decoder too
+        end_run(run)
+
+
+def _generate(ctx: AppContext, run, request, form: tuple):
+    lang = ctx.lang
+    try:
+        s = inputs.run_settings(*form, lang)
+    except InputError as e:
+        yield status(str(e), "error")
+        return
+    if run.stop.is_set():
+        yield status(t("status.stopped", lang), "warn")
+        return
+    pair = yield from waiting.load(ctx, run, s.pair_ids, lambda m, kind: status(m, kind))
+    if pair is None:
+        return
+    try:
+        ids = inputs.encode_prompt(pair, s.prompt, s.raw, s.max_new_tokens, s.k, lang)
+    except InputError as e:
+        yield status(str(e), "error")
+        return
+    view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.chart_interval_s)
+    yield {**status(t("status.prefill", lang, n=len(ids), seconds=0), "run"), **view.start(), "compare": "",
+           "output": "", "metrics": vh.metrics_html(metrics([]), lang=lang)}
+    events = worker.start(DecodeJob(pair, ids, s.k, s.sampling, s.max_new_tokens, s.seed, s.compare,
+                                    s.adaptive_threshold), run)
+    outcome, t0, said, announced = Outcome(), time.monotonic(), time.monotonic(), False
+    for batch in worker.batches(events, tick=ctx.tick_s):
+        update = apply_events(batch, view, outcome, s, run.stop.is_set, lang)
+        if update:
+            update["output"] = clean_text(pair, [tok for r in view.rounds for tok in r.emitted])
+        if run.stop.is_set() and not announced and not outcome.finished:
+            announced = True
+            update.update(status(t("status.stopping", lang), "run"))
+        elif not view.rounds and not announced and time.monotonic() - said >= 1.0:
+            said = time.monotonic()  # the prefill: no round yet, say how long it has been reading
+            update.update(status(t("status.prefill", lang, n=len(ids), seconds=waiting.seconds_since(t0)), "run"))
+        elif announced and "status" in update:
+            update.pop("status")     # keep "Stopping…" until the final status
+        if update and not outcome.finished:
+            yield update
     yield finish(ctx, request, pair, s, ids, view, outcome)
 
 
@@ -164,28 +219,36 @@ def apply_events(batch: list, view: StreamView, outcome: Outcome, s: RunSettings
     return update
 
 
+def clean_text(pair, ids: list[int]) -> str:
+    """The output as a reader wants it: decoded as a whole (so multi-byte characters join), special tokens hidden."""
+    try:
+        return pair.tokenizer.decode(list(ids), skip_special_tokens=True)
+    except Exception:  # noqa: BLE001 - a tokenizer without the option: the pair's own decode, specials stripped
+        return strip_special(_decode(pair, ids))
+
+
 def make_trace(pair, s: RunSettings, ids: list[int], view: StreamView, outcome: Outcome) -> Trace:
     rounds = list(view.rounds)
     return Trace(prompt=s.prompt, prompt_ids=ids, draft_model=getattr(pair, "draft_name", ""),
                  target_model=getattr(pair, "target_name", ""), k=s.k, max_new_tokens=s.max_new_tokens, seed=s.seed,
                  sampling=s.sampling.to_dict(), rounds=rounds,
-                 output_text=_decode(pair, [tok for r in rounds for tok in r.emitted]),
+                 output_text=clean_text(pair, [tok for r in rounds for tok in r.emitted]),
                  prefill_seconds=float(outcome.spec_stats.get("prefill_seconds", 0.0)),
                  device=str(getattr(pair, "device", "")), dtype=str(getattr(pair, "dtype", "")).replace("torch.", ""),
                  adaptive_threshold=s.adaptive_threshold)
 
 
 def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view: StreamView, outcome: Outcome) -> dict:
-    """The last update of a run: final views, comparison, inspector, download, and the closing status."""
+    """The last update of a run (stopped or not): final views, comparison, inspector, download, the closing status."""
     lang = ctx.lang
     trace = make_trace(pair, s, ids, view, outcome)
     m = metrics(view.rounds)
-    comparison = compare_runs(trace.output_ids, m["tokens_per_s"], outcome.steps or [], s.sampling.greedy)
-    final = view.final(trace.prefill_seconds, comparison.base_tokens_per_s if comparison else None)
-    final["trace"] = trace
-    final.update(inspector_updates(trace, lang))
-    if comparison is not None:
-        final["compare"] = vh.comparison_html(comparison, dtype=trace.dtype, lang=lang)
+    # A stopped comparison would compare a whole run with part of one: leave it out.
+    steps = [] if outcome.stopped else (outcome.steps or [])
+    comparison = compare_runs(trace.output_ids, m["tokens_per_s"], steps, s.sampling.greedy)
+    final = view.final(trace.prefill_seconds)   # the speedup is shown once, in the comparison below the tiles
+    final.update(trace=trace, output=trace.output_text, **inspector_updates(trace, lang))
+    final["compare"] = vh.comparison_html(comparison, dtype=trace.dtype, lang=lang) if comparison is not None else ""
     error = outcome.error
     if view.rounds:
         try:
@@ -193,7 +256,7 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
         except (OSError, ValueError) as e:
             error = error or e
     if error is not None:
-        final.update(status(t("status.failed", lang, error=inputs.error_message(error)), "error"))
+        final.update(status(t("status.failed", lang, error=inputs.error_message(error, lang)), "error"))
     elif outcome.stopped:
         final.update(status(t("status.stopped_after", lang, rounds=len(view.rounds), tokens=m["tokens"]), "warn"))
     else:

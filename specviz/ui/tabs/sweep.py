@@ -1,18 +1,24 @@
-"""The "Throughput vs K" tab: the target alone once, then the speculative decoder at each K (`bench.sweep_k`)."""
+"""The "Throughput vs K" tab: the target alone once, then the speculative decoder at each K (`bench.sweep_k`).
+
+The sweep runs in a thread; this event function says which step it is on and
+for how long (in the tab and in the page's status), and Stop (or closing the
+page) ends it at the next step.
+"""
 from __future__ import annotations
 
 import gradio as gr
 
 from ...compare import best_row
 from ...limits import APP_MAX_K, APP_MAX_SWEEP_TOKENS
-from ...models import ModelLoadError
 from ...strings import t
 from ...viz import charts
 from ...viz import html as vh
-from .. import inputs
+from .. import inputs, waiting, worker
 from ..events import listen
 from ..inputs import InputError
-from ..session import AppContext
+from ..session import AppContext, end_run, new_run, submit
+from ..worker import Failed, Progress, Result, Stopped
+from .generate import field_validator
 
 SWEEP_INPUTS = ("prompt", "raw", "temperature", "top_k", "top_p", "seed", "pair", "draft_id", "target_id",
                 "k_lo", "k_hi", "sweep_tokens")
@@ -23,10 +29,12 @@ def tab(lang: str) -> dict:
     with gr.Tab(t("tab.sweep", lang), id="sweep"):
         gr.Markdown(t("sweep.intro", lang))
         with gr.Row():
-            c["k_lo"] = gr.Slider(1, APP_MAX_K, value=1, step=1, label=t("ui.k_lo", lang), elem_id="sv-klo")
-            c["k_hi"] = gr.Slider(1, APP_MAX_K, value=8, step=1, label=t("ui.k_hi", lang), elem_id="sv-khi")
-            c["sweep_tokens"] = gr.Slider(4, APP_MAX_SWEEP_TOKENS, value=32, step=1, label=t("ui.sweep_tokens", lang),
-                                          elem_id="sv-sweep-tokens")
+            c["k_lo"] = gr.Number(value=1, step=1, label=t("ui.k_lo", lang), info=t("ui.range", lang, lo=1, hi=APP_MAX_K),
+                                  elem_id="sv-klo")
+            c["k_hi"] = gr.Number(value=8, step=1, label=t("ui.k_hi", lang), info=t("ui.range", lang, lo=1, hi=APP_MAX_K),
+                                  elem_id="sv-khi")
+            c["sweep_tokens"] = gr.Number(value=32, step=1, label=t("ui.sweep_tokens", lang),
+                                          info=t("ui.range", lang, lo=4, hi=APP_MAX_SWEEP_TOKENS), elem_id="sv-sweep-tokens")
         c["sweep_btn"] = gr.Button(t("ui.sweep_run", lang), variant="primary", elem_id="sv-sweep")
         c["sweep_status"] = gr.HTML("", elem_id="sv-sweep-status")
         c["sweep_plot"] = gr.Plot(charts.throughput_vs_k_figure(None, lang=lang), show_label=False,
@@ -36,35 +44,98 @@ def tab(lang: str) -> dict:
 
 def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> None:
     # Same concurrency slot as Generate: a sweep never overlaps a run, so both timings stay honest.
-    listen(c["sweep_btn"].click, sweep, ctx, c, SWEEP_INPUTS, ["sweep_plot", "sweep_status"], gpu=True,
-           concurrency_limit=concurrency_limit, concurrency_id="decode")
+    listen(c["sweep_btn"].click, submitted, ctx, c, SWEEP_INPUTS, ["sweep_status", "status"], queue=False,
+           show_progress="hidden")
+    listen(c["sweep_btn"].click, sweep, ctx, c, SWEEP_INPUTS, ["sweep_plot", "sweep_status", "status"], gpu=True,
+           concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
+           validator=field_validator(ctx, SWEEP_INPUTS))
+
+
+def say(message: str, kind: str) -> dict:
+    """The sweep's line, in its tab and in the page's status (which stays in view)."""
+    html = vh.status_html(message, kind)
+    return {"sweep_status": html, "status": html}
+
+
+def submitted(ctx: AppContext, prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo, k_hi,
+              n_tokens, request: gr.Request):
+    try:
+        inputs.sweep_settings(prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo, k_hi,
+                              n_tokens, ctx.lang)
+    except InputError as e:
+        return say(str(e), "error")
+    ahead, busy = submit(request)
+    if ahead or busy >= ctx.concurrency_limit:
+        return say(t("status.queued", ctx.lang, position=ahead + 1), "run")
+    return {}
 
 
 def sweep(ctx: AppContext, prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo, k_hi,
-          n_tokens, progress=gr.Progress()):
+          n_tokens, request: gr.Request):
+    run = new_run(request)
+    try:
+        yield from _sweep(ctx, run, (prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo,
+                                     k_hi, n_tokens))
+    finally:
+        run.stop.set()
+        end_run(run)
+
+
+def _sweep(ctx: AppContext, run, form: tuple):
     lang = ctx.lang
     try:
-        s = inputs.sweep_settings(prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo, k_hi,
-                                  n_tokens, lang)
-        progress(0.0, desc=t("sweep.loading", lang))
-        pair = ctx.load(s.pair_ids, progress)
-        ids = inputs.encode_prompt(pair, s.prompt, s.raw, s.n_tokens, s.ks[-1], lang)
-    except (InputError, ModelLoadError) as e:
-        gr.Warning(inputs.error_message(e))
-        return {"sweep_plot": gr.update(), "sweep_status": vh.status_html(inputs.error_message(e), "error")}
+        s = inputs.sweep_settings(*form, lang)
+    except InputError as e:
+        yield say(str(e), "error")
+        return
+    if run.stop.is_set():
+        yield say(t("status.stopped", lang), "warn")
+        return
+    pair = yield from waiting.load(ctx, run, s.pair_ids, say)
+    if pair is None:
+        return
     try:
-        result = ctx.sweep()(pair.target, pair.draft, ids, s.ks, s.sampling, s.n_tokens, seed=s.seed,
-                             tokenizer=pair.tokenizer, progress=lambda f, m: progress(f, desc=m))
-    except Exception as e:  # noqa: BLE001
-        return {"sweep_plot": gr.update(),
-                "sweep_status": vh.status_html(t("sweep.failed", lang, error=inputs.error_message(e)), "error")}
-    return {"sweep_plot": charts.throughput_vs_k_figure(result, lang=lang),
-            "sweep_status": vh.status_html(summary(result, s.n_tokens, lang), "ok")}
+        ids = inputs.encode_prompt(pair, s.prompt, s.raw, s.n_tokens, s.ks[-1], lang)
+    except InputError as e:
+        yield say(str(e), "error")
+        return
+
+    def measure(progress):
+        return ctx.sweep()(pair.target, pair.draft, ids, s.ks, s.sampling, s.n_tokens, seed=s.seed,
+                           tokenizer=pair.tokenizer, progress=progress)
+
+    outcome = yield from waiting.wait_for(ctx, run, worker.call(measure, run), lambda p, sec: step_line(p, s.ks, sec, lang),
+                                          say, "sweep.stopping")
+    if isinstance(outcome, Result) and not run.stop.is_set():
+        yield {**say(summary(outcome.value, s.n_tokens, lang), "ok"),
+               "sweep_plot": charts.throughput_vs_k_figure(outcome.value, lang=lang)}
+    elif isinstance(outcome, Failed) and not isinstance(outcome.error, Stopped) and not run.stop.is_set():
+        yield say(t("sweep.failed", lang, error=inputs.error_message(outcome.error, lang)), "error")
+    else:
+        yield say(t("sweep.stopped", lang), "warn")
+
+
+def step_line(p: Progress | None, ks: list[int], seconds: str, lang: str) -> str:
+    """Which step of the sweep is running, in the page's language: `sweep_k` reports before each of its steps."""
+    steps = len(ks) + 2
+    i = 0 if p is None else min(steps, max(0, round(p.fraction * steps)))
+    if i == 0:
+        what = t("sweep.step_costs", lang)
+    elif i == 1:
+        what = t("sweep.step_target", lang)
+    elif i < steps:
+        what = t("sweep.step_k", lang, k=ks[i - 2])
+    else:
+        what = t("sweep.step_done", lang)
+    return t("sweep.progress", lang, i=min(i + 1, steps), n=steps, what=what, seconds=seconds)
 
 
 def summary(result, n_tokens: int, lang: str) -> str:
     best = best_row(result)
     if best is None:
         return t("sweep.no_result", lang)
+    if not best.tokens_per_s > result.target_tokens_per_s:
+        return t("sweep.none_faster", lang, k=result.best_k, tps=vh.fmt(best.tokens_per_s, 1),
+                 base=vh.fmt(result.target_tokens_per_s, 1), n=n_tokens)
     return t("sweep.best", lang, k=result.best_k, tps=vh.fmt(best.tokens_per_s, 1), speedup=f"{best.speedup:.2f}",
              base=vh.fmt(result.target_tokens_per_s, 1), n=n_tokens)

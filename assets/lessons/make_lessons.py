@@ -1,0 +1,105 @@
+"""Regenerate the classroom's prepared lessons with the packaged pair: `python assets/lessons/make_lessons.py`.
+
+Each lesson is a specviz trace (the JSON of `python -m specviz generate --json`)
+plus a title and a description in every language, listed in index.json. Runs
+are short (≤ 40 tokens) so the whole set takes a few minutes on a 2-core CPU.
+Where a lesson promises something (a rejection early, an all-accepted round),
+the script tries a few seeds or prompts and keeps the first run that shows it,
+and `start` points the step mode at that round.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+from specviz.models import load_pair  # noqa: E402
+from specviz.sampling import SamplingConfig  # noqa: E402
+from specviz.speculative import speculative_generate  # noqa: E402
+from specviz.trace import Trace  # noqa: E402
+
+
+def first_rejection(trace: Trace) -> int | None:
+    return next((r.index for r in trace.rounds if r.rejected_at is not None and r.correction is not None), None)
+
+
+def first_bonus(trace: Trace) -> int | None:
+    return next((r.index for r in trace.rounds if r.bonus is not None and r.k > 1), None)
+
+
+# name, prompt, K, temperature, max tokens, seeds or prompts to try, the round to start at (None: round 1)
+LESSONS = [
+    dict(name="greedy-code", prompt="Write a Python function that checks whether a number is prime.", k=4,
+         temperature=0.0, tokens=32, start=None,
+         title={"en": "Greedy code", "es": "Código en modo greedy"},
+         description={"en": "Temperature 0: a draft token is kept iff it is the target's own top choice. "
+                            "Code is predictable, so most drafts pass.",
+                      "es": "Temperatura 0: un token del borrador se queda si y solo si es la primera opción del "
+                            "objetivo. El código es predecible, así que la mayoría de borradores pasan."}),
+    dict(name="prose-t07", prompt="Explain in two sentences what a hash map is.", k=4, temperature=0.7, tokens=32,
+         start=None,
+         title={"en": "Prose at T = 0.7", "es": "Prosa con T = 0,7"},
+         description={"en": "Sampling: every test is a coin flip u < a = min(1, p/q). Watch a differ from 0 and 1.",
+                      "es": "Muestreo: cada prueba es una moneda u < a = min(1, p/q). Observa cómo a se aleja "
+                            "de 0 y de 1."}),
+    dict(name="early-rejection", prompt="Write a haiku about the sea.", k=4, temperature=1.0, tokens=24,
+         start=first_rejection, seeds=range(8),
+         title={"en": "A rejection and its correction", "es": "Un rechazo y su corrección"},
+         description={"en": "Starts at the first rejected draft: p < q, the test fails, and the correction is "
+                            "drawn from the residual max(0, p − q).",
+                      "es": "Empieza en el primer borrador rechazado: p < q, la prueba falla y la corrección se "
+                            "extrae del residuo max(0, p − q)."}),
+    dict(name="bonus-round", prompt="Write a Python function that returns the n-th Fibonacci number.", k=3,
+         temperature=0.0, tokens=24, start=first_bonus,
+         title={"en": "All accepted: the bonus token", "es": "Todo aceptado: el token extra"},
+         description={"en": "Starts at a round where every draft passes: the target's forward already holds p "
+                            "for one more position, so the round emits K + 1 tokens.",
+                      "es": "Empieza en una ronda donde todos los borradores pasan: la pasada del objetivo ya "
+                            "contiene p para una posición más, así que la ronda emite K + 1 tokens."}),
+    dict(name="spanish-t07", prompt="Explica en dos frases qué es una tabla hash.", k=4, temperature=0.7, tokens=32,
+         start=None,
+         title={"en": "Spanish prose at T = 0.7", "es": "Prosa en español con T = 0,7"},
+         description={"en": "The same rule on a Spanish prompt: tokens are pieces of words, and accents can "
+                            "split across tokens.",
+                      "es": "La misma regla con un prompt en español: los tokens son trozos de palabras y las "
+                            "tildes pueden repartirse entre tokens."}),
+]
+
+
+def run(pair, spec: dict, seed: int) -> Trace:
+    sampling = SamplingConfig(temperature=spec["temperature"])
+    ids = pair.encode_chat(spec["prompt"])
+    rounds = list(speculative_generate(pair.target, pair.draft, ids, k=spec["k"], sampling=sampling,
+                                       max_new_tokens=spec["tokens"], seed=seed, tokenizer=pair.tokenizer,
+                                       eos_token_id=list(pair.eos_token_ids or []) or None))
+    return Trace(prompt=spec["prompt"], prompt_ids=list(ids), draft_model=pair.draft_name,
+                 target_model=pair.target_name, k=spec["k"], max_new_tokens=spec["tokens"], seed=seed,
+                 sampling=sampling.to_dict(), rounds=rounds,
+                 output_text=pair.decode([t for r in rounds for t in r.emitted]),
+                 device=str(pair.device), dtype=str(pair.dtype).replace("torch.", ""))
+
+
+def main() -> None:
+    pair = load_pair(progress=lambda f, m: print(f"[{f * 100:3.0f}%] {m}", file=sys.stderr, flush=True))
+    index = []
+    for spec in LESSONS:
+        for seed in spec.get("seeds", [0]):
+            trace = run(pair, spec, seed)
+            start = spec["start"](trace) if spec["start"] else 0
+            if start is not None:
+                break
+        else:
+            raise SystemExit(f"{spec['name']}: no run showed what the lesson promises; try more seeds")
+        (HERE / f"{spec['name']}.json").write_text(trace.to_json(indent=1), encoding="utf-8")
+        index.append({"name": spec["name"], "file": f"{spec['name']}.json", "start": start + 1,
+                      "title": spec["title"], "description": spec["description"]})
+        print(f"{spec['name']}: seed {seed}, {len(trace.rounds)} rounds, start at round {start + 1}", file=sys.stderr)
+    (HERE / "index.json").write_text(json.dumps({"lessons": index}, indent=1, ensure_ascii=False) + "\n",
+                                     encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

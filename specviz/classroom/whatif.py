@@ -1,0 +1,94 @@
+"""The what-if calculator: the theory's curves for chosen α, K, c, a worked example, and the measured point.
+
+Pure arithmetic over `specviz.theory` (independent acceptances, docs/design.md):
+expected tokens per round (1 − α^(K+1)) / (1 − α) and speedup
+E[tokens] / (K·c + verify_cost). No Gradio, no torch.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .. import theory
+from ..trace import Round, metrics
+
+K_MAX = 16
+C_MAX = 2.0
+PREMISE_RATIO = 1.5    # a verify forward over K+1 positions costing more than this × one position: premise fails
+
+
+@dataclass(frozen=True)
+class Curves:
+    ks: list[int]
+    tokens: list[float]      # expected tokens per round at each K
+    speedup: list[float]     # expected speedup at each K
+    best_k: int
+
+
+def curves(alpha: float, c: float, verify_cost: float = 1.0, k_max: int = K_MAX) -> Curves:
+    ks = list(range(1, k_max + 1))
+    return Curves(ks, [theory.expected_tokens_per_round(alpha, k) for k in ks],
+                  [theory.expected_speedup(alpha, k, c, verify_cost) for k in ks], theory.optimal_k(alpha, c, k_max))
+
+
+# The seed text's worked example: a 70B target with an 8B draft, K = 5, α = 0.78, "about 2.5×".
+WORKED = {"alpha": 0.78, "k": 5, "c": 8 / 70, "claimed": 2.5}
+
+
+@dataclass(frozen=True)
+class Worked:
+    alpha: float
+    k: int
+    c: float
+    claimed: float
+    tokens: float            # what the formula gives for E[tokens per round]
+    speedup: float           # what the formula gives for the speedup (verify cost 1)
+    c_for_claim: float       # the c that would make the formula give the claimed speedup (NaN if none can)
+
+
+def worked_example() -> Worked:
+    a, k, c, claimed = WORKED["alpha"], WORKED["k"], WORKED["c"], WORKED["claimed"]
+    tokens = theory.expected_tokens_per_round(a, k)
+    c_claim = (tokens / claimed - 1.0) / k
+    return Worked(a, k, c, claimed, tokens, theory.expected_speedup(a, k, c),
+                  c_claim if c_claim >= 0 else float("nan"))
+
+
+@dataclass(frozen=True)
+class Measured:
+    alpha: float             # alpha_verified of the run (the per-token α the theory assumes)
+    k: int
+    tau: float               # tokens per round, measured
+    c: float                 # the cost ratio: timed if known, else estimated from the run's own timings
+    c_timed: bool
+
+
+def measured_point(rounds: list[Round], k: int, c_timed: float | None = None) -> Measured | None:
+    """The run's own point on the curves; None when it has no drafted token."""
+    m = metrics(rounds)
+    if not m["drafted"] or math.isnan(m["alpha_verified"]):
+        return None
+    c = c_timed
+    if c is None:
+        # One draft forward per drafted token against one target forward per round: the run's own c.
+        per_draft = m["draft_seconds"] / m["drafted"]
+        per_verify = m["verify_seconds"] / m["rounds"]
+        c = per_draft / per_verify if per_verify > 0 else float("nan")
+    return Measured(m["alpha_verified"], int(k), m["tau"], c, c_timed is not None)
+
+
+@dataclass(frozen=True)
+class Premise:
+    positions: list[int]     # 1 .. K+1
+    target: list[float]      # seconds of one target forward over that many positions
+    draft_1: float           # seconds of one draft forward over one position
+    ratio: float             # target over K+1 positions / target over 1
+    holds: bool              # the verify forward costs about one forward, as the speedup assumes
+
+
+def premise(target_by_positions: dict[int, float], draft_1: float) -> Premise:
+    """`target_by_positions`: positions -> seconds (from bench.forward_costs: target_k[k] is k+1 positions)."""
+    pos = sorted(target_by_positions)
+    secs = [target_by_positions[n] for n in pos]
+    ratio = secs[-1] / secs[0] if secs and secs[0] > 0 else float("nan")
+    return Premise(pos, secs, draft_1, ratio, bool(ratio <= PREMISE_RATIO))

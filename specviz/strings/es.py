@@ -1,0 +1,516 @@
+"""Español: la misma tabla que en.py, clave por clave, con los mismos `{marcadores}`.
+
+La notación (p, q, a, u, K, τ, α) se queda como en docs/design.md. "Draft" se
+traduce como **borrador** y "target" como **objetivo**; "token" se queda.
+`tests/test_strings.py` falla si falta una clave o un marcador.
+"""
+
+STRINGS: dict[str, str] = {
+    # ------------------------------------------------------------ procedencia (leyenda, veredictos)
+    "legend.accepted": "token del borrador aceptado: el borrador lo propuso y el objetivo estuvo de acuerdo (u < a)",
+    "legend.rejected": "token del borrador rechazado: u ≥ a, así que el objetivo lo sustituyó; se muestra tachado",
+    "legend.discarded": "token del borrador descartado: propuesto después de un rechazo, nunca se usa",
+    "legend.correction": "corrección: extraída del residuo max(0, p − q) tras un rechazo",
+    "legend.bonus": ("extra: se aceptaron todos los borradores, así que la distribución p del objetivo para el "
+                     "siguiente token da uno más"),
+    "legend.sample": "token",
+    "legend.rule": ("En cada ronda el modelo pequeño (**borrador**) propone K tokens (probabilidades **q**); el "
+                    "modelo grande (**objetivo**) los comprueba todos en una sola pasada (probabilidades **p**). Un "
+                    "token x del borrador se queda cuando un número aleatorio **u** está por debajo de "
+                    "**a = min(1, p(x)/q(x))**. Pasa el ratón sobre cualquier token para ver sus números."),
+    "legend.greedy": ("**Modo greedy** (temperatura 0): un token del borrador se queda si y solo si es la primera "
+                      "opción del objetivo; los porcentajes de *confianza* son solo informativos."),
+    "verdict.accepted": "aceptado",
+    "verdict.rejected": "rechazado",
+    "verdict.discarded": "descartado",
+
+    # ------------------------------------------------------------ textos emergentes del texto en vivo
+    "live.prompt_title": "tu prompt (el modelo también ve la plantilla de chat)",
+    "hover.draft_head": "{verdict} · token del borrador {token} · ronda {round}, posición {pos} de {k}",
+    "hover.discarded": "propuesto después del rechazo en la posición {pos}: nunca se usa",
+    "hover.q": "q(x) = {q}   probabilidad del borrador",
+    "hover.p": "p(x) = {p}   probabilidad del objetivo",
+    "hover.accepted": "u < a  →  aceptado",
+    "hover.rejected": "u ≥ a  →  rechazado: la corrección se extrae de max(0, p − q)",
+    "hover.greedy_rule": ("greedy (temperatura 0): p y q son one-hot, así que el token se acepta si y solo si es "
+                          "el primero del objetivo"),
+    "hover.greedy_confidence": "confianza (softmax sin temperatura, solo informativa): borrador {q}, objetivo {p}",
+    "hover.target_top": "primer token del objetivo: {token}",
+    "hover.target_top5": "top-5 de p del objetivo: {alts}",
+    "hover.target_top5_conf": "top-5 del objetivo (confianza): {alts}",
+    "hover.draft_top5": "top-5 de q del borrador: {alts}",
+    "hover.draft_top5_conf": "top-5 del borrador (confianza): {alts}",
+    "hover.correction_head": ("CORRECCIÓN · {token} · ronda {round}, posición {pos}\n"
+                              "el token del borrador en la posición {pos} fue rechazado; este se extrae del residuo "
+                              "r(x) = max(0, p − q) / Σ"),
+    "hover.correction_greedy": "greedy: el residuo es one-hot en el primer token del objetivo",
+    "hover.residual_top5": "top-5 del residuo: {alts}",
+    "hover.bonus_head": ("EXTRA · {token} · ronda {round}, posición {pos}\n"
+                         "se aceptaron los {k} borradores, así que la distribución del objetivo en la posición "
+                         "{pos} (ya calculada en la misma pasada) da un token más"),
+
+    # ------------------------------------------------------------ tarjetas de ronda y registro
+    "card.title": "Ronda {round}",
+    "card.counts": "propuestos {k} · aceptados {accepted} · emitidos {emitted}",
+    "card.time": "borrador {draft} ms · verificación {verify} ms",
+    "card.token": "token del borrador",
+    "card.q": "q(x) borrador",
+    "card.p": "p(x) objetivo",
+    "card.q_conf": "confianza del borrador",
+    "card.p_conf": "confianza del objetivo",
+    "card.accept": "a = min(1, p/q), u marcado",
+    "card.verdict": "veredicto",
+    "card.not_checked": "sin comprobar",
+    "card.correction": ("**corrección** en la posición {pos}, extraída del residuo max(0, p − q) "
+                        "(r = {r}). Top-5 del residuo:"),
+    "card.bonus": "**extra** en la posición {pos}: todos aceptados, un token más de p (p = {p}). Top-5 de p:",
+    "card.bonus_conf": ("**extra** en la posición {pos}: todos aceptados, un token más de p (p = {p}). "
+                        "Top-5 de confianza del objetivo:"),
+    "card.eos": "se alcanzó el fin de secuencia",
+    "card.no_draft": "sin borrador en esta ronda (el presupuesto solo dejaba sitio para un token)",
+    "log.empty": "Aquí aparecen las tarjetas de ronda, la más reciente primero.",
+    "log.truncated": "Se muestran las {limit} rondas más recientes de {n}; el inspector de rondas llega a todas.",
+
+    # ------------------------------------------------------------ métricas
+    "tile.tps": "tokens / s (especulativo)",
+    "tile.tps_hint": "tokens emitidos / tiempo real del bucle de decodificación",
+    "tile.acceptance": "tasa de aceptación α̂",
+    "tile.acceptance_hint": "tokens del borrador aceptados / tokens propuestos",
+    "tile.tau": "longitud media aceptada τ",
+    "tile.tau_hint": ("tokens emitidos por ronda (borradores aceptados + corrección o extra); la decodificación "
+                      "normal tiene τ = 1"),
+    "tile.rounds": "rondas",
+    "tile.rounds_hint": "rondas de borrador/verificación hasta ahora",
+    "tile.tokens": "tokens",
+    "tile.tokens_hint": "tokens emitidos hasta ahora",
+    "tile.split": "tiempo borrador / verificación",
+    "tile.split_hint": ("parte del bucle de decodificación en el modelo borrador frente a la verificación del "
+                        "objetivo"),
+    "tile.speedup": "aceleración frente al objetivo solo",
+    "tile.speedup_hint": "tokens/s especulativos sobre el objetivo decodificando solo, mismo prompt y ajustes",
+    "tile.prefill": "prellenado del prompt {seconds} s (no cuenta en tokens/s)",
+
+    # ------------------------------------------------------------ comparación con el objetivo solo
+    "compare.speedup": "{speedup}× de aceleración",
+    "compare.rates": ("especulativo {spec} tok/s frente a objetivo solo {base} tok/s (ejecutado después, nunca a "
+                      "la vez)"),
+    "compare.identical": ("✓ salida idéntica: la decodificación especulativa greedy produjo exactamente los {n} "
+                          "tokens del propio objetivo"),
+    "compare.differ": "≠ las salidas difieren {where} ({why})",
+    "compare.at_token": "en el token {n}",
+    "compare.in_length": "en longitud",
+    "compare.why_low_precision": ("el redondeo de {dtype} cerca de un empate entre los dos primeros tokens cambia "
+                                  "el argmax; el algoritmo es exacto, ejecútalo en fp32 para ver salida idéntica"),
+    "compare.why_rounding": ("redondeo numérico cerca de un empate entre los dos primeros tokens; las pasadas por "
+                             "lotes y de un token redondean distinto"),
+    "compare.sampling": ("Modo muestreo: las salidas son extracciones aleatorias distintas de la misma "
+                         "distribución, así que no se espera que coincidan token a token."),
+    "replay.summary": "borrador **{draft}** → objetivo **{target}** · K = {k} · {sampling}",
+
+    # ------------------------------------------------------------ gráficos
+    "chart.inspector": "Inspector de rondas",
+    "chart.inspector_empty": "Genera o reproduce para inspeccionar una ronda",
+    "chart.inspector_nothing": "no hay nada registrado en esta ronda",
+    "chart.confidence": "confianza (softmax sin temperatura)",
+    "chart.probability": "probabilidad",
+    "chart.q_series": "q(x) borrador {what}",
+    "chart.p_series": "p(x) objetivo {what}",
+    "chart.residual_series": "residuo max(0, p − q), normalizado",
+    "chart.residual_outside": "residuo (tokens fuera de ambos top-5)",
+    "chart.drafted_mark": "◀ propuesto",
+    "chart.bonus_mark": "◀ extra",
+    "chart.inspector_position": "Ronda {round}, posición {pos}: {verdict}",
+    "chart.inspector_sub": "propuesto {token}: q = {q}, p = {p}, a = min(1, p/q) = {a}, u = {u} → {verdict}",
+    "chart.inspector_sub_correction": "; corrección {token}",
+    "chart.inspector_bonus": "Ronda {round}, posición {pos}: token extra",
+    "chart.inspector_bonus_sub": "se aceptaron los {k} borradores; extra {token} extraído de p (p = {p})",
+    "chart.inspector_greedy": " · greedy: las barras son confianza; aceptación = mismo primer token",
+    "chart.inspector_x": "token (mejores candidatos)",
+    "chart.acceptance": "Aceptación por posición del borrador",
+    "chart.acceptance_sub": "la posición i solo se alcanza cuando se aceptaron 1..i−1",
+    "chart.no_rounds": "aún no hay rondas",
+    "chart.accepted_share": "fracción aceptada",
+    "chart.acceptance_hover": "posición {pos}: {share}",
+    "chart.acceptance_hover_counts": "posición {pos}: {share} de {n} rondas",
+    "chart.acceptance_x": "posición i en el borrador",
+    "chart.acceptance_y": "aceptado",
+    "chart.timeline": "Tiempo por ronda: borrador frente a verificación",
+    "chart.draft_series": "borrador (K pasos del modelo pequeño)",
+    "chart.verify_series": "verificación (1 pasada del objetivo)",
+    "chart.emitted_series": "tokens emitidos",
+    "chart.draft_hover": "ronda {round}: borrador {ms} ms",
+    "chart.verify_hover": "ronda {round}: verificación {ms} ms",
+    "chart.timeline_x": "ronda",
+    "chart.timeline_y2": "tokens",
+    "chart.sweep": "Rendimiento según K",
+    "chart.sweep_empty": "ejecuta un barrido para llenar este gráfico",
+    "chart.measured_series": "tokens/s medidos (especulativo)",
+    "chart.measured_hover": "K={k}: {tps} tok/s\naceptación {acceptance}, τ {tau}, aceleración {speedup}×",
+    "chart.target_alone": "objetivo solo",
+    "chart.target_alone_hover": "objetivo solo: {tps} tok/s",
+    "chart.theory_series": "teoría con α y c medidos",
+    "chart.theory_hover": "K={k}: teoría {tps} tok/s",
+    "chart.acceptance_series": "tasa de aceptación α̂",
+    "chart.acceptance_k_hover": "K={k}: aceptación {acceptance}",
+    "chart.best_k": "mejor K = {k}",
+    "chart.sweep_sub": "α medio medido = {alpha}, razón de coste c = {c}",
+    "chart.sweep_x": "K (tokens del borrador por ronda)",
+    "chart.sweep_y": "tokens / s",
+    "chart.sweep_y2": "tasa de aceptación",
+
+    # ------------------------------------------------------------ la página
+    "app.title": "specviz · la decodificación especulativa, visualizada",
+    "app.intro": ("# specviz · mira la decodificación especulativa\n"
+                  "Un modelo pequeño (**borrador**) adivina los K siguientes tokens; el modelo grande (**objetivo**) "
+                  "comprueba las K conjeturas en **una** sola pasada\ny se queda con las que comparte. Misma "
+                  "distribución de salida que el objetivo solo, normalmente más rápido.\nPulsa **Generar** y pasa "
+                  "el ratón sobre cualquier token para ver por qué se quedó o se sustituyó."),
+    "example.prompt": "Escribe una función de Python que compruebe si un número es primo.",
+    "example.label": "Número primo",
+    "ui.prompt": "Prompt",
+    "ui.raw": "Texto sin procesar (sin plantilla de chat)",
+    "ui.k": "K: tokens del borrador por ronda",
+    "ui.adaptive": ("K adaptativo: deja de proponer en una ronda cuando la confianza del borrador baja de "
+                    "{threshold} (K pasa a ser un máximo)"),
+    "ui.max_new": "Máximo de tokens nuevos",
+    "ui.sampling": "Muestreo",
+    "ui.temperature": "Temperatura (0 = greedy)",
+    "ui.top_p": "top-p (1 = desactivado)",
+    "ui.top_k": "top-k (0 = desactivado)",
+    "ui.seed": "Semilla",
+    "ui.models": "Modelos",
+    "ui.pair": "Par borrador → objetivo",
+    "ui.draft_id": "Modelo borrador (id del Hub)",
+    "ui.target_id": "Modelo objetivo (id del Hub)",
+    "ui.models_note": "Ambos modelos deben compartir tokenizador. Los ids del Hub necesitan internet en el servidor.",
+    "ui.compare": "Ejecutar después también el objetivo solo (aceleración, comprobación de salida idéntica)",
+    "ui.generate": "Generar",
+    "ui.stop": "Detener",
+    "ui.examples": "Ejemplos (haz clic para rellenar)",
+    "ui.insp_round": "Ronda",
+    "ui.insp_pos": "Posición (K+1 = extra)",
+    "ui.k_lo": "K más pequeño",
+    "ui.k_hi": "K más grande",
+    "ui.sweep_tokens": "Tokens por ejecución",
+    "ui.sweep_run": "Ejecutar el barrido",
+    "ui.download": "Descargar traza (JSON)",
+    "ui.upload": "Reproducir una traza (.json)",
+    "ui.replay": "Reproducir de nuevo",
+    "tab.log": "Registro de rondas",
+    "tab.inspector": "Inspector de rondas",
+    "tab.charts": "Aceptación y tiempos",
+    "tab.sweep": "Rendimiento según K",
+    "tab.trace": "Archivos de traza",
+    "pair.packaged": "Qwen2.5-Coder 0.5B → 1.5B (incluido, funciona sin conexión)",
+    "pair.hub_preset": "{name} (Hub)",
+    "pair.custom": "Ids del Hub personalizados…",
+
+    # ------------------------------------------------------------ mensajes de estado de una ejecución
+    "status.ready": "Listo. Pulsa Generar.",
+    "status.loading": "Cargando modelos (el primer arranque puede tardar uno o dos minutos)… {seconds} s",
+    "status.prepare_failed": "No se pudo preparar la ejecución: {error}",
+    "status.round": "Ronda {n} · {tokens} / {total} tokens",
+    "status.baseline_start": ("Ejecución especulativa terminada. Ahora se ejecuta el objetivo solo para comparar "
+                              "(después, nunca a la vez)…"),
+    "status.baseline_progress": "Objetivo solo: {n} / {total} tokens…",
+    "status.failed": "La ejecución se detuvo con un error: {error}",
+    "status.stopped": "Detenido antes de decodificar nada.",
+    "status.stopped_after": ("Detenido tras {rounds} rondas ({tokens} tokens). Lo generado se conserva: descarga o "
+                             "reproduce su traza en Archivos de traza."),
+    "status.done": ("Hecho: {tokens} tokens en {rounds} rondas, {tps} tokens/s, aceptación {acceptance}, "
+                    "τ = {tau}."),
+
+    # ------------------------------------------------------------ comprobación de entradas
+    "field.k": "K",
+    "field.max_new": "máximo de tokens nuevos",
+    "field.seed": "semilla",
+    "field.top_k": "top-k",
+    "field.k_lo": "K más pequeño",
+    "field.k_hi": "K más grande",
+    "field.sweep_tokens": "tokens por ejecución",
+    "input.not_a_number": "{name} debe ser un número entre {lo} y {hi}",
+    "input.not_whole": "{name} debe ser un número entero entre {lo} y {hi}; se recibió {value}",
+    "input.custom_pair": ("Par personalizado: indica un id del Hub para el borrador y otro para el objetivo, p. ej. "
+                          "Qwen/Qwen2.5-0.5B-Instruct y Qwen/Qwen2.5-1.5B-Instruct"),
+    "input.no_prompt": "Escribe un prompt.",
+    "input.prompt_chars": "El prompt tiene {n} caracteres; el límite aquí es {limit}.",
+    "input.no_tokens": "El prompt no produce ningún token.",
+    "input.prompt_tokens": ("El prompt tiene {n} tokens; con {max_new} tokens nuevos y K = {k} debe quedarse por "
+                            "debajo de {limit} tokens (contexto del modelo {ctx}). Acórtalo o baja el máximo de "
+                            "tokens nuevos."),
+    "input.trace_size": "el archivo ocupa {mb} MB; el límite es {limit} MB",
+
+    # ------------------------------------------------------------ la pestaña del barrido
+    "sweep.intro": ("Ejecuta una vez el objetivo solo y después el decodificador especulativo con cada K, con el "
+                    "prompt y los ajustes de muestreo actuales (se ignora EOS para que todas las ejecuciones "
+                    "produzcan el mismo número de tokens)."),
+    "sweep.failed": "El barrido falló: {error}",
+    "sweep.no_result": "Sin resultado.",
+    "sweep.best": ("Mejor K = {k}: {tps} tokens/s, {speedup}× el objetivo solo ({base} tokens/s). "
+                   "{n} tokens por ejecución, EOS ignorado."),
+
+    # ------------------------------------------------------------ archivos de traza y reproducción
+    "trace.intro": ("Descarga la ejecución como JSON; sube una traza para reproducirla ronda a ronda sin cargar "
+                    "ningún modelo (prepara las ejecuciones en una GPU y reprodúcelas en cualquier parte)."),
+    "replay.choose": "Elige un archivo de traza (.json) para reproducir.",
+    "replay.unusable": "No es una traza utilizable: {error}",
+    "replay.start": "Reproduciendo una traza: {n} rondas, sin modelo.",
+    "replay.round": "Reproducción: ronda {n} de {total}",
+    "replay.done": "Reproducción terminada: {tokens} tokens en {rounds} rondas (tiempos tal como se registraron).",
+    "replay.recorded_on": "registrada en {device} {dtype}",
+
+    # ------------------------------------------------------------ el aula (paso a paso, laboratorio, qué pasaría si, lecciones)
+    "tab.classroom": "Aula",
+    "lang.name": "Español",
+    "lang.unknown": "El idioma {code!r} no está disponible; se muestra en español. Disponibles: en, es.",
+    "cls.intro": ("Recorre rondas reales decisión a decisión, comprueba con miles de muestras que la salida no "
+                  "cambia y juega con la teoría. Abre una lección preparada (sin modelo) o usa la ejecución que se "
+                  "muestra arriba. Teclas: → siguiente, ← anterior, Espacio reproducir/pausa."),
+    "cls.lesson": "Lección preparada",
+    "cls.open": "Abrir lección",
+    "cls.use_run": "Usar la ejecución mostrada",
+    "cls.presenter": "Modo presentación (texto grande)",
+    "cls.tab_step": "Paso a paso",
+    "cls.tab_lab": "Laboratorio sin pérdidas",
+    "cls.tab_whatif": "Calculadora ¿y si…?",
+    "cls.prev": "← Anterior",
+    "cls.next": "Siguiente →",
+    "cls.play": "▶ Iniciar",
+    "cls.pause": "⏸ Pausa",
+    "cls.speed": "Segundos por decisión",
+    "cls.round": "Ronda",
+    "cls.go": "Ir",
+    "cls.seed": "Semilla de los nuevos u",
+    "cls.redraw": "Volver a sortear u",
+    "cls.recorded": "Volver al u registrado",
+    "cls.predict": "Predecir y luego revelar",
+    "cls.guess_accept": "✓ Predigo: aceptar",
+    "cls.guess_reject": "✗ Predigo: rechazar",
+    "cls.score": "Tus predicciones: {right} de {total} acertadas",
+    "cls.predict_right": "acierto",
+    "cls.predict_wrong": "fallo",
+    "cls.predict_where": ("Las predicciones cuentan en una prueba, antes de mostrar u: activa «Predecir y luego "
+                          "revelar» y avanza hasta una prueba."),
+    "cls.empty": "Abre una lección o usa la ejecución mostrada para recorrer sus rondas.",
+    "cls.where": "Ronda {round} de {rounds} · paso {stop} de {stops}: {kind}",
+    "cls.kind_draft": "borrador",
+    "cls.kind_verify": "verificación",
+    "cls.kind_test": "prueba de aceptación",
+    "cls.kind_correction": "corrección",
+    "cls.kind_bonus": "extra",
+    "cls.state_pending": "aún sin probar",
+    "cls.state_correction": "corrección",
+    "cls.state_bonus": "extra",
+    "cls.draft_text": ("El **borrador** propone {k} tokens, uno tras otro, cada uno extraído de su propia "
+                       "distribución **q** (debajo de cada token)."),
+    "cls.verify_text": ("El **objetivo** lee los {k} tokens propuestos en **una** sola pasada y obtiene su "
+                        "probabilidad **p** en cada una de las {n} posiciones (debajo de cada token)."),
+    "cls.test_text": ("Prueba del borrador {pos}, {token}: se queda cuando un **u** uniforme cae por debajo de "
+                      "**a = min(1, p/q)**."),
+    "cls.formula": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
+    "cls.formula_hidden": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = ? → ¿aceptado o rechazado?",
+    "cls.greedy_note": ("Ejecución greedy: p y q son one-hot, así que a vale 1 cuando el token del borrador es el "
+                        "primero del objetivo y 0 si no; ningún u puede cambiar el veredicto."),
+    "cls.ubar_accept": "✓ aceptar",
+    "cls.ubar_reject": "✗ rechazar",
+    "cls.ubar_label": "barra unidad partida en a = {a}; u = {u}; {verdict}",
+    "cls.ubar_label_hidden": "barra unidad partida en a = {a}; u aún oculto",
+    "cls.correction_text": ("El borrador {pos} fue rechazado, así que la ronda termina con una **corrección**: "
+                            "{token}, extraída del residuo max(0, p − q) normalizado (r = {r})."),
+    "cls.correction_greedy": "Greedy: el residuo es one-hot en el primer token del objetivo.",
+    "cls.see_mass": "El gráfico de abajo muestra de dónde sale ese residuo.",
+    "cls.bonus_text": ("Los {k} borradores pasaron, así que la pasada del objetivo ya contiene p en la posición "
+                       "{pos}: el token **extra** {token} se extrae de ella (p = {p}). Esta ronda emite {k} + 1 "
+                       "tokens."),
+    "cls.sum_accepted": "{n} de {k} borradores aceptados",
+    "cls.sum_no_draft": "sin borradores en esta ronda",
+    "cls.sum_rejected": "{token} rechazado: p = {p}, q = {q}",
+    "cls.sum_correction": "corrección {token} desde el residuo",
+    "cls.sum_bonus": "extra {token} desde p",
+    "cls.sum_hidden": "El resumen de la ronda aparece en su último paso.",
+    "cls.redrawn": "u sorteado de nuevo (sorteo {draw}, semilla {seed}); p y q son los registrados.",
+    "cls.redraw_same": "El punto de rechazo no cambia.",
+    "cls.redraw_changed": "El nuevo u mueve el punto de rechazo.",
+    "cls.redraw_approx": ("La corrección se extraería del residuo max(0, p − q) en el nuevo punto; solo se "
+                          "conocen las listas top-5 registradas, así que la corrección mostrada es aproximada."),
+    "cls.redraw_bonus_unknown": ("Ahora pasan todos los borradores: el extra se extraería de p en la posición K+1, "
+                                 "que la ejecución registrada nunca necesitó, así que aquí es desconocido."),
+    "cls.redraw_greedy": "Greedy: a vale 0 o 1, así que un nuevo u nunca cambia un veredicto.",
+    "cls.speed_clamped": "La velocidad {value} está fuera de {lo}…{hi} segundos; se usa el valor permitido más cercano.",
+    "cls.mass_title": "Ronda {round}, borrador {pos}: de dónde sale la corrección",
+    "cls.mass_empty": "Avanza hasta un rechazo para ver p, q y el residuo",
+    "cls.mass_top": "p partida en min(p, q) y max(0, p − q); q marcada",
+    "cls.mass_bottom": "el residuo normalizado: la distribución r de la corrección",
+    "cls.mass_overlap": "min(p, q): sale como borradores aceptados",
+    "cls.mass_residual": "max(0, p − q): el residuo",
+    "cls.mass_q": "q (borrador)",
+    "cls.mass_p": "p (objetivo)",
+    "cls.mass_r": "r = residuo / Σ",
+    "cls.mass_drawn": "↻ extraído",
+    "cls.mass_why": ("**Por qué p vuelve exactamente:** un token y sale de esta posición o bien como el borrador "
+                     "aceptado, con probabilidad min(p, q)(y) (sombreado), o bien como la corrección: la "
+                     "probabilidad de rechazo 1 − Σ min(p, q) ≈ {reject} por r(y). Juntos: "
+                     "min(p, q) + max(0, p − q) = p."),
+    "cls.mass_example": ("Para {token}: min(p, q) = {overlap}, más {reject} × r = {reject} × {r} = {resid}; "
+                         "juntos p = {p}."),
+    "cls.mass_exact": "r es el residuo del propio decodificador (top-5); p y q sobre las listas top-5 registradas.",
+    "cls.mass_approx": ("Aproximado: construido solo con las listas top-5 registradas; faltan los tokens fuera de "
+                        "ellas, así que el residuo mostrado no es el completo."),
+    "cls.lesson_choose": "Elige primero una lección.",
+    "cls.lesson_opened": "{title}: {description}",
+    "cls.lesson_unknown": "No hay ninguna lección llamada {name!r}.",
+    "cls.lesson_missing": "El archivo de lección {name} falta o no se puede leer.",
+    "cls.lesson_too_big": "El archivo de lección {name} es demasiado grande.",
+    "cls.lesson_index_bad": "El índice de lecciones está mal formado ({error}).",
+    "cls.lesson_bad": "La lección {name!r} no es una traza utilizable: {error}",
+    "cls.no_run": "Aún no hay ejecución: pulsa Generar (o reproduce una traza) primero, o abre una lección.",
+    "cls.run_opened": "Recorriendo la ejecución mostrada: {n} rondas.",
+
+    "lab.intro": ("**Una posición, muchas muestras.** p y q salen de una pasada de cada modelo sobre el prefijo; "
+                  "después se extraen N primeros tokens con la regla real (K = 1) o con un error conocido del mundo "
+                  "real. El histograma de una regla sin pérdidas coincide con p salvo ruido de muestreo; el de una "
+                  "regla rota se aleja."),
+    "lab.models": "Modelos",
+    "lab.tiny": "Modelos diminutos de demostración (instantáneo, sin descarga)",
+    "lab.pair": "El par de modelos elegido a la izquierda",
+    "lab.variant": "Regla",
+    "lab.v_real": "la regla real (specviz.rule.verify)",
+    "lab.v_always_accept": "error: aceptar siempre",
+    "lab.v_correction_from_p": "error: corrección extraída de p, no del residuo",
+    "lab.v_untempered_q": ("error: q de los logits sin temperatura, el borrador muestrea con temperatura "
+                           "(tipo transformers #47932)"),
+    "lab.v_greedy_softmax_q": "error: borradores greedy con una q softmax (#32867)",
+    "lab.prompt": "Prefijo",
+    "lab.default_prompt": "El gato se sentó en la",
+    "lab.temperature": "Temperatura",
+    "lab.n": "Muestras N",
+    "lab.run": "Extraer muestras",
+    "lab.stop": "Detener",
+    "lab.preparing": "Calculando p y q (una pasada de cada modelo)…",
+    "lab.progress": "{n} de {total} muestras…",
+    "lab.done": "{n} de {total} muestras: hecho.",
+    "lab.stats": ("variación total {tv} · valor p de chi-cuadrado {pvalue} · el ruido de muestreo solo da "
+                  "VT ≈ {noise}"),
+    "lab.consistent": "compatible con p: el histograma es la distribución del objetivo",
+    "lab.biased": "sesgado: el histograma no es p (valor p por debajo de 0,001)",
+    "lab.why_real": ("Los borradores aceptados aportan min(p, q); los rechazos añaden max(0, p − q) a través del "
+                     "residuo; la suma es p."),
+    "lab.why_broken": "Esta variante rompe min(p, q) + max(0, p − q) = p, así que la salida se aleja de p.",
+    "lab.t1_note": ("Con T = 1 la q con y sin temperatura es la misma: este error solo se ve con otras "
+                    "temperaturas."),
+    "lab.bad_choice": "Elección de modelo o de regla desconocida.",
+    "lab.failed": "El laboratorio se detuvo con un error: {error}",
+    "lab.empty": "Pulsa Extraer muestras",
+    "lab.title": "Primer token, {n} muestras: {variant}",
+    "lab.series_samples": "tokens emitidos ({n} muestras)",
+    "lab.series_p": "p del objetivo",
+    "lab.y": "proporción",
+
+    "whatif.intro": ("**¿Y si…?** Con aceptaciones independientes de probabilidad α, una ronda emite de media "
+                     "(1 − α^(K+1)) / (1 − α) tokens y cuesta K pasadas del borrador (c cada una, en pasadas del "
+                     "objetivo) más una pasada de verificación."),
+    "whatif.alpha": "α: probabilidad de aceptación por token del borrador",
+    "whatif.k": "K: tokens del borrador por ronda",
+    "whatif.c": "c: una pasada del borrador / una pasada del objetivo",
+    "whatif.alpha_name": "α",
+    "whatif.k_name": "K",
+    "whatif.c_name": "c",
+    "whatif.preset": "Ejemplo resuelto: objetivo de 70B, borrador de 8B, K = 5, α = 0,78",
+    "whatif.tokens": "tokens esperados por ronda",
+    "whatif.speedup": "aceleración esperada",
+    "whatif.best": "mejor K = {k}",
+    "whatif.measured": "la ejecución mostrada (τ medido)",
+    "whatif.k_axis": "K (tokens del borrador por ronda)",
+    "whatif.now": ("α = {alpha}, K = {k}, c = {c}: {tokens} tokens por ronda, aceleración {speedup}× "
+                   "(coste de verificación 1); mejor K = {best}."),
+    "whatif.measured_line": "Ejecución mostrada: α̂ = {alpha}, K = {k}, τ = {tau} tokens por ronda, c = {c} (cronometrado).",
+    "whatif.measured_estimated": ("Ejecución mostrada: α̂ = {alpha}, K = {k}, τ = {tau} tokens por ronda, c ≈ {c} "
+                                  "(estimado con los propios tiempos de borrador y verificación de la ejecución)."),
+    "whatif.no_run": "No hay ejecución ni lección abierta: solo se muestra la teoría.",
+    "whatif.worked": ("Ejemplo resuelto: α = {alpha}, K = {k}, c ≈ 8/70 = {c} da {tokens} tokens por ronda y una "
+                      "aceleración de {speedup}× según esta fórmula; el texto afirma unas {claimed}×, lo que "
+                      "necesitaría c ≈ {c_claim}."),
+    "why.intro": ("**Por qué es rápido, medido.** La decodificación especulativa supone que una pasada del "
+                  "objetivo sobre K+1 posiciones cuesta casi lo mismo que sobre una (límite de memoria). "
+                  "Cronométralo en esta máquina."),
+    "why.k": "K (posiciones 1…K+1)",
+    "why.k_name": "K",
+    "why.run": "Cronometrar las pasadas",
+    "why.title": "Tiempo de una pasada del objetivo según el número de posiciones",
+    "why.x": "posiciones en una pasada del objetivo",
+    "why.y": "milisegundos",
+    "why.target_series": "pasada del objetivo",
+    "why.draft_series": "borrador, un token",
+    "why.holds": ("La premisa se cumple en {device}: {n} posiciones cuestan {ratio}× una posición ({target} ms); "
+                  "un token del borrador cuesta {draft} ms."),
+    "why.fails": ("La premisa falla en {device}: {n} posiciones cuestan {ratio}× una posición ({target} ms), así "
+                  "que verificar no sale casi gratis aquí y la aceleración se reduce; un token del borrador cuesta "
+                  "{draft} ms."),
+    "why.failed": "No se pudieron cronometrar las pasadas: {error}",
+    # ------------------------------------------------------------ (specviz.ui: Stop, esperas, entradas rechazadas)
+    "field.temperature": "temperatura",
+    "field.top_p": "top-p",
+    "field.draft_id": "Modelo borrador",
+    "field.target_id": "Modelo objetivo",
+    "input.temperature": "la temperatura debe estar entre 0 y {hi} (0 = voraz), se recibió {value}",
+    "input.top_p": "top_p debe estar en (0, 1]: mayor que 0 y como mucho 1 (1 = desactivado), se recibió {value}",
+    "input.hub_url": "{name}: indica un id del Hub como Qwen/Qwen2.5-0.5B-Instruct, no una dirección web",
+    "input.hub_id": ("{name}: «{value}» es un id de modelo no válido; un id del Hub tiene la forma propietario/nombre, "
+                     "p. ej. Qwen/Qwen2.5-0.5B-Instruct (letras, dígitos, - _ . y como mucho {limit} caracteres por parte)"),
+    "input.trace_ext": "«{name}» no es una traza: elige un archivo .json guardado por specviz",
+    "status.loading_step": "Cargando modelos: {step} ({percent}) · {seconds} s",
+    "status.stopping_load": "Deteniendo. Los modelos terminan de cargarse en segundo plano y se guardan para la próxima vez…",
+    "status.prefill": "Leyendo la instrucción ({n} tokens)… {seconds} s",
+    "status.stopping": "Deteniendo tras la ronda en curso…",
+    "status.queued": ("Esperando a otro usuario (posición {position}). La tuya empieza cuando termine la suya; "
+                      "Detener la cancela."),
+    "replay.stopped": "Reproducción detenida tras {n} de {total} rondas.",
+    "sweep.stopping": "Deteniendo el barrido tras el paso en curso…",
+    "sweep.stopped": ("Barrido detenido. Un barrido compara cada K en las mismas condiciones, así que uno parcial no "
+                      "dibuja gráfico."),
+    "sweep.progress": "Paso {i} de {n} del barrido: {what}… {seconds} s",
+    "sweep.step_costs": "cronometrando una pasada de cada modelo",
+    "sweep.step_target": "el objetivo solo",
+    "sweep.step_k": "decodificación especulativa con K = {k}",
+    "sweep.step_done": "terminando",
+    "sweep.none_faster": ("Ninguno más rápido que el objetivo solo: el más rápido, K = {k}, hizo {tps} tokens/s frente "
+                          "a {base} tokens/s del objetivo. {n} tokens por ejecución, EOS ignorado."),
+    "chart.none_faster": "ninguno más rápido que el objetivo solo",
+    "ui.prompt_info": "Hasta {limit} caracteres; una instrucción más larga se rechaza, nunca se recorta.",
+    "ui.range": "de {lo} a {hi}",
+    "ui.top_p_info": "mayor que 0, como mucho 1",
+    "ui.output": "Salida (el texto decodificado, sin tokens especiales)",
+    "ui.output_placeholder": "La respuesta aparece aquí como texto plano, con un botón para copiarla.",
+    "tracefile.not_json": "el archivo no es JSON válido ({error})",
+    "tracefile.too_deep": "el JSON está anidado a más de {limit} niveles; una traza nunca lo está",
+    "tracefile.not_trace": "no es una traza de specviz (falta \"format\": \"{format}\")",
+    "tracefile.version": "versión de traza no admitida {version} (este specviz lee la {supported})",
+    "tracefile.rounds": "\"rounds\" debe ser una lista de como mucho {limit} rondas",
+    "tracefile.object": "{where} debe ser un objeto, no {got}",
+    "tracefile.list": "{where} debe ser una lista, no {got}",
+    "tracefile.unknown": "{where}: campo(s) desconocido(s) {names}",
+    "tracefile.missing": "{where}: falta",
+    "tracefile.null": "{where} no puede ser null",
+    "tracefile.type": "{where} debe ser {expected}, no {got}",
+    "tracefile.expect_int": "un número entero",
+    "tracefile.expect_float": "un número (no se admiten NaN ni infinito)",
+    "tracefile.expect_str": "texto",
+    "tracefile.expect_bool": "true o false",
+    "tracefile.expect_dict": "un objeto",
+    "tracefile.expect_ints": "una lista de números enteros",
+    "tracefile.range": "{where} debe estar entre {lo} y {hi}, no {value}",
+    "tracefile.probability": "{where} es una probabilidad y debe estar entre 0 y 1, no {value}",
+    "tracefile.index": "{where}.index debe ser {expected} (las rondas se numeran desde 0, en orden), no {value}",
+    "tracefile.too_many_drafts": "{where} propuso {n} tokens, más que K = {k}",
+    "tracefile.accepted_prefix": "{where}: los borradores aceptados deben ir primero, antes de cualquiera no aceptado",
+    "tracefile.rejected_at": "{where}.rejected_at es {value}, pero la ronda solo propuso {n} tokens",
+    "tracefile.rejected_not_first": ("{where}.rejected_at debe ser el primer borrador no aceptado "
+                                     "(posición {expected}, contando desde 0), no {value}"),
+    "tracefile.no_rejection": "{where}: {n} borradores pero solo los {m} primeros aceptados, y sin rejected_at",
+    "tracefile.verdict": "{where}: el veredicto contradice los números (u = {u}, a = {a}; se acepta si y solo si u < a)",
+    "tracefile.correction": "{where} tiene una corrección sin borrador rechazado (o además un bonus)",
+    "tracefile.bonus": "{where} tiene un bonus aunque se rechazó un borrador",
+    "tracefile.emitted": ("{where}.emitted debe ser los borradores aceptados seguidos de la corrección o el bonus, "
+                          "{expected}, no {value}"),
+    "tracefile.budget": "las rondas emiten {n} tokens, más que max_new_tokens = {limit}",
+}

@@ -1,0 +1,116 @@
+"""The classroom's losslessness lab: N first tokens through the real rule or a known bug, live.
+
+Split from the classroom tab (specviz/ui/tabs/classroom.py) to keep each file on one job;
+the samplers and the teaching variants are pure, in specviz/classroom/lab.py.
+"""
+from __future__ import annotations
+
+import math
+import threading
+
+import gradio as gr
+
+from ...classroom import lab
+from ...strings import t
+from ...viz import classroom as vc
+from ...viz import html as vh
+from .. import inputs
+from ..events import listen
+from ..inputs import InputError
+from ..session import AppContext, session_id
+
+# ---------------------------------------------------------------- the losslessness lab
+_LAB_STOPS: dict[str, threading.Event] = {}
+_LAB_LOCK = threading.Lock()
+
+
+def lab_layout(lang: str) -> dict:
+    c = {}
+    gr.Markdown(t("lab.intro", lang))
+    with gr.Row():
+        c["lab_models"] = gr.Radio([(t("lab.tiny", lang), "tiny"), (t("lab.pair", lang), "pair")], value="tiny",
+                                   label=t("lab.models", lang), elem_id="sv-lab-models")
+        c["lab_variant"] = gr.Dropdown([(t(vc.LAB_KEYS[v], lang), v) for v in lab.VARIANTS], value="real",
+                                       label=t("lab.variant", lang), elem_id="sv-lab-variant")
+    with gr.Row():
+        c["lab_prompt"] = gr.Textbox(t("lab.default_prompt", lang), label=t("lab.prompt", lang), max_length=500,
+                                     elem_id="sv-lab-prompt")
+        c["lab_temp"] = gr.Slider(0.05, 2.0, value=0.6, step=0.05, label=t("lab.temperature", lang), elem_id="sv-lab-temp")
+        c["lab_n"] = gr.Slider(100, lab.MAX_SAMPLES, value=2000, step=100, label=t("lab.n", lang), elem_id="sv-lab-n")
+        c["lab_seed"] = gr.Number(0, precision=0, minimum=0, label=t("ui.seed", lang), elem_id="sv-lab-seed")
+    with gr.Row():
+        c["lab_run"] = gr.Button(t("lab.run", lang), variant="primary", elem_id="sv-lab-run")
+        c["lab_stop"] = gr.Button(t("lab.stop", lang), variant="stop", elem_id="sv-lab-stop")
+    c["lab_stats"] = gr.HTML("", elem_id="sv-lab-stats")
+    c["lab_plot"] = gr.Plot(vc.lab_figure([], None, 0, "real", lang), show_label=False, elem_id="sv-lab-plot")
+    return c
+
+
+def lab_wire(ctx: AppContext, c: dict) -> None:
+    event = listen(c["lab_run"].click, lab_run, ctx, c, ["lab_models", "lab_variant", "lab_prompt", "lab_temp", "lab_n",
+                                                          "lab_seed", "pair", "draft_id", "target_id"],
+                   ["lab_plot", "lab_stats"], gpu=True, concurrency_limit=None, show_progress="minimal")
+    listen(c["lab_stop"].click, lab_stop, ctx, c, [], [], cancels=[event], queue=False)
+
+
+def _lab_stop_flag(request) -> threading.Event:
+    """A fresh stop flag for the session's lab run; its previous one is told to stop."""
+    flag = threading.Event()
+    with _LAB_LOCK:
+        old = _LAB_STOPS.get(session_id(request))
+        if old is not None:
+            old.set()
+        _LAB_STOPS[session_id(request)] = flag
+    return flag
+
+
+def lab_stop(ctx: AppContext, request: gr.Request):
+    with _LAB_LOCK:
+        flag = _LAB_STOPS.get(session_id(request))
+    if flag is not None:
+        flag.set()
+    return {}
+
+
+def lab_settings(models, variant, temperature, n, seed, lang: str):
+    """(models, variant, SamplingConfig, n, seed), checked; InputError with a message in `lang`."""
+    if models not in ("tiny", "pair") or variant not in lab.VARIANTS:
+        raise InputError(t("lab.bad_choice", lang))
+    try:
+        temp = float(temperature)
+    except (TypeError, ValueError):
+        temp = float("nan")
+    if math.isnan(temp) or not 0.05 <= temp <= 2.0:
+        raise InputError(t("input.not_a_number", lang, name=t("lab.temperature", lang), lo=0.05, hi=2.0))
+    n = inputs.whole_number(n, "lab.n", 100, lab.MAX_SAMPLES, lang)
+    seed = inputs.whole_number(seed, "field.seed", 0, inputs.MAX_SEED, lang)
+    return models, variant, inputs.sampling_config(temp, 0, 1.0, lang), n, seed
+
+
+def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choice, draft_id, target_id,
+            request: gr.Request, progress=gr.Progress()):
+    """Sample N first tokens through the chosen rule, redrawing the histogram and the fit as they come."""
+    lang = ctx.lang
+    stop = _lab_stop_flag(request)
+    try:
+        models, variant, sampling, n, seed = lab_settings(models, variant, temperature, n, seed, lang)
+        text = inputs.check_prompt(prompt, lang)
+    except InputError as e:
+        yield {"lab_stats": vh.status_html(str(e), "error")}
+        return
+    yield {"lab_stats": vh.status_html(t("lab.preparing", lang), "run")}
+    try:
+        if models == "tiny":
+            d = lab.tiny_distributions(text, sampling)
+        else:
+            pair = ctx.load(inputs.pair_ids(choice, draft_id, target_id, lang), progress)
+            ids = inputs.encode_prompt(pair, text, False, 1, 1, lang)
+            d = lab.distributions(pair.target, pair.draft, ids, sampling, lambda i: pair.decode([i]))
+        note = t("lab.t1_note", lang) if variant == "untempered_q" and sampling.temperature == 1.0 else ""
+        for counts in lab.sample_counts(d, variant, n, seed, stop):
+            f = lab.fit(counts, d.p, seed)
+            stats = vc.lab_stats_html(f, n, variant, f.n >= n, lang)
+            yield {"lab_plot": vc.lab_figure(lab.top_bins(counts, d.p), d.texts, f.n, variant, lang),
+                   "lab_stats": stats + (vh.status_html(note, "warn") if note else "")}
+    except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
+        yield {"lab_stats": vh.status_html(t("lab.failed", lang, error=inputs.error_message(e)), "error")}

@@ -1,0 +1,74 @@
+"""Slow steps an event function waits on (loading models, a sweep, the prompt's prefill): status lines that say
+what is happening and for how long, and a Stop that is heard while waiting.
+
+Each helper is a generator of page updates (`{view name: value}`) that returns
+its result with `return`, so an event function writes `pair = yield from
+load(...)`. `say(message, kind)` turns a line into the update of every status
+view the caller has (the run's status, the sweep's own box, or both).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterator
+
+from ..strings import t
+from . import inputs, worker
+from .session import AppContext, Run
+from .worker import Failed, Progress, Result, Stopped
+
+Say = Callable[[str, str], dict]
+
+
+def seconds_since(t0: float) -> str:
+    return f"{time.monotonic() - t0:.0f}"
+
+
+def wait_for(ctx: AppContext, run: Run, events, line: Callable[[Progress | None, str], str],
+             say: Say, stopping_key: str) -> Iterator[dict]:
+    """Yield a status line at least every second while `events` (from `worker.call`) runs; return its Result.
+
+    Returns `worker.Result`, or the `Failed` event (Stop included, as `Failed(Stopped())`).
+    """
+    t0, last, shown = time.monotonic(), None, 0.0
+    outcome: Any = None
+    announced = False
+    for batch in worker.batches(events, tick=ctx.tick_s):
+        for event in batch:
+            if isinstance(event, Progress):
+                last = event
+            elif isinstance(event, (Result, Failed)):
+                outcome = event
+        if outcome is not None:
+            continue
+        if run.stop.is_set() and not announced:
+            announced = True
+            yield say(t(stopping_key, ctx.lang), "run")
+        elif not announced and (batch or time.monotonic() - shown >= 1.0):
+            shown = time.monotonic()
+            yield say(line(last, seconds_since(t0)), "run")
+    return outcome
+
+
+def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
+    """The model pair, loaded in a thread with its progress in the status; None after an error or Stop (said)."""
+    lang = ctx.lang
+
+    def line(p: Progress | None, seconds: str) -> str:
+        if p is None:
+            return t("status.loading", lang, seconds=seconds)
+        return t("status.loading_step", lang, step=p.message, percent=f"{100 * p.fraction:.0f}%", seconds=seconds)
+
+    yield say(line(None, "0"), "run")
+    outcome = yield from wait_for(ctx, run, worker.call(lambda progress: ctx.load(pair_ids, progress), run),
+                                  line, say, "status.stopping_load")
+    if isinstance(outcome, Result) and not run.stop.is_set():
+        return outcome.value
+    if isinstance(outcome, Failed) and not isinstance(outcome.error, Stopped) and not run.stop.is_set():
+        error = outcome.error
+        known = isinstance(error, inputs.InputError) or type(error).__name__ == "ModelLoadError"
+        message = inputs.error_message(error, lang) if known else \
+            t("status.prepare_failed", lang, error=inputs.error_message(error, lang))
+        yield say(message, "error")
+        return None
+    yield say(t("status.stopped", lang), "warn")
+    return None
