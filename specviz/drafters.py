@@ -76,8 +76,8 @@ class ModelDrafter:
             ids.append(pending)
             qs.append(q)
             logits_seen.append(logits)
-            n_drafted += active
-            if self.threshold is not None:
+            if self.threshold is not None:   # only the adaptive stop tracks rows: no extra launches otherwise
+                n_drafted += active
                 sure = torch.softmax(logits.float(), -1) if sampling.greedy else q
                 active &= sure.gather(-1, pending).squeeze(-1) >= self.threshold
                 if not bool(active.any()):  # a host sync per draft token: the price of stopping early

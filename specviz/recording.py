@@ -50,16 +50,16 @@ class RoundRecorder:
     def _alts(self, values: list[float], ids: list[float]) -> list[Alt]:
         return [Alt(int(i), self.text_of(int(i)), v) for v, i in zip(values, ids)]
 
-    def fill(self, rnd: Round, t: RoundTensors, m: int, n_shown: int, used_all: bool) -> None:
-        """m drafts were accepted; `n_shown` are shown (fewer when EOS cut the round); `used_all`: the
-        correction or bonus was emitted (False when EOS arrived among the accepted drafts).
+    def fill(self, rnd: Round, t: RoundTensors, m: int, drafted_ids: list[int], used_all: bool) -> None:
+        """m drafts were accepted; `drafted_ids` are the drafts shown (fewer than drafted when EOS cut the
+        round); `used_all`: the correction or bonus was emitted (False when EOS arrived among the accepted
+        drafts).
 
         Every number is computed on the device and comes back in ONE transfer (token
         ids ride along as floats: exact below 2^24), so the trace costs one host sync
         per round on a GPU, not one per list.
         """
         draft_ids = t.proposal.ids[0]
-        drafted_ids = draft_ids[:n_shown].tolist()
         if not self.record:
             rnd.drafted = [unrecorded_token(tok, i < m, t.proposal.source) for i, tok in enumerate(drafted_ids)]
             return

@@ -131,22 +131,22 @@ def speculative_generate(
         state, t_drafted = speculative_round(target, target_cache, drafter, tokens[None], k_round, sampling,
                                              gen, vocab, clock)
         # The one host sync of the round: how many were accepted, and the next token.
-        m, y = torch.stack([state.verdict.n_accepted[0], state.verdict.next_token[0]]).tolist()
+        verdict, drafted = state.verdict, state.proposal.ids[0]
+        m, y, *draft_ids = torch.cat([verdict.n_accepted[:1], verdict.next_token[:1], drafted]).tolist()
         t_verified = clock()
 
-        drafted = state.proposal.ids[0]
-        emitted, hit_eos = _cut_at_eos(drafted[:m].tolist() + [y], eos)
+        emitted, hit_eos = _cut_at_eos(draft_ids[:m] + [y], eos)
         used_all = len(emitted) == m + 1  # False when EOS cut the round inside the accepted drafts
         tokens = torch.cat([tokens, torch.tensor(emitted, device=device)])
         crop_to(target_cache, n + m)       # keep keys only for the accepted prefix;
         drafter.rollback(n + m)            # the newest token stays pending for the next round
         produced += len(emitted)
 
-        k_drafted = drafted.shape[0]
+        k_drafted = len(draft_ids)
         rnd = Round(index=round_index, drafted=[], rejected_at=m if m < k_drafted and used_all else None,
                     correction=None, bonus=None, emitted=emitted, draft_seconds=t_drafted - t_start,
                     verify_seconds=t_verified - t_drafted, eos=hit_eos, drafter=getattr(drafter, "name", "custom"))
-        recorder.fill(rnd, state, m, k_drafted if used_all else len(emitted), used_all)
+        recorder.fill(rnd, state, m, draft_ids[:k_drafted if used_all else len(emitted)], used_all)
         rnd.seconds = clock() - t_start
         yield rnd
         round_index += 1
