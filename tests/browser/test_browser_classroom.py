@@ -95,6 +95,9 @@ def _set_slider(page, elem_id: str, value):
     box = page.page.locator(f"#{elem_id} input[type=number]").first
     box.fill(str(value))
     box.press("Enter")
+    box.press("Tab")   # commit the value (blur) before the next click reads it
+    page.page.wait_for_function(f"() => document.querySelector('#{elem_id} input[type=number]').value == '{value}'",
+                                timeout=10_000)
 
 
 def _choose(page, elem_id: str, label: str):
@@ -108,7 +111,7 @@ def _lab(page, variant_label: str, n: int) -> dict:
     page.page.evaluate("() => document.querySelectorAll('#sv-lab-stats [data-n]').forEach(e => e.dataset.stale = '1')")
     page.page.click("#sv-lab-run")
     fresh = f"#sv-lab-stats [data-n='{n}']:not([data-stale])"
-    page.page.wait_for_selector(fresh, timeout=30_000)
+    page.page.wait_for_selector(fresh, timeout=60_000)   # a loaded 2-core CI machine can be slow
     return page.page.eval_on_selector(fresh, "e => ({...e.dataset})")
 
 
