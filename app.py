@@ -2,13 +2,15 @@
 
 The packaged Qwen2.5-Coder 0.5B -> 1.5B pair loads on the first Generate (about
 a minute or two the very first time, a few seconds once converted and cached).
-Environment: GRADIO_SERVER_NAME, GRADIO_SERVER_PORT / PORT override the address.
+Environment: GRADIO_SERVER_NAME, GRADIO_SERVER_PORT / PORT override the address;
+SPECVIZ_DEFAULT_PAIR picks the pair the page starts on (e.g. qwen2.5-0.5b-7b on a
+GPU Space; a GPU preset is only offered, and only taken, where CUDA is).
 """
 import os
 
 from specviz.ui import build_app, launch_app
 
-demo = build_app()
+demo = build_app(default_pair=os.environ.get("SPECVIZ_DEFAULT_PAIR") or None)
 
 if __name__ == "__main__":
     launch_app(demo, server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),

@@ -104,10 +104,12 @@ class KVCache:
 
 def _shared_static_cache(model, max_len: int) -> StaticCache:
     """One static cache per model and process, grown when needed and reset between runs."""
-    held = model.__dict__.get("_specviz_static_cache")
-    if held is None or held.max_cache_len < max_len:
-        held = StaticCache(config=model.config, max_cache_len=max(max_len, 256))
-        model.__dict__["_specviz_static_cache"] = held
+    # The length is kept beside the cache: transformers versions name it differently (or not at all).
+    held, held_len = model.__dict__.get("_specviz_static_cache", (None, 0))
+    if held is None or held_len < max_len:
+        held_len = max(max_len, 256)
+        held = StaticCache(config=model.config, max_cache_len=held_len)
+        model.__dict__["_specviz_static_cache"] = (held, held_len)
     else:
         held.reset()
     return held
@@ -142,6 +144,37 @@ def forward_logits(model, ids: torch.Tensor, cache, keep: int, eager: bool = Fal
     else:
         out = model(input_ids=ids, cache=cache, use_cache=cache is not None, logits_to_keep=keep)
     return out.logits if batched else out.logits[0]
+
+
+def forward_hidden(model, ids: torch.Tensor, cache, keep: int, eager: bool = False) -> torch.Tensor:
+    """`forward_logits` without the output layer: final hidden states [B, keep, H] (or [keep, H]).
+
+    The base model (`get_decoder()`) ends with the final norm for Qwen2 and
+    Llama, so a head applied to these states gives the model's logits; a trimmed
+    draft vocabulary (specviz.vocab_trim) multiplies them by its subset rows only.
+    """
+    batched = ids.dim() == 2
+    ids = (ids if batched else ids[None]).to(input_device(model))
+    base = model.get_decoder()
+    if isinstance(cache, KVCache):
+        start, n = cache.length, ids.shape[1]
+        position = torch.arange(start, start + n, device=ids.device)
+        forward = _compiled_base(model) if cache.compiled and not eager else base
+        out = forward(input_ids=ids, cache=cache.cache, use_cache=True, cache_position=position)
+        cache.length += n
+    else:
+        out = base(input_ids=ids, cache=cache, use_cache=cache is not None)
+    hidden = out.last_hidden_state[:, -keep:]
+    return hidden if batched else hidden[0]
+
+
+def _compiled_base(model):
+    """The base model's forward compiled once per model, as `compiled_forward` does for the whole model."""
+    fn = model.__dict__.get("_specviz_compiled_base")
+    if fn is None:
+        fn = torch.compile(model.get_decoder().forward, mode="reduce-overhead", dynamic=False)
+        model.__dict__["_specviz_compiled_base"] = fn
+    return fn
 
 
 def prefill(model, tokens: torch.Tensor, static: bool = False, max_len: int = 0,
@@ -185,17 +218,19 @@ def crop_to(cache, length: int) -> None:
         cache.crop(-extra)
 
 
-def warm_up(model, lengths: list[int], max_len: int, verify: bool) -> None:
+def warm_up(model, lengths: list[int], max_len: int, verify: bool, hidden: bool = False) -> None:
     """Compile and capture every forward shape a run will use, before any timed work.
 
     Verifies keep the logits of all their positions, draft steps only the last.
     Three calls per shape: compile, record the CUDA graph, replay it once.
+    `hidden=True` warms `forward_hidden` instead (a trimmed draft head).
     """
     cache = KVCache(model, static=True, max_len=max_len, compiled=True)
     ids = torch.zeros(1, max(lengths), dtype=torch.long, device=input_device(model))
+    forward = forward_hidden if hidden else forward_logits
     for n in lengths:
         for _ in range(3):
-            forward_logits(model, ids[:, :n], cache, n if verify else 1)
+            forward(model, ids[:, :n], cache, n if verify else 1)
             cache.crop(-n)
 
 

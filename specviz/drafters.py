@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import torch
-from .decoding import KVCache, crop_to, forward_logits, prefill
+
+from .decoding import KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, warm_up
 from .sampling import SamplingConfig, probabilities, sample
 
 
@@ -45,16 +46,49 @@ class ModelDrafter:
     `adaptive_threshold=t` stops drafting once the draft's confidence in its own
     token (q(x); the untempered softmax when greedy) falls below t, so K becomes
     a maximum. The stop depends only on the draft's own samples: still exact.
+
+    `vocab_subset` (sorted token ids, see specviz.vocab_trim) trims the draft's
+    output layer: each step multiplies the final hidden state by the subset's
+    rows only, the other logits are -inf, and q is the sampling transform of
+    those full-width logits, so q(x) = 0 outside the subset and is exactly the
+    distribution the token was drawn from. The target is untouched: tokens
+    outside the subset still come out through the residual and the bonus.
     """
 
     name = "model"
 
-    def __init__(self, model, vocab: int, adaptive_threshold: float | None = None, cache_options: dict | None = None):
+    def __init__(self, model, vocab: int, adaptive_threshold: float | None = None, cache_options: dict | None = None,
+                 vocab_subset: torch.Tensor | None = None):
         if adaptive_threshold is not None and not 0.0 <= adaptive_threshold <= 1.0:
             raise ValueError(f"adaptive_threshold must be in [0, 1], got {adaptive_threshold}")
         self.model, self.vocab, self.threshold = model, vocab, adaptive_threshold
         self.cache_options = cache_options or {}   # static / max_len / compiled, see decoding.KVCache
         self.cache = KVCache(model)
+        self.subset = self.head = None
+        if vocab_subset is not None:
+            self._trim(vocab_subset)
+
+    def _trim(self, subset: torch.Tensor) -> None:
+        from .vocab_trim import trimmed_head
+
+        subset = torch.as_tensor(subset, dtype=torch.long).flatten()
+        if not len(subset) or bool((subset[1:] <= subset[:-1]).any()) or not 0 <= int(subset[0]) \
+                or int(subset[-1]) >= self.vocab:
+            raise ValueError(f"vocab_subset must be distinct ids in [0, {self.vocab}) in ascending order")
+        self.head = trimmed_head(self.model, subset)
+        self.name = "trimmed"   # what a Round records as its drafter
+        self.subset = subset.to(input_device(self.model))   # moved to the head's device when it differs
+        if self.cache_options.get("compiled"):   # compile the hidden-state forward now, before any timed work
+            warm_up(self.model, [1, 2], self.cache_options["max_len"], verify=False, hidden=True)
+
+    def _step_logits(self, pending: torch.Tensor, device) -> torch.Tensor:
+        """[B, V] draft logits of the next position; with a subset, -inf outside it (no full head computed)."""
+        if self.subset is None:
+            return forward_logits(self.model, pending, self.cache, 1)[:, -1, :self.vocab].to(device)
+        hidden = forward_hidden(self.model, pending, self.cache, 1)[:, -1]
+        sub = self.head(hidden)
+        full = sub.new_full((sub.shape[0], self.vocab), float("-inf"))
+        return full.scatter_(-1, self.subset.to(sub.device).expand(sub.shape[0], -1), sub).to(device)
 
     def begin(self, tokens: torch.Tensor) -> None:
         self.cache = prefill(self.model, tokens, **self.cache_options)
@@ -70,7 +104,7 @@ class ModelDrafter:
         active = torch.ones(B, dtype=torch.bool, device=tokens.device)
         n_drafted = torch.zeros(B, dtype=torch.long, device=tokens.device)
         for _ in range(k):
-            logits = forward_logits(self.model, pending, self.cache, 1)[:, -1, :self.vocab].to(tokens.device)
+            logits = self._step_logits(pending, tokens.device)
             q = probabilities(logits, sampling)
             pending = sample(q, generator, sampling.greedy)[:, None]
             ids.append(pending)
@@ -219,12 +253,17 @@ class HybridDrafter:
         return Proposal(ids, q, None, lengths)
 
 
-DRAFTERS = ("model", "ngram", "hybrid")
+DRAFTERS = ("model", "ngram", "hybrid", "trimmed")
 
 
 def make_drafter(method: str, draft_model, vocab: int, *, adaptive_threshold: float | None = None,
-                 eos_ids=(), cache_options: dict | None = None) -> Drafter:
-    """The drafter named `method`: "model" (the draft model), "ngram" (prompt lookup), "hybrid"."""
+                 eos_ids=(), cache_options: dict | None = None, trim_size: int | None = None,
+                 tokenizer=None, table=None) -> Drafter:
+    """The drafter named `method`: "model" (the draft model), "ngram" (prompt lookup), "hybrid", or
+    "trimmed" (the draft model with its output layer cut to the `trim_size` most frequent tokens of
+    `table`, by default the table shipped for the packaged Qwen2.5 tokenizer; `tokenizer`, when given,
+    is checked against the table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole).
+    """
     if method not in DRAFTERS:
         raise ValueError(f"unknown drafter {method!r}; choose one of {', '.join(DRAFTERS)}")
     lookup = PromptLookupDrafter(vocab, eos_ids=eos_ids)
@@ -234,5 +273,28 @@ def make_drafter(method: str, draft_model, vocab: int, *, adaptive_threshold: fl
         return lookup
     if draft_model is None:
         raise ValueError(f"the {method} drafter needs a draft model")
+    if method == "trimmed":
+        subset = _trimmed_subset(draft_model, vocab, trim_size, tokenizer, table, eos_ids)
+        return ModelDrafter(draft_model, vocab, adaptive_threshold, cache_options, vocab_subset=subset)
     model = ModelDrafter(draft_model, vocab, adaptive_threshold, cache_options)
     return model if method == "model" else HybridDrafter(model, lookup)
+
+
+def _trimmed_subset(draft_model, vocab: int, size: int | None, tokenizer, table, eos_ids) -> torch.Tensor | None:
+    """The sorted subset of the "trimmed" drafter: the table checked against this pair, EOS always in.
+
+    None (the full head) when the whole vocabulary fits in N: nothing to trim, no table needed.
+    """
+    from . import vocab_trim
+
+    size = size or vocab_trim.DEFAULT_SIZE
+    if size >= vocab:
+        return None
+    table = table if isinstance(table, vocab_trim.VocabTable) else vocab_trim.load_table(
+        table or vocab_trim.DEFAULT_TABLE)
+    vocab_trim.check_model_vocab(table, vocab)
+    if tokenizer is not None:
+        vocab_trim.check_tokenizer(table, tokenizer)
+    config_eos = getattr(getattr(draft_model, "generation_config", None), "eos_token_id", None)
+    config_eos = [] if config_eos is None else [config_eos] if isinstance(config_eos, int) else list(config_eos)
+    return vocab_trim.vocab_subset(table, size, [*eos_ids, *config_eos])

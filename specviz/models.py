@@ -20,6 +20,7 @@ import torch
 
 from .devices import _resolve_device_dtype, default_device_and_dtype, parse_dtype  # noqa: F401 (API)
 from .errors import ModelLoadError
+from .kernels import ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_linear_path, use_linear_path
 from .packaged import _PACKAGED_DRAFT, _PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, _convert, cache_dir  # noqa: F401
 
 __all__ = ["ModelLoadError", "ModelPair", "PACKAGED_PAIR_NAME", "cache_dir", "default_device_and_dtype", "load_pair",
@@ -190,6 +191,8 @@ class ModelPair:
     load_seconds: float
     draft_name: str = ""   # what a trace records as the model ids
     target_name: str = ""
+    linear_path: str = "default"   # the kernels of the linear layers: "default" or "onednn" (specviz.kernels)
+    linear_probe: dict | None = None   # the timings behind an automatic choice (kernels.probe_linear_paths)
 
     def encode_chat(self, text: str) -> list[int]:
         """Token ids of ``text`` as a user turn plus the assistant prompt (raw text if no template)."""
@@ -232,16 +235,21 @@ def _noop(frac: float, msg: str) -> None:
 
 
 def load_pair(draft: str | None = None, target: str | None = None, device=None, dtype=None,
-              progress: Progress | None = None, allow_local: bool = True) -> ModelPair:
+              progress: Progress | None = None, allow_local: bool = True, linear: str = "auto") -> ModelPair:
     """Load a draft/target pair in eval mode on ``device`` in ``dtype``.
 
     ``draft`` and ``target`` both None: the packaged offline pair.  Otherwise each
     is a Hub id or (when ``allow_local``) a local model folder.  ``progress`` is
-    called as ``progress(fraction, message)`` at each stage.
+    called as ``progress(fraction, message)`` at each stage.  ``linear`` picks the
+    linear layers' kernels (auto | default | onednn, see specviz.kernels).
     """
     t0 = time.perf_counter()
     report = progress or _noop
     dev, dt = _resolve_device_dtype(device, dtype)
+    try:
+        path = resolve_linear_path(linear, dev, dt)   # checked before minutes of loading
+    except ValueError as e:
+        raise ModelLoadError(str(e)) from None
 
     if (draft is None) != (target is None):
         raise ModelLoadError("give both a draft and a target model, or neither for the packaged pair")
@@ -274,7 +282,16 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         name = f"{draft.strip()} → {target.strip()}"
         draft_name, target_name = dsrc.ref, tsrc.ref
 
+    probe = None
+    if path == "onednn" and linear == "auto" and not os.environ.get(LINEAR_ENV_VAR):
+        report(0.9, "timing the linear kernels")
+        probe = probe_linear_paths(target_model)
+        path = probe["choice"]
+    if path != "default":
+        report(0.95, f"preparing {path} kernels")
+        use_linear_path(draft_model, path)
+        use_linear_path(target_model, path)
     report(1.0, "models ready")
     return ModelPair(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name,
                      device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
-                     draft_name=draft_name, target_name=target_name)
+                     draft_name=draft_name, target_name=target_name, linear_path=path, linear_probe=probe)

@@ -102,14 +102,14 @@ def speculative_generate(
     static, compiled = resolve_compile(compile, device, static_cache)
     # Room for the prompt, the budget, and drafts that run past it before being cut.
     cache_options = dict(static=static, max_len=len(tokens) + max_new_tokens + k + 2, compiled=compiled)
+    t_warm = clock()   # a trimmed drafter captures its own graphs when it is built
     if method == "model":
         drafter = as_drafter(draft, vocab, adaptive_threshold, cache_options)
     else:
         drafter = make_drafter(method, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=eos,
-                               cache_options=cache_options)
+                               cache_options=cache_options, tokenizer=tokenizer)
     recorder = RoundRecorder(tokenizer, sampling, record)
     if compiled:
-        t_warm = clock()
         warm_up(target, [j + 1 for j in range(k + 1)], cache_options["max_len"], verify=True)
         if hasattr(draft, "config"):
             warm_up(draft, [1, 2], cache_options["max_len"], verify=False)

@@ -89,3 +89,26 @@ def test_bad_arguments_exit_2_with_one_line(argv, says, capsys, monkeypatch):
 def test_cuda_without_a_gpu_is_a_clear_error(capsys):
     assert costs.main(["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--device", "cuda"]) == 2
     assert "no CUDA GPU is available" in capsys.readouterr().err
+
+
+def test_forward_costs_times_the_static_cache_path_when_asked(tiny_pair, monkeypatch):
+    """compile="on" means static caches (+ graphs on CUDA); on this CPU the static part is checked eagerly."""
+    from specviz.bench import costs as bench_costs
+    from specviz import decoding
+
+    seen = []
+    real_prefill = decoding.prefill
+
+    def spy(model, tokens, static=False, max_len=0, compiled=False):
+        seen.append((static, compiled, max_len))
+        return real_prefill(model, tokens, static, max_len, False)
+
+    monkeypatch.setattr(bench_costs, "resolve_compile", lambda compile, device: (compile == "on", False))
+    monkeypatch.setattr(bench_costs, "prefill", spy)
+    target, draft = tiny_pair
+    fc = bench_costs.forward_costs(target, draft, [1, 2, 3], ks=[2, 4], repeats=1, compile="on")
+    assert seen == [(True, False, 3 + 4 + 2)] * 2
+    assert fc.target_1 > 0 and fc.draft_1 > 0 and set(fc.target_k) == {2, 4}
+    seen.clear()
+    bench_costs.forward_costs(target, draft, [1, 2, 3], ks=[2], repeats=1)
+    assert seen == [(False, False, 3 + 2 + 2)] * 2

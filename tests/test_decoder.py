@@ -224,3 +224,13 @@ def test_compile_options_are_checked(tiny_pair):
         run(target, draft, [1], compile="on", static_cache=False)
     with pytest.raises(ValueError, match="compile must be"):
         baseline(target, [1], compile="yes")
+
+
+def test_the_shared_static_cache_is_reused_and_grown(tiny_pair):
+    """Compiled runs replay graphs on one cache per model: the second run must reuse it, a longer one grow it."""
+    target, _ = tiny_pair
+    first = decoding._shared_static_cache(target, 40)
+    assert decoding._shared_static_cache(target, 100) is first          # within the 256 allocated
+    bigger = decoding._shared_static_cache(target, 300)
+    assert bigger is not first and decoding._shared_static_cache(target, 300) is bigger
+    target.__dict__.pop("_specviz_static_cache")

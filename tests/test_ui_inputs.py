@@ -49,8 +49,9 @@ def test_bad_fields_raise_input_errors_with_a_message(over, message):
 
 
 def test_pair_choices_and_ids():
-    values = [v for _, v in inputs.pair_choices()]
+    values = [v for _, v in inputs.pair_choices(gpu=True)]
     assert values[0] == PACKAGED and values[-1] == CUSTOM and set(values[1:-1]) == set(HUB_PRESETS)
+    assert not set(inputs.GPU_PRESETS) & {v for _, v in inputs.pair_choices(gpu=False)}   # no GPU pair on a CPU
     assert inputs.pair_choices(packaged_label="mine")[0] == ("mine", PACKAGED)
     preset = next(iter(HUB_PRESETS))
     assert inputs.pair_ids(preset, "", "") == HUB_PRESETS[preset]

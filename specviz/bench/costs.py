@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 import torch
-from transformers import DynamicCache
 
 from .. import theory
-from ..decoding import Timer, as_id_tensor, crop_to, forward_logits, input_device
+from ..decoding import Timer, as_id_tensor, crop_to, forward_logits, input_device, prefill, resolve_compile, warm_up
 
 
 @dataclass
@@ -40,17 +39,26 @@ class ForwardCosts:
 
 
 @torch.inference_mode()
-def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3) -> ForwardCosts:
-    """Median wall time of bare cached forwards, interleaved so drift hits all alike."""
+def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3, compile: str = "off") -> ForwardCosts:
+    """Median wall time of bare cached forwards, interleaved so drift hits all alike.
+
+    `compile` (off | on | auto, as in `speculative_generate`) times the compiled
+    path: static caches and CUDA-graph forwards, captured before any timing.
+    """
     ks = sorted(set(int(k) for k in ks))
     device = input_device(target)
     clock = Timer(device)
     ids = as_id_tensor(input_ids, device)
     n = len(ids)
+    static, compiled = resolve_compile(compile, device)
+    max_len = n + max(ks, default=0) + 2
+    if compiled:
+        warm_up(target, [1] + [k + 1 for k in ks], max_len, verify=True)
+        warm_up(draft, [1], max_len, verify=False)
     caches = {}
     for name, model in (("target", target), ("draft", draft)):   # the whole prompt cached
-        caches[name] = DynamicCache()
-        forward_logits(model, ids, caches[name], 1)
+        caches[name] = prefill(model, ids[None], static, max_len, compiled)
+        forward_logits(model, ids[-1:], caches[name], 1)
     extra = ids[-1:].repeat(max(ks, default=0) + 1)
 
     def timed(model, cache, length) -> float:

@@ -58,24 +58,31 @@ class Run:
 
 
 def run_method(method: str, target, draft, input_ids, k: int | None, sampling: SamplingConfig,
-               max_new_tokens: int, *, seed: int = 0, tokenizer=None) -> Run:
-    """Generate `max_new_tokens` (EOS ignored) with one method and time it."""
+               max_new_tokens: int, *, seed: int = 0, tokenizer=None, compile: str = "auto") -> Run:
+    """Generate `max_new_tokens` (EOS ignored) with one method and time it.
+
+    `compile` (auto | on | off) applies to specviz's own loops (target, specviz*), as in
+    `speculative_generate`; transformers' methods pick their own caches by name.
+    """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     ids = as_id_tensor(input_ids, input_device(target))
     if method == "target":
-        return _run_target(target, ids, sampling, max_new_tokens, seed)
+        return _run_target(target, ids, sampling, max_new_tokens, seed, compile)
     if method in HF_KINDS:
         return _run_hf(method, target, draft, ids, k, sampling, max_new_tokens, seed)
-    return _run_specviz(method, target, draft, ids, int(k), sampling, max_new_tokens, seed, tokenizer)
+    return _run_specviz(method, target, draft, ids, int(k), sampling, max_new_tokens, seed, tokenizer, compile)
 
 
 # ---------------------------------------------------------------- specviz's own loops
-def _run_target(target, ids: torch.Tensor, sampling: SamplingConfig, max_new_tokens: int, seed: int) -> Run:
+def _run_target(target, ids: torch.Tensor, sampling: SamplingConfig, max_new_tokens: int, seed: int,
+                compile: str = "auto") -> Run:
     clock = Timer(input_device(target))
+    stats: dict = {}
     t0 = clock()
-    steps = list(autoregressive_generate(target, ids, sampling, max_new_tokens, seed, ignore_eos=True))
-    t1 = clock()
+    steps = list(autoregressive_generate(target, ids, sampling, max_new_tokens, seed, ignore_eos=True,
+                                         compile=compile, stats=stats))
+    t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     first = steps[0].seconds if steps else 0.0
     stats_first = t1 - t0 - sum(s.seconds for s in steps) + first   # prefill + first step
     return Run("target", None, [s.token_id for s in steps], seconds=sum(s.seconds for s in steps[1:]),
@@ -90,20 +97,22 @@ SPECVIZ_KINDS = {
     "specviz_adaptive": ("model", False, ADAPTIVE_THRESHOLD),
     "specviz_ngram": ("ngram", False, None),
     "specviz_hybrid": ("hybrid", False, None),
+    "specviz_trimmed": ("trimmed", False, None),
 }
 
 
 def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling: SamplingConfig,
-                 max_new_tokens: int, seed: int, tokenizer) -> Run:
+                 max_new_tokens: int, seed: int, tokenizer, compile: str = "auto") -> Run:
     drafter, record, threshold = SPECVIZ_KINDS[method]
     clock = Timer(input_device(target))
+    stats: dict = {}
     t0 = clock()
     rounds = list(speculative_generate(target, None if drafter == "ngram" else draft, ids, k=k, sampling=sampling,
                                        max_new_tokens=max_new_tokens, seed=seed,
                                        tokenizer=tokenizer if record else None,
                                        ignore_eos=True, record=record, adaptive_threshold=threshold,
-                                       method=drafter))
-    t1 = clock()
+                                       method=drafter, compile=compile, stats=stats))
+    t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]
     in_rounds = sum(r.seconds for r in rounds)

@@ -12,16 +12,18 @@ METHODS = (
     "specviz_adaptive",     # no trace; K is a maximum, a round stops drafting once the draft is unsure
     "specviz_ngram",        # no trace; prompt lookup drafts (what followed the last n-gram earlier), no draft model
     "specviz_hybrid",       # no trace; prompt lookup when its match is long enough, else the draft model
+    "specviz_trimmed",      # no trace; the draft model with its output layer cut to the 32k most frequent tokens
 )
 # The methods that draft: measured at every K of a sweep (the others once per prompt).
 K_METHODS = ("hf_assisted", "hf_prompt_lookup", "specviz", "specviz_notrace", "specviz_adaptive",
-             "specviz_ngram", "specviz_hybrid")
+             "specviz_ngram", "specviz_hybrid", "specviz_trimmed")
 # Plain decoding with the target: the baselines every speedup is also reported against.
 TARGET_ALONE = ("target", "hf_generate", "hf_static")
 # transformers' decoders, the peers of ratio_vs_hf_best.
 HF_METHODS = ("hf_generate", "hf_static", "hf_assisted", "hf_assisted_default", "hf_prompt_lookup")
 # specviz's speed modes, the candidates of its best method (the trace-recording "specviz" is the visualizer's mode).
-SPECVIZ_SPEED_METHODS = ("specviz_notrace", "specviz_adaptive", "specviz_ngram", "specviz_hybrid")
+SPECVIZ_SPEED_METHODS = ("specviz_notrace", "specviz_adaptive", "specviz_ngram", "specviz_hybrid",
+                         "specviz_trimmed")
 
 
 def default_methods(device) -> list[str]:

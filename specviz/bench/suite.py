@@ -13,9 +13,11 @@ and the table says it failed.
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 
+from ..kernels import linear_path
 from ..sampling import SamplingConfig
 from ..stats import finite, fmt
 from ..viz.report import write_report
@@ -32,8 +34,12 @@ NAN = float("nan")
 # ---------------------------------------------------------------- measuring
 def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list[list[int]], ks: list[int],
                   samplings: list[SamplingConfig], max_new_tokens: int, repeats: int, methods: list[str],
-                  *, seed: int = 0, warmup: bool = True, quiet: bool = True) -> dict:
-    """All measurements, interleaved per prompt and K; returns {"rows", "summary", "costs"}."""
+                  *, seed: int = 0, warmup: bool = True, quiet: bool = True, compile: str = "auto") -> dict:
+    """All measurements, interleaved per prompt and K; returns {"rows", "summary", "costs", "linear_path"}.
+
+    `compile` as in `run_method`: compiled loops are compiled and captured by the
+    warm-up and by each run's own warm-up step, never inside the timed decode.
+    """
     plain = [m for m in methods if m not in K_METHODS]
     with_k = [m for m in methods if m in K_METHODS]
     per_prompt = len(plain) + len(with_k) * len(ks)
@@ -42,7 +48,8 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
 
     def attempt(m, k, ids, sampling, n, run_seed):
         try:
-            return run_method(m, target, draft, ids, k, sampling, n, seed=run_seed, tokenizer=tokenizer)
+            return run_method(m, target, draft, ids, k, sampling, n, seed=run_seed, tokenizer=tokenizer,
+                              compile=compile)
         except Exception as e:   # one method failing must not cost the whole run
             error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             if m not in failed:
@@ -79,7 +86,7 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
                          else _error_row(prompt, m, k, run, sampling, rep, seed + rep) for run, m, k in got]
     if bar is not None:
         bar.close()
-    return {"rows": rows, "summary": summarize(rows), "costs": costs}
+    return {"rows": rows, "summary": summarize(rows), "costs": costs, "linear_path": linear_path(target)}
 
 
 def _row(prompt: Prompt, method: str, run: Run, ref: Run | None, sampling: SamplingConfig, rep: int, seed: int,
@@ -130,8 +137,8 @@ def _progress_bar(total: int, quiet: bool):
 
 # ---------------------------------------------------------------- output
 def format_table(result: dict) -> str:
-    """The summary as the plain-text table the command prints: methods, headline, categories, failures."""
-    lines = []
+    """The summary as the plain-text table the command prints: costs, methods, headline, categories, failures."""
+    lines = [_costs_line(result)] if result.get("costs") else []
     for tkey, s in result["summary"].items():
         alone = s.get("fastest_alone")
         lines.append(f"\ntemperature {tkey}: medians over {s['prompts']} prompt(s); "
@@ -154,6 +161,19 @@ def format_table(result: dict) -> str:
         for cat, c in s.get("categories", {}).items():
             lines.append(f"  {cat} ({c['prompts']} prompt(s)): " + _headline_line(c))
     return "\n".join(lines)
+
+
+def _costs_line(result: dict) -> str:
+    """Bare forward costs, medians over prompts: c and the verify cost at each K, and the kernels that ran."""
+    costs = list(result["costs"].values())
+    c = statistics.median(x["c"] for x in costs)
+    ks = sorted({int(k) for x in costs for k in x["target_k"]})
+    verify = ", ".join(f"K={k} {statistics.median(x['target_k'][str(k)] / x['target_1'] for x in costs):.2f}x"
+                       for k in ks)
+    t1 = statistics.median(x["target_1"] for x in costs)
+    path = result.get("linear_path") or "default"
+    return (f"forward costs ({path} linear kernels): target one token {t1 * 1000:.0f} ms, c = {c:.3f}; "
+            f"verify over K+1 tokens vs one: {verify}")
 
 
 def _name(best: dict | None) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import platform
 import sys
@@ -15,6 +16,8 @@ import torch
 from ..bench import BenchError, Prompt, format_table, load_prompts, run_benchmark, write_results
 from ..bench.methods import METHODS, default_methods
 from ..bench.prompts import EXTRA_CATEGORY, default_prompts, select_categories
+from ..decoding import COMPILE_CHOICES
+from ..kernels import LINEAR_PATHS
 from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
                       SHARED_PROMPTS)
 from ..sampling import SamplingConfig
@@ -44,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", help="target model (Hub id or folder); with --draft")
     p.add_argument("--device", help="cpu, cuda, cuda:0 ... (default: automatic)")
     p.add_argument("--dtype", help="float32, bfloat16, float16 (default: automatic)")
+    p.add_argument("--linear", default="auto", choices=LINEAR_PATHS,
+                   help="CPU kernels of the linear layers, for every method alike: oneDNN on packed weights or "
+                        "PyTorch's default; auto = oneDNN for fp32 on a CPU when it measures faster at load")
     p.add_argument("--limit-prompts", type=bounded(int, 1, 100_000, "--limit-prompts"),
                    help="use only the first N prompts")
     p.add_argument("--methods", nargs="+", choices=METHODS, default=None, metavar="METHOD",
@@ -52,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=bounded(int, 0, 2**31 - 1, "--seed"), default=0)
     p.add_argument("--threads", type=bounded(int, 0, 1024, "--threads"), default=0,
                    help="torch CPU threads (default 0: torch's choice); 1 is steadier on a shared machine")
+    p.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
+                   help="specviz's own loops (target, specviz*): static KV caches and CUDA-graph forwards, compiled "
+                        "and captured before timing; auto = on with CUDA, off on a CPU (default: auto)")
     p.add_argument("--no-warmup", action="store_true", help="skip the warm-up generation")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -74,9 +83,17 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]):
         out_dir = Path(args.out)
         if out_dir.exists() and not out_dir.is_dir():
             raise BenchError(f"--out {out_dir} exists and is not a folder")
+        if args.compile != "auto" and not _takes_compile():
+            raise BenchError(f"--compile {args.compile}: this version of specviz.bench.run_benchmark does not take "
+                             "compile= yet; its loops run as the decoder's default (auto)")
     except BenchError as e:
         parser.error(str(e))
     return args, prompts, samplings, out_dir
+
+
+def _takes_compile() -> bool:
+    """Whether the benchmark threads `compile` through to the decoders (specviz.bench.run_benchmark(compile=...))."""
+    return "compile" in inspect.signature(run_benchmark).parameters
 
 
 def _default_loader(**kwargs):
@@ -104,7 +121,8 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
     print(f"loading models{' ' + args.draft + ' -> ' + args.target if args.draft else ' (packaged pair)'} ...",
           file=sys.stderr)
     try:
-        pair = load(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype)
+        pair = load(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
+                    **({"linear": args.linear} if args.linear != "auto" else {}))
     except (ValueError, RuntimeError, OSError) as e:
         print(f"specviz bench: error: cannot load the models: {e}", file=sys.stderr)
         return 1
@@ -115,7 +133,8 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
     result = run_benchmark(pair.target, pair.draft, getattr(pair, "tokenizer", None), prompts, encoded,
                            list(dict.fromkeys(args.k)), samplings, args.max_new_tokens, args.repeats,
                            args.methods, seed=args.seed,
-                           warmup=not args.no_warmup, quiet=args.quiet)
+                           warmup=not args.no_warmup, quiet=args.quiet,
+                           **({"compile": args.compile} if _takes_compile() else {}))
     result["meta"] = _meta(pair, args, argv, prompts)
     json_path, html_path = write_results(result, out_dir)
     print(format_table(result))
@@ -135,7 +154,8 @@ def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
                     "python": platform.python_version(), "torch": torch.__version__},
         "prompts": [asdict(p) for p in prompts],
         "max_new_tokens": args.max_new_tokens, "repeats": args.repeats, "ks": list(dict.fromkeys(args.k)),
-        "methods": args.methods,
+        "methods": args.methods, "compile": args.compile,
+        "linear_path": getattr(pair, "linear_path", "default"), "linear_probe": getattr(pair, "linear_probe", None),
     }
     try:
         import transformers

@@ -5,7 +5,9 @@ import argparse
 import sys
 import time
 
+from ..decoding import COMPILE_CHOICES
 from ..drafters import DRAFTERS
+from ..kernels import LINEAR_PATHS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
 from ..sampling import SamplingConfig
 from ..trace import Trace, first_difference, metrics
@@ -38,12 +40,20 @@ def build_parser() -> argparse.ArgumentParser:
                           "(K is then a maximum; 0.6 measured well on the packaged pair)")
     gen.add_argument("--drafter", choices=DRAFTERS, default="model",
                      help="who proposes the drafts: model (the draft model, default), ngram (prompt lookup: what "
-                          "followed the last n-gram earlier in the prompt or output; no draft model) or hybrid "
-                          "(prompt lookup when its match is long enough, else the draft model)")
+                          "followed the last n-gram earlier in the prompt or output; no draft model), hybrid "
+                          "(prompt lookup when its match is long enough, else the draft model) or trimmed (the "
+                          "draft model with its output layer cut to the 32,768 most frequent tokens; packaged "
+                          "Qwen2.5 tokenizer)")
     gen.add_argument("--json", metavar="FILE", help="write the full trace as JSON")
     gen.add_argument("--compare", action="store_true", help="also run the target alone and print the speedup")
     gen.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: automatic)")
     gen.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"], help="default: automatic")
+    gen.add_argument("--linear", default="auto", choices=LINEAR_PATHS,
+                     help="CPU kernels of the linear layers: oneDNN on packed weights or PyTorch's default; "
+                          "auto = oneDNN for fp32 on a CPU when it measures faster at load (default: auto)")
+    gen.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
+                     help="static KV caches and CUDA-graph forwards (torch.compile), compiled and captured before "
+                          "the timed run; auto = on with CUDA, off on a CPU (default: auto)")
     return parser
 
 
@@ -91,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         pair = load_pair(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
-                         progress=progress)
+                         progress=progress, **({"linear": args.linear} if args.linear != "auto" else {}))
     except ModelLoadError as e:
         print(f"specviz: error: {e}", file=sys.stderr)
         return 2
@@ -102,8 +112,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.max_new_tokens} that exceeds the model's context of {context}", file=sys.stderr)
         return 2
 
-    print(f"{pair.name} on {pair.device} ({str(pair.dtype).removeprefix('torch.')}), K={args.k}, "
-          f"drafter {args.drafter}, {'greedy' if sampling.greedy else sampling}", file=sys.stderr)
+    from ..decoding import resolve_compile
+
+    compiled = resolve_compile(args.compile, pair.device)[1]
+    print(f"{pair.name} on {pair.device} ({str(pair.dtype).removeprefix('torch.')}, "
+          f"{getattr(pair, 'linear_path', 'default')} linear kernels), K={args.k}, "
+          f"drafter {args.drafter}, {'greedy' if sampling.greedy else sampling}, "
+          f"{'compiled' if compiled else 'eager'} forwards", file=sys.stderr)
+    if compiled:
+        print("compiling and capturing the forwards before the timed run (once per process and shape) ...",
+              file=sys.stderr, flush=True)
     stats: dict = {}
     rounds = []
     start = time.perf_counter()
@@ -111,16 +129,18 @@ def main(argv: list[str] | None = None) -> int:
     for rnd in speculative_generate(pair.target, draft, ids, k=args.k, sampling=sampling,
                                     max_new_tokens=args.max_new_tokens, seed=args.seed,
                                     tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids, stats=stats,
-                                    adaptive_threshold=args.adaptive, method=args.drafter):
+                                    adaptive_threshold=args.adaptive, method=args.drafter, compile=args.compile):
         rounds.append(rnd)
         print(round_line(rnd, pair.decode), flush=True)
-    wall = time.perf_counter() - start - stats.get("prefill_seconds", 0.0)
+    wall = time.perf_counter() - start - stats.get("prefill_seconds", 0.0) - stats.get("warmup_seconds", 0.0)
     output = [t for r in rounds for t in r.emitted]
     m = metrics(rounds, seconds=wall)
     print("\n" + pair.decode(output) + "\n")
     print(f"speculative: {m['tokens']} tokens in {m['rounds']} rounds, acceptance rate {m['acceptance_rate']:.3f}, "
           f"tau {m['tau']:.2f} tokens/round, {m['tokens_per_s']:.2f} tokens/s "
-          f"(prefill {stats.get('prefill_seconds', 0.0):.2f} s)")
+          f"(prefill {stats.get('prefill_seconds', 0.0):.2f} s"
+          + (f", compile and graph capture {stats['warmup_seconds']:.1f} s before it" if "warmup_seconds" in stats
+             else "") + ")")
     if args.json:
         _write_trace(args, pair, ids, sampling, rounds, output, stats)
     if args.compare:
@@ -149,8 +169,10 @@ def _compare(args, pair, ids, sampling: SamplingConfig, output: list[int], token
     base_stats: dict = {}
     start = time.perf_counter()
     steps = list(autoregressive_generate(pair.target, ids, sampling=sampling, max_new_tokens=args.max_new_tokens,
-                                         seed=args.seed, eos_token_id=pair.eos_token_ids, stats=base_stats))
-    base_wall = time.perf_counter() - start - base_stats.get("prefill_seconds", 0.0)
+                                         seed=args.seed, eos_token_id=pair.eos_token_ids, stats=base_stats,
+                                         compile=args.compile))
+    base_wall = (time.perf_counter() - start - base_stats.get("prefill_seconds", 0.0)
+                 - base_stats.get("warmup_seconds", 0.0))
     base_ids = [s.token_id for s in steps]
     base_rate = len(base_ids) / base_wall
     print(f"target alone: {len(base_ids)} tokens, {base_rate:.2f} tokens/s; "

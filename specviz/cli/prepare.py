@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
 
     try:
-        load_pair(device="cpu", dtype="fp32", progress=progress)
+        load_pair(device="cpu", dtype="fp32", progress=progress, linear="default")   # converting only
     except ModelLoadError as e:
         print(f"specviz prepare: error: {e}", file=sys.stderr)
         return 1

@@ -493,4 +493,47 @@ STRINGS: dict[str, str] = {
     "tracefile.emitted": ("{where}.emitted must be the accepted drafts followed by the correction or bonus, "
                           "{expected}, not {value}"),
     "tracefile.budget": "the rounds emit {n} tokens, more than max_new_tokens = {limit}",
+
+    # ------------------------------------------------------------ drafters, compiled forwards, whether it pays
+    "ui.drafter": "Drafter: who proposes the K tokens",
+    "ui.drafter_info": ("Prompt lookup (n-gram) copies what followed the same tokens earlier in the prompt or output, "
+                        "with no draft model; hybrid uses it when its match is long enough, else the draft model."),
+    "drafter.model": "draft model",
+    "drafter.ngram": "prompt lookup (n-gram)",
+    "drafter.hybrid": "hybrid (prompt lookup, else the draft model)",
+    "drafter.trimmed": "draft model with a trimmed vocabulary",
+    "drafter.other": "{name}",
+    "hover.source_model": "proposed by the draft model",
+    "hover.source_ngram": ("proposed by prompt lookup (n-gram): copied from what followed the same tokens earlier, "
+                           "not by the draft model (q is one-hot)"),
+    "hover.source_other": "proposed by: {name}",
+    "legend.ngram": "n: proposed by prompt lookup (n-gram), not by the draft model",
+    "card.drafter": "drafter: {name}",
+    "card.drafter_round": "drafter: {name} · this round: {source}",
+    "ui.advanced": "Advanced",
+    "ui.compile": "Compiled forwards (torch.compile with CUDA graphs)",
+    "ui.compile_info": ("auto = on with a CUDA GPU, off on a CPU. The first run per K compiles and captures the "
+                        "forwards (tens of seconds, shown in the status); later runs reuse them."),
+    "compile.auto": "auto",
+    "compile.on": "on",
+    "compile.off": "off",
+    "input.drafter": "Unknown drafter {value}: choose one of the drafters listed.",
+    "input.compile": "Compiled forwards must be auto, on or off, got {value}.",
+    "input.ngram_adaptive": ("Adaptive K stops on the draft model's confidence, and the prompt-lookup (n-gram) "
+                             "drafter has no draft model: switch adaptive K off or choose another drafter."),
+    "status.costs": ("Timing one forward pass of each model for c and the verify cost (once per pair, device "
+                     "and K)… {seconds} s"),
+    "status.warmup": ("Compiling the forwards and capturing CUDA graphs for K = {k} (once per process and "
+                      "shape)… {seconds} s"),
+    "tile.warmup": "compile and graph capture {seconds} s (before the run; not counted in tokens/s)",
+    "pair.gpu_preset": "{name} (Hub, GPU)",
+    "pays.cannot": ("On this machine speculation cannot pay for this pair: a draft step costs c = {c} of a target "
+                    "step and verifying K = {k} tokens costs {verify}× one token, so at α = {alpha} the theory "
+                    "gives {theory}×."),
+    "pays.measured": "This run measured {speedup}× against the target alone.",
+    "pays.did_not": ("Speculation did not pay in this run: it measured {speedup}× against the target alone, "
+                     "although with c = {c}, verifying K = {k} tokens at {verify}× one token and α = {alpha} the "
+                     "theory gives {theory}× (the rest is the decoder's own overhead)."),
+    "pays.hint_cpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-7B on a GPU.",
+    "pays.hint_gpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-14B with compiled forwards.",
 }

@@ -513,4 +513,51 @@ STRINGS: dict[str, str] = {
     "tracefile.emitted": ("{where}.emitted debe ser los borradores aceptados seguidos de la corrección o el bonus, "
                           "{expected}, no {value}"),
     "tracefile.budget": "las rondas emiten {n} tokens, más que max_new_tokens = {limit}",
+
+    # ------------------------------------------------------------ borradores, pasadas compiladas, si compensa
+    "ui.drafter": "Borrador: quién propone los K tokens",
+    "ui.drafter_info": ("La búsqueda en el prompt (n-grama) copia lo que siguió a los mismos tokens antes en el "
+                        "prompt o en la salida, sin modelo borrador; el híbrido la usa cuando su coincidencia es "
+                        "bastante larga y, si no, el modelo borrador."),
+    "drafter.model": "modelo borrador",
+    "drafter.ngram": "búsqueda en el prompt (n-grama)",
+    "drafter.hybrid": "híbrido (búsqueda en el prompt o, si no, el modelo borrador)",
+    "drafter.trimmed": "modelo borrador con vocabulario recortado",
+    "drafter.other": "{name}",
+    "hover.source_model": "propuesto por el modelo borrador",
+    "hover.source_ngram": ("propuesto por la búsqueda en el prompt (n-grama): copiado de lo que siguió a los mismos "
+                           "tokens antes, no por el modelo borrador (q es one-hot)"),
+    "hover.source_other": "propuesto por: {name}",
+    "legend.ngram": "n: propuesto por la búsqueda en el prompt (n-grama), no por el modelo borrador",
+    "card.drafter": "borrador: {name}",
+    "card.drafter_round": "borrador: {name} · en esta ronda: {source}",
+    "ui.advanced": "Avanzado",
+    "ui.compile": "Pasadas compiladas (torch.compile con grafos CUDA)",
+    "ui.compile_info": ("automático = sí con una GPU CUDA, no en una CPU. La primera ejecución para cada K compila "
+                        "y captura las pasadas (decenas de segundos, se ven en el estado); las siguientes las "
+                        "reutilizan."),
+    "compile.auto": "automático",
+    "compile.on": "sí",
+    "compile.off": "no",
+    "input.drafter": "Borrador desconocido {value}: elige uno de los borradores de la lista.",
+    "input.compile": "Las pasadas compiladas deben ser automático, sí o no; se recibió {value}.",
+    "input.ngram_adaptive": ("K adaptativo se detiene según la confianza del modelo borrador, y la búsqueda en el "
+                             "prompt (n-grama) no tiene modelo borrador: desactiva K adaptativo o elige otro "
+                             "borrador."),
+    "status.costs": ("Midiendo una pasada de cada modelo para c y el coste de verificar (una vez por par, "
+                     "dispositivo y K)… {seconds} s"),
+    "status.warmup": ("Compilando las pasadas y capturando grafos CUDA para K = {k} (una vez por proceso y "
+                      "forma)… {seconds} s"),
+    "tile.warmup": "compilación y captura {seconds} s (antes de la ejecución; no cuenta en tokens/s)",
+    "pair.gpu_preset": "{name} (Hub, GPU)",
+    "pays.cannot": ("En esta máquina la especulación no puede compensar con este par: un paso del borrador cuesta "
+                    "c = {c} de un paso del objetivo y verificar K = {k} tokens cuesta {verify}× un token, así que "
+                    "con α = {alpha} la teoría da {theory}×."),
+    "pays.measured": "Esta ejecución midió {speedup}× frente al objetivo solo.",
+    "pays.did_not": ("La especulación no compensó en esta ejecución: midió {speedup}× frente al objetivo solo, "
+                     "aunque con c = {c}, verificar K = {k} tokens a {verify}× un token y α = {alpha} la teoría da "
+                     "{theory}× (el resto es la sobrecarga del propio decodificador)."),
+    "pays.hint_cpu": "Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-7B en una GPU.",
+    "pays.hint_gpu": ("Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-14B con "
+                      "pasadas compiladas."),
 }

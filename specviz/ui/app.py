@@ -20,6 +20,8 @@ from ..viz import classroom as vc
 from ..viz import html as vh
 from .session import AppContext, PairCache, PairLoader, default_cache
 from .events import listen
+from .inputs import default_pair as _default_pair
+from .pays import gpu_available
 from .tabs import classroom, generate, inspector, log, sweep, timing, trace_files
 
 
@@ -71,18 +73,23 @@ def results(lang: str) -> dict:
 def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | None = None,
               replay_delay: float = 0.12, concurrency_limit: int = 1, default_prompt: str | None = None,
               default_max_new_tokens: int = 64, default_k: int = 4, pair_label: str | None = None,
-              lang: str = DEFAULT_LANG) -> gr.Blocks:
+              lang: str = DEFAULT_LANG, gpu: bool | None = None, default_pair: str | None = None) -> gr.Blocks:
     """The Blocks app. `pair_loader(draft_id|None, target_id|None, progress)` -> a ModelPair-like object.
 
     Tests inject tiny models with `pair_loader` (and a fake `sweep_fn` if they
     like); the default loads the packaged pair (or Hub ids) through
     `specviz.models.load_pair(..., allow_local=False)`. `lang` picks the
-    strings table (unknown codes fall back to English).
+    strings table (unknown codes fall back to English). `gpu` (default: a CUDA
+    GPU or a ZeroGPU Space is here) offers the GPU presets; `default_pair` picks
+    the pair the dropdown starts on (a preset's value; the packaged pair when it
+    is not offered here, so a GPU preset never becomes the default on a CPU).
     """
+    gpu = gpu_available() if gpu is None else gpu
     ctx = AppContext(cache=PairCache(pair_loader) if pair_loader is not None else default_cache(),
                      sweep_fn=sweep_fn, replay_delay=replay_delay, lang=lang)
     settings = dict(concurrency_limit=concurrency_limit, default_prompt=default_prompt, default_k=default_k,
-                    default_max_new_tokens=default_max_new_tokens, pair_label=pair_label)
+                    default_max_new_tokens=default_max_new_tokens, pair_label=pair_label, gpu=gpu,
+                    pair=_default_pair(default_pair, gpu))
     with gr.Blocks(title=t("app.title", lang)) as demo:
         page(demo, ctx, **settings)
     for other in LANGUAGES:        # every other language: the same page at /<code> (e.g. /es)
@@ -94,7 +101,7 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
 
 
 def page(demo: gr.Blocks, ctx: AppContext, *, concurrency_limit: int, default_prompt: str | None, default_k: int,
-         default_max_new_tokens: int, pair_label: str | None) -> None:
+         default_max_new_tokens: int, pair_label: str | None, gpu: bool = False, pair: str = "packaged") -> None:
     """One page of the app in `ctx.lang`: the layout, then one wiring line per part."""
     lang = ctx.lang
     examples = load_examples(lang)
@@ -105,7 +112,7 @@ def page(demo: gr.Blocks, ctx: AppContext, *, concurrency_limit: int, default_pr
     with gr.Row(equal_height=False, elem_id="sv-main"):
         with gr.Column(scale=1, min_width=330, elem_id="sv-controls"):
             c.update(generate.controls(lang, examples, examples[0][0] if default_prompt is None else default_prompt,
-                                       default_k, default_max_new_tokens, pair_label))
+                                       default_k, default_max_new_tokens, pair_label, gpu, pair))
         with gr.Column(scale=2, min_width=520, elem_id="sv-results"):
             c.update(results(lang))
             with gr.Tabs(elem_id="sv-tabs") as c["tabs"]:

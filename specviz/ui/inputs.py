@@ -12,11 +12,14 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from ..decoding import COMPILE_CHOICES
+from ..drafters import DRAFTERS
 from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
     APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES
 from ..sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
 from ..trace import Trace, TraceFormatError
+from ..viz.format import drafter_name
 
 MAX_SEED = 2**31 - 1
 MAX_TOP_K = 1_000_000
@@ -25,19 +28,67 @@ MAX_TOP_K = 1_000_000
 PACKAGED, CUSTOM = "packaged", "custom"
 HUB_PRESETS = {
     "qwen2.5-0.5b-7b": ("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-7B-Instruct"),
+    "qwen2.5-0.5b-14b": ("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-14B-Instruct"),
     "smollm2-135m-1.7b": ("HuggingFaceTB/SmolLM2-135M-Instruct", "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
 }
-_PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "smollm2-135m-1.7b": "SmolLM2 135M → 1.7B Instruct"}
+_PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "qwen2.5-0.5b-14b": "Qwen2.5 0.5B → 14B Instruct",
+                 "smollm2-135m-1.7b": "SmolLM2 135M → 1.7B Instruct"}
+# Pairs with a gap wide enough for speculation to pay on a GPU with compiled forwards (compiled c: 0.43 for
+# 0.5B -> 7B, 0.25 for 0.5B -> 14B on an H200): offered only where CUDA is, never the default on a CPU.
+GPU_PRESETS = ("qwen2.5-0.5b-7b", "qwen2.5-0.5b-14b")
+# Literal keys, so tests/test_strings.py finds them.
+_COMPILE_KEYS = {"auto": "compile.auto", "on": "compile.on", "off": "compile.off"}
 
 
 class InputError(ValueError):
     """Bad input from the page; the message is shown as is."""
 
 
-def pair_choices(lang: str = DEFAULT_LANG, packaged_label: str | None = None) -> list[tuple[str, str]]:
-    """(label, value) pairs for the model dropdown: the packaged pair, the Hub presets, custom ids."""
-    presets = [(t("pair.hub_preset", lang, name=_PRESET_NAMES[v]), v) for v in HUB_PRESETS]
+def pair_choices(lang: str = DEFAULT_LANG, packaged_label: str | None = None,
+                 gpu: bool = False) -> list[tuple[str, str]]:
+    """(label, value) pairs for the model dropdown: the packaged pair, the Hub presets, custom ids.
+
+    The GPU presets come first among the presets, and only with `gpu` (CUDA or ZeroGPU here)."""
+    presets = [(t("pair.gpu_preset", lang, name=_PRESET_NAMES[v]), v) for v in GPU_PRESETS if gpu]
+    presets += [(t("pair.hub_preset", lang, name=_PRESET_NAMES[v]), v) for v in HUB_PRESETS if v not in GPU_PRESETS]
     return [(packaged_label or t("pair.packaged", lang), PACKAGED), *presets, (t("pair.custom", lang), CUSTOM)]
+
+
+def default_pair(wanted: str | None, gpu: bool) -> str:
+    """The dropdown's starting value: `wanted` when it is offered here (a GPU preset only with `gpu`), else the
+    packaged pair."""
+    offered = {v for _, v in pair_choices(gpu=gpu)} - {CUSTOM}
+    return wanted if wanted in offered else PACKAGED
+
+
+def drafter_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
+    """(label, value) for every drafter the decoder knows (`specviz.drafters.DRAFTERS`), in its order."""
+    return [(drafter_name(name, lang), name) for name in DRAFTERS]
+
+
+def compile_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
+    return [(t(_COMPILE_KEYS[v], lang) if v in _COMPILE_KEYS else v, v) for v in COMPILE_CHOICES]
+
+
+def drafter(value, lang: str = DEFAULT_LANG) -> str:
+    if value not in DRAFTERS:
+        raise InputError(t("input.drafter", lang, value=repr(str(value)[:40])))
+    return str(value)
+
+
+def compile_mode(value, lang: str = DEFAULT_LANG) -> str:
+    if value not in COMPILE_CHOICES:
+        raise InputError(t("input.compile", lang, value=repr(str(value)[:40])))
+    return str(value)
+
+
+def adaptive_threshold(value, method: str, lang: str = DEFAULT_LANG) -> float | None:
+    """The adaptive stop's threshold, or None; refused with the n-gram drafter (no draft model to be unsure)."""
+    if not value:
+        return None
+    if method == "ngram":
+        raise InputError(t("input.ngram_adaptive", lang))
+    return ADAPTIVE_THRESHOLD
 
 
 def whole_number(value, field_key: str, lo: int, hi: int, lang: str = DEFAULT_LANG) -> int:
@@ -170,6 +221,8 @@ FIELD_CHECKS: dict[str, Callable] = {
     "k_lo": lambda v, lang: whole_number(v, "field.k_lo", 1, APP_MAX_K, lang),
     "k_hi": lambda v, lang: whole_number(v, "field.k_hi", 1, APP_MAX_K, lang),
     "sweep_tokens": lambda v, lang: whole_number(v, "field.sweep_tokens", 4, APP_MAX_SWEEP_TOKENS, lang),
+    "drafter": drafter,
+    "compile": compile_mode,
 }
 
 
@@ -187,6 +240,8 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
             check(value, lang)
         except InputError as e:
             errors[name] = str(e)
+    if values.get("adaptive") and values.get("drafter") == "ngram":
+        errors["adaptive"] = t("input.ngram_adaptive", lang)
     if values.get("pair") == CUSTOM:
         for name, key in (("draft_id", "field.draft_id"), ("target_id", "field.target_id")):
             try:
@@ -208,19 +263,23 @@ class RunSettings:
     seed: int
     pair_ids: tuple[str | None, str | None]
     compare: bool
+    drafter: str = "model"               # a name in specviz.drafters.DRAFTERS
+    compile: str = "auto"                # auto | on | off (specviz.decoding.COMPILE_CHOICES)
 
 
 def run_settings(prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id, target_id,
-                 compare, lang: str = DEFAULT_LANG) -> RunSettings:
+                 compare, method="model", compile="auto", lang: str = DEFAULT_LANG) -> RunSettings:
     """The Generate form, checked; raises InputError on the first bad field."""
+    method = drafter(method, lang)
     return RunSettings(
         prompt=check_prompt(prompt, lang), raw=bool(raw),
         k=whole_number(k, "field.k", 1, APP_MAX_K, lang),
-        adaptive_threshold=ADAPTIVE_THRESHOLD if adaptive else None,
+        adaptive_threshold=adaptive_threshold(adaptive, method, lang),
         max_new_tokens=whole_number(max_new, "field.max_new", 1, APP_MAX_NEW_TOKENS, lang),
         seed=whole_number(seed, "field.seed", 0, MAX_SEED, lang),
         sampling=sampling_config(temperature, top_k, top_p, lang),
-        pair_ids=pair_ids(choice, draft_id, target_id, lang), compare=bool(compare))
+        pair_ids=pair_ids(choice, draft_id, target_id, lang), compare=bool(compare),
+        drafter=method, compile=compile_mode(compile, lang))
 
 
 @dataclass(frozen=True)

@@ -55,12 +55,13 @@ class StreamView:
             upd.update(self._charts())
         return upd
 
-    def final(self, prefill_seconds: float | None = None, baseline_tps: float | None = None) -> dict:
+    def final(self, prefill_seconds: float | None = None, baseline_tps: float | None = None,
+              warmup_seconds: float | None = None) -> dict:
         """The finished views: final tiles (with the speedup when there is a baseline) and both charts."""
         self.metrics = metrics(self.rounds)
         return {"live": self.live.html(), "log": self.log.html(), **self._charts(),
                 "metrics": vh.metrics_html(self.metrics, done=True, prefill_seconds=prefill_seconds,
-                                           baseline_tps=baseline_tps, lang=self.lang)}
+                                           baseline_tps=baseline_tps, warmup_seconds=warmup_seconds, lang=self.lang)}
 
     def _charts(self) -> dict:
         return {"pos_plot": charts.acceptance_by_position_figure(self.metrics["per_position"], lang=self.lang),

@@ -5,8 +5,11 @@ so the decoder only pushes records and the event function renders batches of
 them. The target-alone comparison runs after the speculative run, never at the
 same time, so neither timing is disturbed by the other.
 
-Events, in order: `RoundDone`* `SpecDone` [`BaselineProgress`* `BaselineDone`]
-[`Failed`] `Finished`. `Finished` always comes last, even after an error.
+Events, in order: [`WarmupDone`] `RoundDone`* `SpecDone` [`BaselineProgress`*
+`BaselineDone`] [`Failed`] `Finished`. `Finished` always comes last, even after
+an error. `WarmupDone` comes only from a compiled run, once its forwards are
+compiled and captured (the decoder's `stats["warmup_seconds"]`), so the page can
+say what the first seconds were spent on.
 
 `call` runs any other slow step (loading models, a K sweep) the same way:
 `Progress`* then `Result` or `Failed`, then `Finished`; its progress callback
@@ -29,6 +32,11 @@ from ..trace import Round, Step
 from .session import Run
 
 BASELINE_PROGRESS_EVERY = 4   # tokens of the target-alone run between progress events
+
+
+@dataclass(frozen=True)
+class WarmupDone:
+    seconds: float           # compiling and capturing the forwards, before the prefill
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,7 @@ class Stopped(Exception):
     """Raised inside a `call` step's progress callback once Stop was pressed."""
 
 
-Event = Union[RoundDone, SpecDone, BaselineProgress, BaselineDone, Progress, Result, Failed, Finished]
+Event = Union[WarmupDone, RoundDone, SpecDone, BaselineProgress, BaselineDone, Progress, Result, Failed, Finished]
 
 
 @dataclass(frozen=True)
@@ -91,21 +99,37 @@ class DecodeJob:
     seed: int
     compare: bool = False
     adaptive_threshold: float | None = None
+    method: str = "model"            # the drafter (specviz.drafters.DRAFTERS)
+    compile: str = "auto"            # auto | on | off, for the speculative run and the target alone alike
 
     @property
     def eos_token_ids(self) -> list[int] | None:
         return list(getattr(self.pair, "eos_token_ids", None) or []) or None
 
 
+class _Stats(dict):
+    """The decoder's stats dict that also reports the end of the warm-up as it happens (from inside the decoder)."""
+
+    def __init__(self, out: "queue.Queue[Event]"):
+        super().__init__()
+        self.out = out
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        if key == "warmup_seconds":
+            self.out.put(WarmupDone(float(value)))
+
+
 def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
     """The thread body: decode, put events; stops between rounds once `run.stop` is set."""
     try:
-        stats: dict = {}
+        stats = _Stats(out)
         pair = job.pair
-        gen = speculative_generate(pair.target, pair.draft, job.prompt_ids, k=job.k, sampling=job.sampling,
+        draft = None if job.method == "ngram" else pair.draft   # prompt lookup needs no draft model
+        gen = speculative_generate(pair.target, draft, job.prompt_ids, k=job.k, sampling=job.sampling,
                                    max_new_tokens=job.max_new_tokens, seed=job.seed, tokenizer=pair.tokenizer,
                                    eos_token_id=job.eos_token_ids, stats=stats,
-                                   adaptive_threshold=job.adaptive_threshold)
+                                   adaptive_threshold=job.adaptive_threshold, method=job.method, compile=job.compile)
         try:
             for rnd in gen:
                 out.put(RoundDone(rnd))
@@ -113,7 +137,7 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
                     break
         finally:
             gen.close()
-        out.put(SpecDone(stats))
+        out.put(SpecDone(dict(stats)))
         if job.compare and not run.stop.is_set():
             out.put(BaselineDone(_baseline(job, run, out)))
     except Exception as e:  # noqa: BLE001 - reported in the page
@@ -125,7 +149,7 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
 def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]:
     steps: list[Step] = []
     for step in autoregressive_generate(job.pair.target, job.prompt_ids, job.sampling, job.max_new_tokens, job.seed,
-                                        eos_token_id=job.eos_token_ids, stats={}):
+                                        eos_token_id=job.eos_token_ids, stats={}, compile=job.compile):
         steps.append(step)
         if len(steps) % BASELINE_PROGRESS_EVERY == 0:
             out.put(BaselineProgress(len(steps)))

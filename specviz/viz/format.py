@@ -10,7 +10,7 @@ import math
 import re
 from html import escape
 
-from ..strings import DEFAULT_LANG, template
+from ..strings import DEFAULT_LANG, t, template
 
 # Okabe & Ito (2008), "Color Universal Design".
 PALETTE = {
@@ -82,3 +82,33 @@ def strip_special(text: str) -> str:
     """Text with the usual special-token markers (`<|im_end|>`, `</s>`, ...) removed: for a clean copy of an output
     whose tokenizer is not at hand (a replayed trace)."""
     return _SPECIAL.sub("", text or "")
+
+
+# Drafters by name (specviz.drafters.DRAFTERS); literal keys so tests/test_strings.py finds each one. A drafter
+# added to DRAFTERS without a key here is shown by its own name (escaped wherever it reaches markup).
+_DRAFTER_KEYS = {"model": "drafter.model", "ngram": "drafter.ngram", "hybrid": "drafter.hybrid",
+                 "trimmed": "drafter.trimmed"}
+
+
+def drafter_name(name: str, lang: str = DEFAULT_LANG) -> str:
+    """A drafter (or a drafted token's source, "model" or "ngram") in words; unknown names as they are."""
+    key = _DRAFTER_KEYS.get(str(name))
+    return t(key, lang) if key else t("drafter.other", lang, name=str(name)[:60])
+
+
+def source_line(source: str, lang: str = DEFAULT_LANG) -> str:
+    """Who proposed a drafted token, for its details."""
+    if source == "model":
+        return t("hover.source_model", lang)
+    if source == "ngram":
+        return t("hover.source_ngram", lang)
+    return t("hover.source_other", lang, name=str(source)[:60])
+
+
+def round_drafter_text(rnd, lang: str = DEFAULT_LANG) -> str:
+    """Which drafter ran a round (`Round.drafter`) and, for a mixed one such as hybrid, who drafted this round."""
+    name = drafter_name(getattr(rnd, "drafter", "model"), lang)
+    sources = list(dict.fromkeys(getattr(tk, "source", "model") for tk in rnd.drafted))
+    if getattr(rnd, "drafter", "model") in ("model", "ngram") or not sources:
+        return t("card.drafter", lang, name=name)
+    return t("card.drafter_round", lang, name=name, source=" + ".join(drafter_name(s, lang) for s in sources))

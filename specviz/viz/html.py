@@ -29,7 +29,7 @@ from typing import Iterable, Sequence
 from ..compare import speedup as _speedup
 from ..strings import DEFAULT_LANG, t
 from ..trace import Alt, Choice, Round
-from .format import MARKERS, PALETTE, esc, fmt, pct, rich, token_display  # noqa: F401 - re-exported for callers
+from .format import MARKERS, PALETTE, esc, fmt, pct, rich, round_drafter_text, source_line, token_display  # noqa: F401
 
 KINDS = ("accepted", "rejected", "discarded", "correction", "bonus")
 
@@ -71,7 +71,7 @@ def draft_hover(rnd: Round, i: int, greedy: bool, lang: str = DEFAULT_LANG) -> s
     tk = rnd.drafted[i]
     verdict = rnd.verdict(i)
     lines = [t("hover.draft_head", lang, verdict=verdict_word(verdict, lang).upper(), token=_tok(tk.text),
-               round=rnd.index + 1, pos=i + 1, k=rnd.k)]
+               round=rnd.index + 1, pos=i + 1, k=rnd.k), source_line(tk.source, lang)]
     if verdict == "discarded":
         lines.append(t("hover.discarded", lang, pos=(rnd.rejected_at or 0) + 1))
     lines += [t("hover.q", lang, q=fmt(tk.q)), t("hover.p", lang, p=fmt(tk.p)),
@@ -105,7 +105,12 @@ def choice_hover(rnd: Round, kind: str, c: Choice, greedy: bool, lang: str = DEF
     return "\n".join([head, prob, top])
 
 
-def live_token_html(text: str, kind: str, title: str, **data) -> str:
+def source_class(source: str) -> str:
+    """The extra class of a drafted token by its origin: prompt lookup gets a visible marker (assets/specviz.css)."""
+    return " sv-src-ngram" if source == "ngram" else ""
+
+
+def live_token_html(text: str, kind: str, title: str, extra_class: str = "", **data) -> str:
     """One token span: class by provenance, its explanation in data-tip, data-* attributes for tools and tests.
 
     The explanation opens on hover, tap and keyboard focus (tabindex; assets/specviz.js shows `data-tip` in a
@@ -113,7 +118,7 @@ def live_token_html(text: str, kind: str, title: str, **data) -> str:
     """
     shown = token_display(text) if kind in ("accepted", "correction", "bonus") else \
         token_display(text, visible_space=True)
-    return (f'<span class="sv-tok sv-{esc(kind)}" {_attrs(data_verdict=kind, **data)} '
+    return (f'<span class="sv-tok sv-{esc(kind)}{extra_class}" {_attrs(data_verdict=kind, **data)} '
             f'tabindex="0" data-tip="{esc(title)}">{esc(shown)}</span>')
 
 
@@ -123,9 +128,9 @@ def round_fragment_html(rnd: Round, greedy: bool, lang: str = DEFAULT_LANG) -> s
     for i, tk in enumerate(rnd.drafted):
         verdict = rnd.verdict(i)
         parts.append(live_token_html(
-            tk.text, verdict, draft_hover(rnd, i, greedy, lang), data_round=rnd.index + 1, data_pos=i + 1,
-            data_token_id=tk.token_id, data_q=fmt(tk.q), data_p=fmt(tk.p), data_a=fmt(tk.accept_prob),
-            data_u=fmt(tk.u)))
+            tk.text, verdict, draft_hover(rnd, i, greedy, lang), source_class(tk.source), data_round=rnd.index + 1,
+            data_pos=i + 1, data_source=tk.source, data_token_id=tk.token_id, data_q=fmt(tk.q), data_p=fmt(tk.p),
+            data_a=fmt(tk.accept_prob), data_u=fmt(tk.u)))
         if verdict == "rejected" and rnd.correction is not None:
             c = rnd.correction
             parts.append(live_token_html(c.text, "correction", choice_hover(rnd, "correction", c, greedy, lang),
@@ -168,6 +173,8 @@ def legend_html(greedy: bool | None = None, lang: str = DEFAULT_LANG) -> str:
     sample = esc(t("legend.sample", lang))
     items = [f'<span class="sv-legend-item"><span class="sv-tok sv-{kind}">{sample}</span> '
              f'<span class="sv-legend-text">{esc(text)}</span></span>' for kind, text in descriptions(lang).items()]
+    items.append(f'<span class="sv-legend-item"><span class="sv-tok sv-accepted sv-src-ngram">{sample}</span> '
+                 f'<span class="sv-legend-text">{esc(t("legend.ngram", lang))}</span></span>')
     rule = rich("legend.rule", lang)
     if greedy:
         rule += " " + rich("legend.greedy", lang)
@@ -200,7 +207,8 @@ def _card_row(rnd: Round, i: int, greedy: bool, qh: str, ph: str, lang: str) -> 
         f'<span class="sv-muted">{esc(t("card.not_checked", lang))}</span>'
     return (f'<tr class="sv-row-{verdict}" data-pos="{i + 1}">'
             f'<td class="sv-pos">{i + 1}</td>'
-            f'<td><span class="sv-tok sv-{verdict}">{esc(token_display(tk.text, True))}</span></td>'
+            f'<td><span class="sv-tok sv-{verdict}{source_class(tk.source)}" data-source="{esc(tk.source)}">'
+            f'{esc(token_display(tk.text, True))}</span></td>'
             f'<td>{_bar(qv, "q", qh)}</td><td>{_bar(pv, "p", ph)}</td><td>{check}</td>'
             f'<td><span class="sv-verdict sv-v-{verdict}">{MARKERS[verdict]} {esc(verdict_word(verdict, lang))}'
             f'</span></td></tr>')
@@ -229,6 +237,8 @@ def round_card_html(rnd: Round, greedy: bool, lang: str = DEFAULT_LANG) -> str:
     ms = lambda s: f"{1000 * s:.0f}"  # noqa: E731
     head = (f'<div class="sv-card-head"><b>{esc(t("card.title", lang, round=rnd.index + 1))}</b>'
             f'<span>{esc(t("card.counts", lang, k=rnd.k, accepted=rnd.n_accepted, emitted=len(rnd.emitted)))}</span>'
+            f'<span class="sv-card-drafter" data-drafter="{esc(rnd.drafter)}">'
+            f'{esc(round_drafter_text(rnd, lang))}</span>'
             f'<span class="sv-card-time">'
             f'{esc(t("card.time", lang, draft=ms(rnd.draft_seconds), verify=ms(rnd.verify_seconds)))}</span></div>')
     qh, ph = (t("card.q_conf", lang), t("card.p_conf", lang)) if greedy else (t("card.q", lang), t("card.p", lang))
@@ -275,7 +285,8 @@ def _tile(label: str, value: str, hint: str = "", key: str = "") -> str:
 
 
 def metrics_html(m: dict, *, done: bool = False, prefill_seconds: float | None = None,
-                 baseline_tps: float | None = None, lang: str = DEFAULT_LANG) -> str:
+                 baseline_tps: float | None = None, warmup_seconds: float | None = None,
+                 lang: str = DEFAULT_LANG) -> str:
     """Tiles for trace.metrics(...): tokens/s, acceptance rate, τ, rounds, tokens, timing split."""
     tps = m.get("tokens_per_s", float("nan"))
     tiles = [
@@ -296,6 +307,8 @@ def metrics_html(m: dict, *, done: bool = False, prefill_seconds: float | None =
     foot = ""
     if prefill_seconds is not None:
         foot = f'<div class="sv-muted">{esc(t("tile.prefill", lang, seconds=fmt(prefill_seconds, 2)))}</div>'
+    if warmup_seconds is not None:
+        foot += f'<div class="sv-muted" data-warmup>{esc(t("tile.warmup", lang, seconds=fmt(warmup_seconds, 1)))}</div>'
     state = "final" if done else "live"
     return f'<div class="sv-tiles" data-state="{state}">{"".join(tiles)}</div>{foot}'
 

@@ -141,6 +141,31 @@ def test_bad_input_shows_a_message_and_the_next_run_works(page):
     assert page.emitted()
 
 
+def test_drafter_selector_and_the_prompt_lookup_marker(page):
+    from specviz.drafters import DRAFTERS
+    from specviz.ui.inputs import drafter_choices
+
+    assert page.page.locator("#sv-drafter input[type=radio]").count() == len(DRAFTERS)
+    labels = " | ".join(page.page.locator("#sv-drafter label").all_inner_texts())
+    assert all(label in labels for label, _ in drafter_choices()), labels
+    page.page.locator("#sv-advanced .label-wrap").first.click()
+    page.page.wait_for_selector("#sv-compile input[type=radio]", timeout=5_000)
+    assert page.page.locator("#sv-compile input[type=radio]").count() == 3        # Advanced: auto / on / off
+    page.page.locator("#sv-drafter label", has_text="prompt lookup (n-gram)").click()
+    page.set_number("sv-max-new", 30)
+    kind, _ = page.run()
+    assert kind == "ok", page.page.locator("#sv-status").inner_text()
+    live = page.page.locator("#sv-live")
+    tok = live.locator(".sv-tok.sv-src-ngram").first
+    assert tok.count() and tok.get_attribute("data-source") == "ngram"
+    assert "proposed by prompt lookup (n-gram)" in tok.get_attribute("data-tip")
+    assert "n" in tok.evaluate("e => getComputedStyle(e, '::after').content")      # the visible marker
+    assert live.locator(".sv-tok[data-source=model]").count() == 0
+    card = page.page.locator("#sv-log .sv-card-drafter").first
+    assert card.get_attribute("data-drafter") == "ngram" and "prompt lookup (n-gram)" in card.inner_text()
+    page.shot("drafter-ngram", locator=live)
+
+
 def test_two_pages_at_once_get_their_own_streams(browser, server, shots):
     from specviz import SamplingConfig, speculative_generate
     from tests.browser.tiny_app import TinyPair

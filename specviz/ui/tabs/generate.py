@@ -1,11 +1,13 @@
 """The left column (prompt, K, sampling, models, Generate/Stop) and the live run it starts.
 
 A run: check the form (beside each field before anything is queued, and again
-here), load the pair (cached) with its progress in the status, start the
-decode worker, then turn each batch of worker events into one page update
-through `StreamView`. Stop is only a flag: the run sees it within a round and
-ends with a final status, keeping what it made (text, trace, download). The
-target-alone comparison is computed by `specviz.compare` after the run.
+here), load the pair (cached) with its progress in the status, time the pair's
+bare forwards once per pair, device and K (`ui.pays`: c and the verify cost
+behind the "cannot pay" sentence), start the decode worker, then turn each
+batch of worker events into one page update through `StreamView`. Stop is only
+a flag: the run sees it within a round and ends with a final status, keeping
+what it made (text, trace, download). The target-alone comparison is computed
+by `specviz.compare` after the run.
 """
 from __future__ import annotations
 
@@ -19,22 +21,24 @@ from ...limits import ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX
 from ...strings import t
 from ...trace import Trace, metrics
 from ...viz import html as vh
-from ...viz.format import strip_special
-from .. import inputs, waiting, worker
+from ...viz import pays as vp
+from ...viz.format import drafter_name, strip_special
+from .. import inputs, pays, waiting, worker
 from ..events import listen
 from ..inputs import InputError, RunSettings
 from ..session import AppContext, end_run, end_session, new_run, stop_run, submit
 from ..stream import VIEWS, StreamView, inspector_updates, status
-from ..worker import BaselineDone, BaselineProgress, DecodeJob, Failed, Finished, RoundDone, SpecDone
+from ..worker import BaselineDone, BaselineProgress, DecodeJob, Failed, Finished, RoundDone, SpecDone, WarmupDone
 
 RUN_INPUTS = ("prompt", "raw", "k", "adaptive", "temperature", "top_k", "top_p", "max_new", "seed", "pair",
-              "draft_id", "target_id", "compare_switch")
+              "draft_id", "target_id", "compare_switch", "drafter", "compile")
 
 
 # ---------------------------------------------------------------- layout
-def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int, pair_label: str | None) -> dict:
+def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int, pair_label: str | None,
+             gpu: bool = False, pair: str = inputs.PACKAGED) -> dict:
     """The form; returns its components by name. Numbers are plain boxes: a value out of range is refused with a
-    sentence beside the box, never clamped."""
+    sentence beside the box, never clamped. `gpu` offers the GPU presets; `pair` is the pair chosen at first."""
     c = {}
     c["prompt"] = gr.Textbox(label=t("ui.prompt", lang), value=prompt, lines=4, max_lines=12, elem_id="sv-prompt",
                              info=t("ui.prompt_info", lang, limit=APP_MAX_PROMPT_CHARS))
@@ -46,6 +50,8 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
                                  info=t("ui.range", lang, lo=1, hi=APP_MAX_NEW_TOKENS), elem_id="sv-max-new")
     c["adaptive"] = gr.Checkbox(label=t("ui.adaptive", lang, threshold=ADAPTIVE_THRESHOLD), value=False,
                                 elem_id="sv-adaptive")
+    c["drafter"] = gr.Radio(inputs.drafter_choices(lang), value="model", label=t("ui.drafter", lang),
+                            info=t("ui.drafter_info", lang), elem_id="sv-drafter")
     with gr.Accordion(t("ui.sampling", lang), open=True):
         with gr.Row():
             c["temperature"] = gr.Number(value=0.0, step=0.05, label=t("ui.temperature", lang),
@@ -56,13 +62,16 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
             c["top_k"] = gr.Number(value=0, step=1, label=t("ui.top_k", lang), elem_id="sv-topk")
             c["seed"] = gr.Number(value=0, step=1, label=t("ui.seed", lang), elem_id="sv-seed")
     with gr.Accordion(t("ui.models", lang), open=False, elem_id="sv-models"):
-        c["pair"] = gr.Dropdown(inputs.pair_choices(lang, pair_label), value=inputs.PACKAGED, label=t("ui.pair", lang),
+        c["pair"] = gr.Dropdown(inputs.pair_choices(lang, pair_label, gpu), value=pair, label=t("ui.pair", lang),
                                 elem_id="sv-pair")
         c["draft_id"] = gr.Textbox(label=t("ui.draft_id", lang), visible=False, elem_id="sv-draft",
                                    placeholder="Qwen/Qwen2.5-0.5B-Instruct")
         c["target_id"] = gr.Textbox(label=t("ui.target_id", lang), visible=False, elem_id="sv-target",
                                     placeholder="Qwen/Qwen2.5-1.5B-Instruct")
         gr.Markdown(t("ui.models_note", lang))
+    with gr.Accordion(t("ui.advanced", lang), open=False, elem_id="sv-advanced"):
+        c["compile"] = gr.Radio(inputs.compile_choices(lang), value="auto", label=t("ui.compile", lang),
+                                info=t("ui.compile_info", lang), elem_id="sv-compile")
     c["compare_switch"] = gr.Checkbox(label=t("ui.compare", lang), value=True, elem_id="sv-compare-switch")
     with gr.Row():
         c["run_btn"] = gr.Button(t("ui.generate", lang), variant="primary", elem_id="sv-run")
@@ -113,11 +122,11 @@ def stop(ctx: AppContext, request: gr.Request) -> None:
 
 
 def submitted(ctx: AppContext, prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
-              target_id, compare, request: gr.Request):
+              target_id, compare, method, compile_mode, request: gr.Request):
     """Right after the click, before the queue: a bad field's sentence, or the place in the queue."""
     try:
         inputs.run_settings(prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
-                            target_id, compare, ctx.lang)
+                            target_id, compare, method, compile_mode, ctx.lang)
     except InputError as e:
         return status(str(e), "error")
     ahead, busy = submit(request)
@@ -133,16 +142,17 @@ class Outcome:
     spec_stats: dict = field(default_factory=dict)
     steps: list | None = None          # the target-alone run, when it ran
     error: BaseException | None = None
+    warmup_seconds: float | None = None  # compiling and capturing the forwards (compiled runs only)
     finished: bool = False
     stopped: bool = False              # the user pressed Stop (or the page went away)
 
 
 def generate(ctx: AppContext, prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
-             target_id, compare, request: gr.Request):
+             target_id, compare, method, compile_mode, request: gr.Request):
     run = new_run(request)
     try:
         yield from _generate(ctx, run, request, (prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed,
-                                                 choice, draft_id, target_id, compare))
+                                                 choice, draft_id, target_id, compare, method, compile_mode))
     finally:
         run.stop.set()  # a cancelled or closed page stops the decoder too
         end_run(run)
@@ -166,12 +176,17 @@ def _generate(ctx: AppContext, run, request, form: tuple):
     except InputError as e:
         yield status(str(e), "error")
         return
+    compiled = pays.compiles(s.compile, pair)
+    costs = yield from pays.costs(ctx, run, pair, ids, s.k, s.drafter, compiled, lambda m, kind: status(m, kind))
+    if run.stop.is_set():
+        yield status(t("status.stopped", lang), "warn")
+        return
     view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.chart_interval_s)
-    yield {**status(t("status.prefill", lang, n=len(ids), seconds=0), "run"), **view.start(), "compare": "",
+    outcome, t0, said, announced = Outcome(), time.monotonic(), time.monotonic(), False
+    yield {**status(waiting_line(outcome, compiled, t0, len(ids), s.k, lang), "run"), **view.start(), "compare": "",
            "output": "", "metrics": vh.metrics_html(metrics([]), lang=lang)}
     events = worker.start(DecodeJob(pair, ids, s.k, s.sampling, s.max_new_tokens, s.seed, s.compare,
-                                    s.adaptive_threshold), run)
-    outcome, t0, said, announced = Outcome(), time.monotonic(), time.monotonic(), False
+                                    s.adaptive_threshold, s.drafter, s.compile), run)
     for batch in worker.batches(events, tick=ctx.tick_s):
         update = apply_events(batch, view, outcome, s, run.stop.is_set, lang)
         if update:
@@ -180,13 +195,20 @@ def _generate(ctx: AppContext, run, request, form: tuple):
             announced = True
             update.update(status(t("status.stopping", lang), "run"))
         elif not view.rounds and not announced and time.monotonic() - said >= 1.0:
-            said = time.monotonic()  # the prefill: no round yet, say how long it has been reading
-            update.update(status(t("status.prefill", lang, n=len(ids), seconds=waiting.seconds_since(t0)), "run"))
+            said = time.monotonic()  # the warm-up or the prefill: no round yet, say what it is and for how long
+            update.update(status(waiting_line(outcome, compiled, t0, len(ids), s.k, lang), "run"))
         elif announced and "status" in update:
             update.pop("status")     # keep "Stopping…" until the final status
         if update and not outcome.finished:
             yield update
-    yield finish(ctx, request, pair, s, ids, view, outcome)
+    yield finish(ctx, request, pair, s, ids, view, outcome, costs)
+
+
+def waiting_line(outcome: Outcome, compiled: bool, t0: float, n_ids: int, k: int, lang: str) -> str:
+    """Before the first round: compiling and capturing the forwards (a compiled run), then reading the prompt."""
+    if compiled and outcome.warmup_seconds is None:
+        return t("status.warmup", lang, k=k, seconds=waiting.seconds_since(t0))
+    return t("status.prefill", lang, n=n_ids, seconds=waiting.seconds_since(t0 + (outcome.warmup_seconds or 0.0)))
 
 
 def apply_events(batch: list, view: StreamView, outcome: Outcome, s: RunSettings, stopped, lang: str) -> dict:
@@ -194,6 +216,8 @@ def apply_events(batch: list, view: StreamView, outcome: Outcome, s: RunSettings
     message, added = None, False
     for event in batch:
         match event:
+            case WarmupDone(seconds=seconds):
+                outcome.warmup_seconds = seconds
             case RoundDone(round=rnd):
                 view.add(rnd)
                 added = True
@@ -227,9 +251,18 @@ def clean_text(pair, ids: list[int]) -> str:
         return strip_special(_decode(pair, ids))
 
 
+def draft_label(pair, method: str) -> str:
+    """The trace's draft_model: the draft's name, with the drafter when it is not the model alone (trace files are
+    language-neutral: English names)."""
+    name = getattr(pair, "draft_name", "")
+    if method == "model":
+        return name
+    return drafter_name(method, "en") if method == "ngram" else f"{name} + {drafter_name(method, 'en')}"
+
+
 def make_trace(pair, s: RunSettings, ids: list[int], view: StreamView, outcome: Outcome) -> Trace:
     rounds = list(view.rounds)
-    return Trace(prompt=s.prompt, prompt_ids=ids, draft_model=getattr(pair, "draft_name", ""),
+    return Trace(prompt=s.prompt, prompt_ids=ids, draft_model=draft_label(pair, s.drafter),
                  target_model=getattr(pair, "target_name", ""), k=s.k, max_new_tokens=s.max_new_tokens, seed=s.seed,
                  sampling=s.sampling.to_dict(), rounds=rounds,
                  output_text=clean_text(pair, [tok for r in rounds for tok in r.emitted]),
@@ -238,15 +271,20 @@ def make_trace(pair, s: RunSettings, ids: list[int], view: StreamView, outcome: 
                  adaptive_threshold=s.adaptive_threshold)
 
 
-def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view: StreamView, outcome: Outcome) -> dict:
-    """The last update of a run (stopped or not): final views, comparison, inspector, download, the closing status."""
+def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view: StreamView, outcome: Outcome,
+           costs=None) -> dict:
+    """The last update of a run (stopped or not): final views, comparison, inspector, download, the closing status,
+    and under the tiles the sentence saying when speculation cannot pay here (`costs`: the pair's bare forwards)."""
     lang = ctx.lang
     trace = make_trace(pair, s, ids, view, outcome)
     m = metrics(view.rounds)
     # A stopped comparison would compare a whole run with part of one: leave it out.
     steps = [] if outcome.stopped else (outcome.steps or [])
     comparison = compare_runs(trace.output_ids, m["tokens_per_s"], steps, s.sampling.greedy)
-    final = view.final(trace.prefill_seconds)   # the speedup is shown once, in the comparison below the tiles
+    final = view.final(trace.prefill_seconds, warmup_seconds=outcome.warmup_seconds)   # speedup: in the comparison
+    check = pays.check(costs, s.k, m, view.rounds, comparison.speedup if comparison is not None else None,
+                       pays.device_of(pair))
+    final["metrics"] += vp.html(check, lang)
     final.update(trace=trace, output=trace.output_text, **inspector_updates(trace, lang))
     final["compare"] = vh.comparison_html(comparison, dtype=trace.dtype, lang=lang) if comparison is not None else ""
     error = outcome.error

@@ -1,0 +1,154 @@
+"""Which CPU kernels run the linear layers: PyTorch's default (MKL) or oneDNN on packed weights.
+
+Why this exists: speculative decoding pays only if one target forward over K+1
+new tokens costs about one forward over 1. On a CPU without AVX-512 (a 2-core
+AMD EPYC with AVX2, fp32) the default path breaks that: the packaged target's
+forward over 5 new tokens (a K = 4 verify) took 3.1x a one-token forward,
+because every multi-row product repacks the weight. oneDNN on weights packed
+once at load time took the same verify to 1.22x, and made the one-token
+forward itself faster (369 vs 554 ms). Figures and commands: README, "CPU kernels".
+
+The choice is per model and made once, at load time: every decoder that runs
+the model (specviz's, the target-alone baseline, transformers' generate in the
+bench) then uses the same kernels, so comparisons stay fair.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+import torch
+
+LINEAR_PATHS = ("auto", "default", "onednn")
+# The row count oneDNN packs weights for. Measured on the packaged pair (AVX2, fp32, 2 threads):
+# packed for 2 rows, a target forward over 1 / 2 / 5 / 9 new tokens took 369 / 395 / 449 / 493 ms,
+# against 361 ms for 1 token packed for 1 row (whose 5-token verify took 603 ms) and 554 / 1545 /
+# 1720 / 1920 ms on the default path. 2 serves the one-token steps and the verifies alike.
+ROWS_HINT = 2
+ENV_VAR = "SPECVIZ_CPU_LINEAR"   # force a path: default | onednn (auto when unset)
+
+
+class OneDNNLinear(torch.nn.Module):
+    """`nn.Linear` through oneDNN on a weight packed once for `rows_hint` rows (fp32, CPU).
+
+    Packing is the point: an unpacked weight is repacked on every multi-row call,
+    which is what made a 5-row product cost ~3.7x a 1-row one. The packed layout
+    depends on the row count it is packed for; other counts still run, a little
+    slower. Inputs and outputs stay ordinary dense tensors, so the rest of the
+    model never sees a oneDNN tensor. The dense weight is dropped (it lives on
+    only where something else shares it, e.g. a tied embedding).
+    """
+
+    def __init__(self, linear: torch.nn.Linear, rows_hint: int = ROWS_HINT):
+        super().__init__()
+        self.in_features, self.out_features, self.rows_hint = linear.in_features, linear.out_features, rows_hint
+        self.packed_weight = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), rows_hint)
+        self.dense_bias = None if linear.bias is None else linear.bias.detach().clone()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.mkldnn._linear_pointwise(x, self.packed_weight, self.dense_bias, "none", [], "")
+
+    def dense_weight(self) -> torch.Tensor:
+        return self.packed_weight.to_dense()
+
+    @property
+    def weight(self) -> torch.Tensor:
+        # transformers reads `lm_head.weight.dtype/.device` in places; a dense copy is made only then.
+        return self.dense_weight()
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"kernel=oneDNN packed for {self.rows_hint} row(s)")
+
+
+def onednn_usable(device, dtype) -> bool:
+    """oneDNN's linear runs fp32 on a CPU build of PyTorch that ships it."""
+    return (torch.device(device).type == "cpu" and dtype == torch.float32
+            and torch.backends.mkldnn.is_available())
+
+
+def resolve_linear_path(path: str, device, dtype, probe_model=None) -> str:
+    """"default" or "onednn" for `path` = auto | default | onednn (the env var overrides auto).
+
+    auto considers oneDNN wherever it can run (fp32 on a CPU; where bf16 runs the
+    default path is kept) and, given `probe_model`, keeps it only if it measures
+    faster on that model's largest linear layer (`probe_linear_paths`): what is
+    fastest depends on the processor, the thread count and what else runs.
+    """
+    if path not in LINEAR_PATHS:
+        raise ValueError(f"linear path must be one of {', '.join(LINEAR_PATHS)}, got {path!r}")
+    if path == "auto":
+        path = os.environ.get(ENV_VAR, "").strip().lower() or "auto"
+        if path not in LINEAR_PATHS:
+            raise ValueError(f"{ENV_VAR} must be one of default, onednn; got {path!r}")
+    if path == "auto":
+        if not onednn_usable(device, dtype):
+            return "default"
+        return probe_linear_paths(probe_model)["choice"] if probe_model is not None else "onednn"
+    if path == "onednn" and not onednn_usable(device, dtype):
+        raise ValueError("the oneDNN linear path runs fp32 on a CPU only")
+    return path
+
+
+def use_linear_path(model: torch.nn.Module, path: str, rows_hint: int = ROWS_HINT) -> torch.nn.Module:
+    """Put every `nn.Linear` of `model` on `path` ("default" leaves it as loaded); records the path.
+
+    `rows_hint`: the row count oneDNN packs the weights for (see OneDNNLinear).
+    """
+    if path == "onednn":
+        for module in list(model.modules()):
+            for name, child in list(module.named_children()):
+                if type(child) is torch.nn.Linear:
+                    setattr(module, name, OneDNNLinear(child, rows_hint))
+    elif path != "default":
+        raise ValueError(f"unknown linear path {path!r}")
+    model.__dict__["_specviz_linear_path"] = path
+    return model
+
+
+PROBE_ROWS = (1, 5)     # a one-token decode step and a K = 4 verify
+
+
+def probe_linear_paths(model, repeats: int = 7) -> dict:
+    """Time the model's largest linear layer on both paths at 1 and 5 rows (medians, interleaved).
+
+    oneDNN is chosen when its 1-row plus 5-row time is at most 0.9 of the
+    default's: a clear win, not noise. Well under a second for a 1.5B model.
+    """
+    linears = [m for m in model.modules() if type(m) is torch.nn.Linear and m is not model.get_output_embeddings()]
+    if not linears:
+        return {"choice": "default", "reason": "no linear layers"}
+    layer = max(linears, key=lambda m: m.weight.numel())
+    paths = {"default": layer, "onednn": OneDNNLinear(layer)}
+    times: dict[tuple[str, int], list[float]] = {(p, r): [] for p in paths for r in PROBE_ROWS}
+    with torch.inference_mode():
+        xs = {r: torch.randn(1, r, layer.in_features, dtype=layer.weight.dtype) for r in PROBE_ROWS}
+        for rep in range(repeats + 1):
+            for (p, r), seen in times.items():
+                t0 = time.perf_counter()
+                paths[p](xs[r])
+                if rep:   # the first pass warms caches and kernels
+                    seen.append(time.perf_counter() - t0)
+    med = {key: statistics.median(v) for key, v in times.items()}
+    score = {p: sum(med[(p, r)] for r in PROBE_ROWS) for p in paths}
+    return {"choice": "onednn" if score["onednn"] <= 0.9 * score["default"] else "default",
+            "layer": f"{layer.in_features}x{layer.out_features}",
+            "ms": {f"{p}_{r}": round(med[(p, r)] * 1e3, 2) for p in paths for r in PROBE_ROWS}}
+
+
+def linear_path(model) -> str:
+    """How the model's linear layers run: "default" or "onednn"."""
+    return model.__dict__.get("_specviz_linear_path", "default")
+
+
+def output_weight(model) -> torch.Tensor:
+    """The dense [V, H] weight of the model's output layer, whatever kernel path runs it."""
+    head = model.get_output_embeddings()
+    dense = getattr(head, "dense_weight", None)
+    return dense() if callable(dense) else head.weight
+
+
+def fast_linear(linear: torch.nn.Linear, path: str = "default", rows_hint: int = ROWS_HINT) -> torch.nn.Module:
+    """`linear` on `path` (pass the owning model's `linear_path(model)`)."""
+    return OneDNNLinear(linear, rows_hint) if path == "onednn" else linear

@@ -1,0 +1,151 @@
+"""Whether speculation can pay here: the device, the run's compile mode, and c and the verify cost measured once.
+
+c and verify_cost come from `specviz.bench.costs.forward_costs` (bare forwards, a
+few seconds on a CPU), measured before the decode starts (never inside the
+timed loop) and kept per process for each loaded pair, device, K and compile
+mode. `check` turns them, the run's α and the measured speedup into a
+`specviz.viz.pays.PaysCheck`; the sentence itself is `specviz.viz.pays`'s.
+
+The theory's c describes the plain draft model proposing every token, so costs
+are measured only for the drafters whose draft step is that forward ("model",
+and "hybrid" whose rounds may all be drafted by the model), and nothing is said
+for a run with any token drafted by prompt lookup. A drafter whose step differs
+(a trimmed vocabulary head, say) would need its own timing, so it gets none.
+Bare forwards are timed eagerly: for a compiled run they are only measured when
+`forward_costs` itself takes `compile=` (else the eager c of a GPU, ~0.9, would
+wrongly say a compiled run cannot pay).
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Iterator
+
+from ..decoding import input_device, resolve_compile
+from ..strings import t
+from ..viz.pays import PaysCheck
+from . import waiting, worker
+from .session import AppContext, Run
+from .worker import Result
+
+COST_REPEATS = 3      # timed repetitions per forward (the median is used)
+PLAIN_DRAFT_FORWARD = ("model", "hybrid")   # drafters whose draft step is one plain forward of the draft model
+_MAX_ENTRIES = 16
+
+
+def gpu_available() -> bool:
+    """A CUDA GPU here, or a ZeroGPU Space (which attaches one to each `spaces.GPU` call)."""
+    if os.environ.get("SPACES_ZERO_GPU"):
+        return True
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 - no usable torch build: no GPU
+        return False
+
+
+def device_of(pair) -> str:
+    device = getattr(pair, "device", None)
+    if device is None:
+        try:
+            device = input_device(pair.target)
+        except Exception:  # noqa: BLE001 - a stand-in pair without parameters
+            device = "cpu"
+    return str(device)
+
+
+def compiles(mode: str, pair) -> bool:
+    """Whether a run with `mode` (auto | on | off) compiles its forwards on the pair's device (auto: CUDA only)."""
+    try:
+        return resolve_compile(mode, device_of(pair))[1]
+    except (ValueError, RuntimeError):
+        return False
+
+
+def _forward_costs():
+    from ..bench.costs import forward_costs   # lazily: the bench pulls in more than the page needs at start-up
+
+    return forward_costs
+
+
+def _timeable(compiled: bool) -> bool:
+    return not compiled or "compile" in inspect.signature(_forward_costs()).parameters
+
+
+class CostCache:
+    """ForwardCosts by (pair, device, K, compiled), for the process; holds the pair so its id stays unique."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._costs: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()
+
+    @staticmethod
+    def key(pair, k: int, compiled: bool) -> tuple:
+        return id(pair), device_of(pair), int(k), bool(compiled)
+
+    def get(self, pair, k: int, compiled: bool):
+        with self._lock:
+            hit = self._costs.get(self.key(pair, k, compiled))
+            return hit[1] if hit is not None else None
+
+    def put(self, pair, k: int, compiled: bool, costs) -> None:
+        with self._lock:
+            self._costs[self.key(pair, k, compiled)] = (pair, costs)
+            while len(self._costs) > _MAX_ENTRIES:
+                self._costs.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._costs.clear()
+
+
+COSTS = CostCache()
+
+
+def wanted(pair, method: str, compiled: bool) -> bool:
+    """Whether this run's costs mean anything: a draft model drafts, and the forwards can be timed as the run runs."""
+    return getattr(pair, "draft", None) is not None and method in PLAIN_DRAFT_FORWARD and _timeable(compiled)
+
+
+def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[float, str], None]):
+    """forward_costs at K for the pair (in a worker thread), stored in COSTS."""
+    progress(0.0, "forward costs")
+    kwargs = {"compile": "on"} if compiled else {}
+    costs = _forward_costs()(pair.target, pair.draft, ids, ks=[k], repeats=COST_REPEATS, **kwargs)
+    COSTS.put(pair, k, compiled, costs)
+    progress(1.0, "forward costs")
+    return costs
+
+
+def costs(ctx: AppContext, run: Run, pair, ids: list[int], k: int, method: str, compiled: bool,
+          say: waiting.Say) -> Iterator[dict]:
+    """The pair's costs at K: cached, or measured now with a status line every second; None when not wanted,
+    stopped or failed (a failure only costs the sentence, never the run)."""
+    if not wanted(pair, method, compiled):
+        return None
+    hit = COSTS.get(pair, k, compiled)
+    if hit is not None:
+        return hit
+    line = lambda p, seconds: t("status.costs", ctx.lang, seconds=seconds)   # noqa: E731
+    yield say(line(None, "0"), "run")
+    outcome = yield from waiting.wait_for(ctx, run, worker.call(lambda progress: measure(pair, ids, k, compiled,
+                                                                                        progress), run),
+                                          line, say, "status.stopping")
+    return outcome.value if isinstance(outcome, Result) else None
+
+
+def check(costs, k: int, metrics: dict, rounds, measured: float, device: str) -> PaysCheck | None:
+    """The numbers behind the sentence, or None when the theory's c does not describe the run."""
+    if costs is None or any(getattr(tk, "source", "model") != "model" for r in rounds for tk in r.drafted):
+        return None
+    from ..bench.costs import theory_speedup
+
+    alpha = metrics.get("alpha_verified", math.nan)
+    c, verify = costs.c, costs.verify_cost(k)
+    return PaysCheck(c=c, verify_cost=verify, k=k, alpha=alpha, theory=theory_speedup(alpha, k, c, verify),
+                     measured=math.nan if measured is None else measured,
+                     device="cuda" if device.startswith("cuda") else "cpu")

@@ -1,0 +1,74 @@
+"""`--compile auto|on|off` on `generate` and `bench`: parsed, checked, and handed to the decoders."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import specviz.baseline
+import specviz.models
+import specviz.speculative
+from specviz.cli import bench, generate
+from tests.browser.tiny_app import TinyPair
+
+
+def test_generate_refuses_an_unknown_mode_in_one_line(capsys, monkeypatch):
+    monkeypatch.setattr(specviz.models, "load_pair", lambda **kw: pytest.fail("no model may load"))
+    assert generate.main(["generate", "--prompt", "x", "--compile", "maybe"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("specviz: error:") and "--compile" in err[0]
+    args = generate.build_parser().parse_args(["generate", "--prompt", "x"])
+    assert args.compile == "auto"
+
+
+@pytest.mark.parametrize("mode", ["off", "auto"])
+def test_generate_hands_the_mode_to_both_decoders(mode, capsys, monkeypatch):
+    pair = TinyPair(0.0)
+    monkeypatch.setattr(specviz.models, "load_pair", lambda **kw: pair)
+    seen = []
+    spec, base = specviz.speculative.speculative_generate, specviz.baseline.autoregressive_generate
+
+    def spy(real, name):
+        def call(*args, **kwargs):
+            seen.append((name, kwargs.get("compile")))
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(specviz.speculative, "speculative_generate", spy(spec, "spec"))
+    monkeypatch.setattr(specviz.baseline, "autoregressive_generate", spy(base, "base"))
+    rc = generate.main(["generate", "--prompt", "the cat", "--max-new-tokens", "6", "--compare", "--compile", mode])
+    assert rc == 0 and seen == [("spec", mode), ("base", mode)]
+    out = capsys.readouterr()
+    assert "eager forwards" in out.err and "speedup" in out.out      # a CPU: auto is eager
+
+
+def test_bench_records_the_mode_and_refuses_one_it_cannot_pass_on(tmp_path, capsys, monkeypatch):
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"category": "code", "prompt": "def f(x):"}\n', encoding="utf-8")
+    argv = ["--prompts", str(prompts), "--k", "1", "--max-new-tokens", "2", "--temperature", "0", "--repeats", "1",
+            "--out", str(tmp_path / "o"), "--quiet", "--methods", "target", "--no-warmup"]
+    got = {}
+
+    def without_compile(target, draft, tokenizer, prompts, encoded, ks, samplings, max_new_tokens, repeats,
+                        methods, *, seed=0, warmup=True, quiet=True):
+        got["called"] = True
+        return {"rows": [], "summary": {}, "costs": {}}
+
+    def with_compile(*args, compile="auto", **kwargs):
+        got["compile"] = compile
+        return {"rows": [], "summary": {}, "costs": {}}
+
+    def write_results(result, out):
+        got["meta"] = result["meta"]
+        return out / "r.json", out / "r.html"
+
+    monkeypatch.setattr(bench, "write_results", write_results)
+    monkeypatch.setattr(bench, "format_table", lambda result: "")
+    monkeypatch.setattr(bench, "run_benchmark", without_compile)
+    assert bench.main(argv + ["--compile", "on"], pair_loader=lambda **kw: pytest.fail("no model may load")) == 2
+    assert "--compile on" in capsys.readouterr().err and "called" not in got
+    assert bench.main(argv, pair_loader=lambda **kw: TinyPair(0.0)) == 0        # auto: the decoders' default
+    assert got["called"] and got["meta"]["compile"] == "auto"
+    monkeypatch.setattr(bench, "run_benchmark", with_compile)
+    assert bench.main(argv + ["--compile", "off"], pair_loader=lambda **kw: TinyPair(0.0)) == 0
+    assert got["compile"] == "off" and json.loads(json.dumps(got["meta"]))["compile"] == "off"
