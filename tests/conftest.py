@@ -7,6 +7,10 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach for the Hub
+# The packaged pair on PyTorch's default kernels: its weights stay memory-mapped, so the several
+# test modules (and app processes) that load it share one page cache. The oneDNN path copies them
+# into 8 GB of packed memory per load; tests/test_kernels.py loads it there explicitly, once.
+os.environ.setdefault("SPECVIZ_CPU_LINEAR", "default")
 
 
 def pytest_configure(config):

@@ -94,3 +94,27 @@ def test_the_automatic_choice_times_both_paths_on_the_largest_layer():
     assert found["layer"] == "64x128"   # the MLP's gate/up projection; the output layer is left out
     assert set(found["ms"]) == {"default_1", "default_5", "onednn_1", "onednn_5"}
     assert all(v > 0 for v in found["ms"].values())
+
+
+@needs_onednn
+@pytest.mark.real_model
+def test_greedy_on_the_packaged_pair_with_onednn_equals_the_target_alone():
+    """The path the app takes on an fp32 CPU, end to end: greedy speculative output token for token the target's."""
+    import gc
+
+    from specviz.models import load_pair
+
+    pair = load_pair(dtype="fp32", device="cpu", linear="onednn")
+    try:
+        assert pair.linear_path == "onednn" and kernels.linear_path(pair.target) == "onednn"
+        ids = pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")
+        greedy = SamplingConfig(temperature=0)
+        spec = [t for r in speculative_generate(pair.target, pair.draft, ids, k=4, sampling=greedy,
+                                                max_new_tokens=32, eos_token_id=pair.eos_token_ids)
+                for t in r.emitted]
+        alone = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy, max_new_tokens=32,
+                                                             eos_token_id=pair.eos_token_ids)]
+        assert spec == alone and len(alone) >= 8
+    finally:
+        del pair
+        gc.collect()   # 8 GB of packed weights: give them back before the next module loads its own pair
