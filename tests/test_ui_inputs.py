@@ -101,6 +101,15 @@ def test_pair_cache_loads_once_and_keeps_the_newest():
     assert calls == [(None, None), ("a", "b"), (None, None)]
 
 
+def test_pair_cache_lets_the_oldest_pair_go_before_loading_another():
+    """Never more than max_pairs pairs alive, not even while the next one loads (memory of a third)."""
+    held = []
+    cache = PairCache(lambda d, t, progress: held.append(len(cache._pairs)) or (d, t), max_pairs=2)
+    for ids in [("a", "b"), ("c", "d"), ("e", "f"), ("a", "b")]:
+        cache.get(*ids)
+    assert held == [0, 1, 1, 1] and list(cache._pairs) == [("e", "f"), ("a", "b")]
+
+
 # ---------------------------------------------------------------- the worker's events
 def tiny_job(tiny_pair, compare=True, max_new=12):
     target, draft = tiny_pair

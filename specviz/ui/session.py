@@ -7,6 +7,7 @@ session's previous one.
 """
 from __future__ import annotations
 
+import gc
 import tempfile
 import threading
 import time
@@ -50,10 +51,13 @@ class PairCache:
             if key in self._pairs:
                 self._pairs.move_to_end(key)
                 return self._pairs[key]
+            # Make room first: two pairs held while a third loads would need the memory of three
+            # (on the oneDNN path each is a packed copy of its weights, 8 GB for the packaged pair).
+            while len(self._pairs) >= self.max_pairs:
+                self._pairs.popitem(last=False)
+                gc.collect()
             pair = self.loader(draft, target, progress or (lambda f, m: None))
             self._pairs[key] = pair
-            while len(self._pairs) > self.max_pairs:
-                self._pairs.popitem(last=False)
             return pair
 
 
