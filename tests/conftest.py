@@ -24,3 +24,23 @@ def tiny_pair():
     from tiny import tiny_model
 
     return tiny_model(1), tiny_model(2, scale=0.7)
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny models on a shared 2-core machine: a second thread only adds contention (5-10x slower here).
+    A module opts in with `pytestmark = pytest.mark.usefixtures("one_thread")`."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def pair_fp32():
+    """The packaged pair in fp32 on the CPU (on the default kernels, see SPECVIZ_CPU_LINEAR above)."""
+    from specviz.models import load_pair
+
+    return load_pair(dtype="fp32", device="cpu")

@@ -18,13 +18,7 @@ from tiny import tiny_model
 PROMPT = [3, 1, 4, 1, 5]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models on a shared 2-core machine: a second thread only adds contention (5-10x slower here)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")   # the fixture lives in conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -21,11 +21,6 @@ def bench_prompts(n):
     return [r["prompt"] for r in rows[:n]]
 
 
-@pytest.fixture(scope="module")
-def pair_fp32():
-    from specviz.models import load_pair
-
-    return load_pair(dtype="fp32", device="cpu")
 
 
 @pytest.mark.parametrize("index", range(3))

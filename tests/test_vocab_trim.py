@@ -32,13 +32,7 @@ TINY_TABLE = VocabTable(Path("tiny.vocab.json"), {"model_vocab": VOCAB}, observe
                         counts=(8, 7, 6, 5, 4, 3, 2, 1), always=(0, 1))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models on a shared 2-core machine: a second thread only adds contention (as in test_bench)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")   # the fixture lives in conftest.py
 
 
 @pytest.fixture(scope="module")
@@ -262,11 +256,6 @@ def test_the_vocabulary_prompts_are_not_benchmark_prompts():
 
 
 # ---------------------------------------------------------------- the packaged pair
-@pytest.fixture(scope="module")
-def pair_fp32():
-    from specviz.models import load_pair
-
-    return load_pair(dtype="fp32", device="cpu")
 
 
 @pytest.mark.real_model
