@@ -21,6 +21,10 @@ import time
 import torch
 
 LINEAR_PATHS = ("auto", "default", "onednn")
+# How the draft's weights are stored. The draft only has to propose: whatever it computes is
+# the q the rule divides by, so a cheaper draft changes speed, never the output distribution.
+DRAFT_WEIGHTS = ("auto", "as-loaded", "int8")
+DRAFT_ENV_VAR = "SPECVIZ_DRAFT_WEIGHTS"   # force: as-loaded | int8 (auto when unset)
 # The row count oneDNN packs weights for. Measured on the packaged pair (AVX2, fp32, 2 threads):
 # packed for 2 rows, a target forward over 1 / 2 / 5 / 9 new tokens took 369 / 395 / 449 / 493 ms,
 # against 361 ms for 1 token packed for 1 row (whose 5-token verify took 603 ms) and 554 / 1545 /
@@ -62,6 +66,76 @@ class OneDNNLinear(torch.nn.Module):
                 f"kernel=oneDNN packed for {self.rows_hint} row(s)")
 
 
+class Int8WeightLinear(torch.nn.Module):
+    """`nn.Linear` with int8 weights (one scale per output row), bf16 activations in the product.
+
+    Why: a one-token draft step reads every weight once, so on a CPU it is bound by
+    memory traffic; int8 weights read a quarter of fp32's bytes. Measured on the packaged
+    draft (AVX2, 2 threads, one process): one-token step 113-139 ms against 228-267 ms in
+    fp32 (bf16 weights: 122-140 ms). The kernel is PyTorch's weight-only int8 product
+    (`torch._weight_int8pack_mm`, the one gpt-fast's int8 mode uses); it wants bf16 inputs,
+    so the input is rounded to bf16 and the result returned in the caller's dtype.
+    Only for a draft: the target's weights are never touched.
+    """
+
+    def __init__(self, linear: torch.nn.Module):
+        super().__init__()
+        weight = dense_weight(linear).detach().float()
+        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
+        # The kernel takes bf16 scales: round them first and quantize on that grid. /126 leaves room
+        # for bf16's rounding (<0.4 %), so the largest weight of a row still fits in 127 steps.
+        scales = (weight.abs().amax(1).clamp_min(1e-12) / 126.0).to(torch.bfloat16)
+        grid = torch.round(weight / scales.float()[:, None]).clamp(-127, 127)
+        self.register_buffer("int8_weight", grid.to(torch.int8).contiguous())
+        self.register_buffer("scales", scales)
+        bias = getattr(linear, "bias", None) if not isinstance(linear, OneDNNLinear) else linear.dense_bias
+        self.register_buffer("bias", None if bias is None else bias.detach().float().clone())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.reshape(-1, self.in_features).to(torch.bfloat16)
+        y = torch._weight_int8pack_mm(flat, self.int8_weight, self.scales).to(x.dtype)
+        y = y.reshape(*x.shape[:-1], self.out_features)
+        return y if self.bias is None else y + self.bias.to(x.dtype)
+
+    def dense_weight(self) -> torch.Tensor:
+        return self.int8_weight.float() * self.scales.float()[:, None]
+
+    @property
+    def weight(self) -> torch.Tensor:
+        # transformers reads `lm_head.weight.dtype/.device` in places; a dense copy is made only then.
+        return self.dense_weight()
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, weights=int8 per row"
+
+
+def dense_weight(linear: torch.nn.Module) -> torch.Tensor:
+    """The dense [out, in] weight of a linear layer on any path."""
+    dense = getattr(linear, "dense_weight", None)
+    return dense() if callable(dense) else linear.weight
+
+
+def int8_usable(device, dtype) -> bool:
+    """The weight-only int8 product runs on a CPU; used for fp32 pairs (bf16 ones are already half the bytes)."""
+    return (torch.device(device).type == "cpu" and dtype == torch.float32
+            and hasattr(torch, "_weight_int8pack_mm"))
+
+
+def resolve_draft_weights(choice: str, device, dtype) -> str:
+    """"as-loaded" or "int8" for `choice` = auto | as-loaded | int8 (the env var overrides auto)."""
+    if choice not in DRAFT_WEIGHTS:
+        raise ValueError(f"draft weights must be one of {', '.join(DRAFT_WEIGHTS)}, got {choice!r}")
+    if choice == "auto":
+        choice = os.environ.get(DRAFT_ENV_VAR, "").strip().lower() or "auto"
+        if choice not in DRAFT_WEIGHTS:
+            raise ValueError(f"{DRAFT_ENV_VAR} must be one of as-loaded, int8; got {choice!r}")
+    if choice == "auto":
+        return "int8" if int8_usable(device, dtype) else "as-loaded"
+    if choice == "int8" and not int8_usable(device, dtype):
+        raise ValueError("int8 draft weights run on a CPU with an fp32 pair only")
+    return choice
+
+
 def onednn_usable(device, dtype) -> bool:
     """oneDNN's linear runs fp32 on a CPU build of PyTorch that ships it."""
     return (torch.device(device).type == "cpu" and dtype == torch.float32
@@ -95,12 +169,13 @@ def use_linear_path(model: torch.nn.Module, path: str, rows_hint: int = ROWS_HIN
     """Put every `nn.Linear` of `model` on `path` ("default" leaves it as loaded); records the path.
 
     `rows_hint`: the row count oneDNN packs the weights for (see OneDNNLinear).
+    "int8" (Int8WeightLinear) is for draft models only.
     """
-    if path == "onednn":
+    if path in ("onednn", "int8"):
         for module in list(model.modules()):
             for name, child in list(module.named_children()):
                 if type(child) is torch.nn.Linear:
-                    setattr(module, name, OneDNNLinear(child, rows_hint))
+                    setattr(module, name, fast_linear(child, path, rows_hint))
     elif path != "default":
         raise ValueError(f"unknown linear path {path!r}")
     model.__dict__["_specviz_linear_path"] = path
@@ -138,17 +213,17 @@ def probe_linear_paths(model, repeats: int = 7) -> dict:
 
 
 def linear_path(model) -> str:
-    """How the model's linear layers run: "default" or "onednn"."""
+    """How the model's linear layers run: "default", "onednn" or "int8"."""
     return model.__dict__.get("_specviz_linear_path", "default")
 
 
 def output_weight(model) -> torch.Tensor:
     """The dense [V, H] weight of the model's output layer, whatever kernel path runs it."""
-    head = model.get_output_embeddings()
-    dense = getattr(head, "dense_weight", None)
-    return dense() if callable(dense) else head.weight
+    return dense_weight(model.get_output_embeddings())
 
 
 def fast_linear(linear: torch.nn.Linear, path: str = "default", rows_hint: int = ROWS_HINT) -> torch.nn.Module:
     """`linear` on `path` (pass the owning model's `linear_path(model)`)."""
+    if path == "int8":
+        return Int8WeightLinear(linear)
     return OneDNNLinear(linear, rows_hint) if path == "onednn" else linear

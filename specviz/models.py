@@ -20,7 +20,8 @@ import torch
 
 from .devices import _resolve_device_dtype, default_device_and_dtype, parse_dtype  # noqa: F401 (API)
 from .errors import ModelLoadError
-from .kernels import ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_linear_path, use_linear_path
+from .kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_draft_weights, resolve_linear_path,
+                      use_linear_path)
 from .packaged import _PACKAGED_DRAFT, _PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, _convert, cache_dir  # noqa: F401
 
 __all__ = ["ModelLoadError", "ModelPair", "PACKAGED_PAIR_NAME", "cache_dir", "default_device_and_dtype", "load_pair",
@@ -193,6 +194,16 @@ class ModelPair:
     target_name: str = ""
     linear_path: str = "default"   # the kernels of the linear layers: "default" or "onednn" (specviz.kernels)
     linear_probe: dict | None = None   # the timings behind an automatic choice (kernels.probe_linear_paths)
+    draft_weights: str = "as-loaded"   # "int8": the draft's linear layers hold int8 weights (kernels.Int8WeightLinear)
+    draft_source: object = None        # where the draft was loaded from (for draft_as_loaded)
+
+    def draft_as_loaded(self):
+        """A second copy of the draft as transformers would load it (the pair's dtype, the target's
+        kernels): the peers' assistant in the benchmark when specviz drafts with int8 weights."""
+        if self.draft_weights == "as-loaded" or self.draft_source is None:
+            return self.draft
+        model = _load_model(self.draft_source, "draft", self.device, self.dtype, auto_map=False)
+        return use_linear_path(model, self.linear_path)
 
     def encode_chat(self, text: str) -> list[int]:
         """Token ids of ``text`` as a user turn plus the assistant prompt (raw text if no template)."""
@@ -235,19 +246,23 @@ def _noop(frac: float, msg: str) -> None:
 
 
 def load_pair(draft: str | None = None, target: str | None = None, device=None, dtype=None,
-              progress: Progress | None = None, allow_local: bool = True, linear: str = "auto") -> ModelPair:
+              progress: Progress | None = None, allow_local: bool = True, linear: str = "auto",
+              draft_weights: str = "auto") -> ModelPair:
     """Load a draft/target pair in eval mode on ``device`` in ``dtype``.
 
     ``draft`` and ``target`` both None: the packaged offline pair.  Otherwise each
     is a Hub id or (when ``allow_local``) a local model folder.  ``progress`` is
     called as ``progress(fraction, message)`` at each stage.  ``linear`` picks the
-    linear layers' kernels (auto | default | onednn, see specviz.kernels).
+    linear layers' kernels (auto | default | onednn, see specviz.kernels);
+    ``draft_weights`` how the draft stores its weights (auto | as-loaded | int8:
+    auto is int8 for an fp32 pair on a CPU; the target is never changed).
     """
     t0 = time.perf_counter()
     report = progress or _noop
     dev, dt = _resolve_device_dtype(device, dtype)
     try:
         path = resolve_linear_path(linear, dev, dt)   # checked before minutes of loading
+        draft_weights = resolve_draft_weights(draft_weights, dev, dt)
     except ValueError as e:
         raise ModelLoadError(str(e)) from None
 
@@ -261,6 +276,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         report(0.7, "loading tokenizer")
         tokenizer = _load_tokenizer(target_dir, "target")
         report(0.72, "loading draft model")
+        draft_source = draft_dir
         draft_model = _load_model(draft_dir, "draft", dev, dt, auto_map=False)
         report(0.8, "loading target model")
         target_model = _load_model(target_dir, "target", dev, dt, auto_map=dev.type == "cuda" and dev.index is None)
@@ -276,6 +292,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         _check_same_vocab(draft_tok, tokenizer, dsrc.ref, tsrc.ref)
         del draft_tok
         report(0.1, f"loading draft model {dsrc.ref}")
+        draft_source = dsrc
         draft_model = _load_model(dsrc, "draft", dev, dt, auto_map=False)
         report(0.4, f"loading target model {tsrc.ref}")
         target_model = _load_model(tsrc, "target", dev, dt, auto_map=dev.type == "cuda" and dev.index is None)
@@ -289,9 +306,10 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         path = probe["choice"]
     if path != "default":
         report(0.95, f"preparing {path} kernels")
-        use_linear_path(draft_model, path)
         use_linear_path(target_model, path)
+    use_linear_path(draft_model, "int8" if draft_weights == "int8" else path)
     report(1.0, "models ready")
     return ModelPair(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name,
                      device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
-                     draft_name=draft_name, target_name=target_name, linear_path=path, linear_probe=probe)
+                     draft_name=draft_name, target_name=target_name, linear_path=path, linear_probe=probe,
+                     draft_weights=draft_weights, draft_source=draft_source)

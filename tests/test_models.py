@@ -268,6 +268,30 @@ def test_local_pair_loads(tmp_path):
     # bf16 on request, from a string.
     pair16 = load_pair(draft=str(d), target=str(t), device="cpu", dtype="bfloat16")
     assert next(pair16.draft.parameters()).dtype == torch.bfloat16
+    assert pair16.draft_weights == "as-loaded" and pair16.draft_as_loaded() is pair16.draft
+
+
+@pytest.mark.skipif(not hasattr(torch, "_weight_int8pack_mm"), reason="this torch has no int8 product")
+def test_an_fp32_cpu_pair_drafts_with_int8_weights_and_keeps_the_target(tmp_path, monkeypatch):
+    from specviz.kernels import DRAFT_ENV_VAR, Int8WeightLinear, linear_path
+
+    monkeypatch.delenv(DRAFT_ENV_VAR, raising=False)
+    d = _tiny_model_folder(tmp_path / "draft", CORPUS, seed=1)
+    t = _tiny_model_folder(tmp_path / "target", CORPUS, seed=2)
+    pair = load_pair(draft=str(d), target=str(t), device="cpu", dtype="fp32", linear="default")
+    assert pair.draft_weights == "int8" and linear_path(pair.draft) == "int8"
+    assert isinstance(pair.draft.get_output_embeddings(), Int8WeightLinear)
+    assert linear_path(pair.target) == "default"
+    assert not any(isinstance(m, Int8WeightLinear) for m in pair.target.modules())
+    # transformers' peers in the benchmark get the draft as transformers would load it
+    plain = pair.draft_as_loaded()
+    assert plain is not pair.draft and linear_path(plain) == "default"
+    assert type(plain.get_output_embeddings()) is torch.nn.Linear
+    kept = load_pair(draft=str(d), target=str(t), device="cpu", dtype="fp32", linear="default",
+                     draft_weights="as-loaded")
+    assert kept.draft_weights == "as-loaded" and type(kept.draft.get_output_embeddings()) is torch.nn.Linear
+    with pytest.raises(ModelLoadError, match="int8"):
+        load_pair(draft=str(d), target=str(t), device="cpu", dtype="bfloat16", draft_weights="int8")
 
 
 def test_mismatched_vocab_raises(tmp_path):

@@ -23,7 +23,7 @@ from ..stats import finite, fmt
 from ..viz.report import write_report
 from .costs import ForwardCosts, forward_costs, theory_speedup
 from .measure import Run, run_method
-from .methods import K_METHODS
+from .methods import HF_METHODS, K_METHODS
 from .prompts import Prompt
 from .summary import summarize, temp_key
 from .sweep import ksweep_from_rows
@@ -34,8 +34,12 @@ NAN = float("nan")
 # ---------------------------------------------------------------- measuring
 def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list[list[int]], ks: list[int],
                   samplings: list[SamplingConfig], max_new_tokens: int, repeats: int, methods: list[str],
-                  *, seed: int = 0, warmup: bool = True, quiet: bool = True, compile: str = "auto") -> dict:
+                  *, seed: int = 0, warmup: bool = True, quiet: bool = True, compile: str = "auto",
+                  hf_draft=None) -> dict:
     """All measurements, interleaved per prompt and K; returns {"rows", "summary", "costs", "linear_path"}.
+
+    `hf_draft`: the assistant of transformers' methods when it differs from specviz's
+    `draft` (the draft as transformers would load it, where specviz drafts with int8 weights).
 
     `compile` as in `run_method`: compiled loops are compiled and captured by the
     warm-up and by each run's own warm-up step, never inside the timed decode.
@@ -48,7 +52,8 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
 
     def attempt(m, k, ids, sampling, n, run_seed):
         try:
-            return run_method(m, target, draft, ids, k, sampling, n, seed=run_seed, tokenizer=tokenizer,
+            assistant = hf_draft if hf_draft is not None and m in HF_METHODS else draft
+            return run_method(m, target, assistant, ids, k, sampling, n, seed=run_seed, tokenizer=tokenizer,
                               compile=compile)
         except Exception as e:   # one method failing must not cost the whole run
             error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
@@ -86,7 +91,8 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
                          else _error_row(prompt, m, k, run, sampling, rep, seed + rep) for run, m, k in got]
     if bar is not None:
         bar.close()
-    return {"rows": rows, "summary": summarize(rows), "costs": costs, "linear_path": linear_path(target)}
+    return {"rows": rows, "summary": summarize(rows), "costs": costs, "linear_path": linear_path(target),
+            "draft_linear_path": linear_path(draft)}
 
 
 def _row(prompt: Prompt, method: str, run: Run, ref: Run | None, sampling: SamplingConfig, rep: int, seed: int,
@@ -172,7 +178,9 @@ def _costs_line(result: dict) -> str:
                        for k in ks)
     t1 = statistics.median(x["target_1"] for x in costs)
     path = result.get("linear_path") or "default"
-    return (f"forward costs ({path} linear kernels): target one token {t1 * 1000:.0f} ms, c = {c:.3f}; "
+    draft_path = result.get("draft_linear_path") or path
+    kernels = path if draft_path == path else f"target {path}, draft {draft_path}"
+    return (f"forward costs ({kernels} linear kernels): target one token {t1 * 1000:.0f} ms, c = {c:.3f}; "
             f"verify over K+1 tokens vs one: {verify}")
 
 

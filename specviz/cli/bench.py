@@ -17,7 +17,7 @@ from ..bench import BenchError, Prompt, format_table, load_prompts, run_benchmar
 from ..bench.methods import METHODS, default_methods
 from ..bench.prompts import EXTRA_CATEGORY, default_prompts, select_categories
 from ..decoding import COMPILE_CHOICES
-from ..kernels import LINEAR_PATHS
+from ..kernels import DRAFT_WEIGHTS, LINEAR_PATHS
 from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
                       SHARED_PROMPTS)
 from ..sampling import SamplingConfig
@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--linear", default="auto", choices=LINEAR_PATHS,
                    help="CPU kernels of the linear layers, for every method alike: oneDNN on packed weights or "
                         "PyTorch's default; auto = oneDNN for fp32 on a CPU when it measures faster at load")
+    p.add_argument("--draft-weights", default="auto", choices=DRAFT_WEIGHTS,
+                   help="how specviz's draft stores its weights; auto = int8 for an fp32 pair on a CPU. "
+                        "transformers' assisted methods get the draft as loaded (default: auto)")
     p.add_argument("--limit-prompts", type=bounded(int, 1, 100_000, "--limit-prompts"),
                    help="use only the first N prompts")
     p.add_argument("--methods", nargs="+", choices=METHODS, default=None, metavar="METHOD",
@@ -122,7 +125,8 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
           file=sys.stderr)
     try:
         pair = load(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
-                    **({"linear": args.linear} if args.linear != "auto" else {}))
+                    **({"linear": args.linear} if args.linear != "auto" else {}),
+                    **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}))
     except (ValueError, RuntimeError, OSError) as e:
         print(f"specviz bench: error: cannot load the models: {e}", file=sys.stderr)
         return 1
@@ -130,10 +134,15 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
     device = getattr(pair, "device", None) or args.device or "cpu"
     chosen = args.methods or default_methods(device)
     args.methods = [m for m in METHODS if m in chosen]   # in METHODS order, as recorded in meta
+    hf_draft = None
+    if getattr(pair, "draft_weights", "as-loaded") != "as-loaded" and {"hf_assisted", "hf_assisted_default"} & set(
+            args.methods):
+        print("loading the draft as loaded, for transformers' assisted generation ...", file=sys.stderr)
+        hf_draft = pair.draft_as_loaded()
     result = run_benchmark(pair.target, pair.draft, getattr(pair, "tokenizer", None), prompts, encoded,
                            list(dict.fromkeys(args.k)), samplings, args.max_new_tokens, args.repeats,
                            args.methods, seed=args.seed,
-                           warmup=not args.no_warmup, quiet=args.quiet,
+                           warmup=not args.no_warmup, quiet=args.quiet, hf_draft=hf_draft,
                            **({"compile": args.compile} if _takes_compile() else {}))
     result["meta"] = _meta(pair, args, argv, prompts)
     json_path, html_path = write_results(result, out_dir)
@@ -156,6 +165,8 @@ def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
         "max_new_tokens": args.max_new_tokens, "repeats": args.repeats, "ks": list(dict.fromkeys(args.k)),
         "methods": args.methods, "compile": args.compile,
         "linear_path": getattr(pair, "linear_path", "default"), "linear_probe": getattr(pair, "linear_probe", None),
+        "draft_weights": getattr(pair, "draft_weights", "as-loaded"),
+        "hf_assistant": "the draft as loaded (the pair's dtype, the target's kernels)",
     }
     try:
         import transformers

@@ -7,7 +7,7 @@ import time
 
 from ..decoding import COMPILE_CHOICES
 from ..drafters import DRAFTERS
-from ..kernels import LINEAR_PATHS
+from ..kernels import DRAFT_WEIGHTS, LINEAR_PATHS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
 from ..sampling import SamplingConfig
 from ..trace import Trace, first_difference, metrics
@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--linear", default="auto", choices=LINEAR_PATHS,
                      help="CPU kernels of the linear layers: oneDNN on packed weights or PyTorch's default; "
                           "auto = oneDNN for fp32 on a CPU when it measures faster at load (default: auto)")
+    gen.add_argument("--draft-weights", default="auto", choices=DRAFT_WEIGHTS,
+                     help="how the draft stores its weights: int8 reads a quarter of fp32's bytes per draft step; "
+                          "the output is still exactly the target's (default: auto = int8 for fp32 on a CPU)")
     gen.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
                      help="static KV caches and CUDA-graph forwards (torch.compile), compiled and captured before "
                           "the timed run; auto = on with CUDA, off on a CPU (default: auto)")
@@ -101,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         pair = load_pair(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
-                         progress=progress, **({"linear": args.linear} if args.linear != "auto" else {}))
+                         progress=progress, **({"linear": args.linear} if args.linear != "auto" else {}),
+                         **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}))
     except ModelLoadError as e:
         print(f"specviz: error: {e}", file=sys.stderr)
         return 2
@@ -116,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
 
     compiled = resolve_compile(args.compile, pair.device)[1]
     print(f"{pair.name} on {pair.device} ({str(pair.dtype).removeprefix('torch.')}, "
-          f"{getattr(pair, 'linear_path', 'default')} linear kernels), K={args.k}, "
+          f"{getattr(pair, 'linear_path', 'default')} linear kernels, draft weights "
+          f"{getattr(pair, 'draft_weights', 'as-loaded')}), K={args.k}, "
           f"drafter {args.drafter}, {'greedy' if sampling.greedy else sampling}, "
           f"{'compiled' if compiled else 'eager'} forwards", file=sys.stderr)
     if compiled:

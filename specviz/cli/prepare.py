@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
 
     try:
-        load_pair(device="cpu", dtype="fp32", progress=progress, linear="default")   # converting only
+        load_pair(device="cpu", dtype="fp32", progress=progress, linear="default",
+                  draft_weights="as-loaded")   # converting only
     except ModelLoadError as e:
         print(f"specviz prepare: error: {e}", file=sys.stderr)
         return 1
