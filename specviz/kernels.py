@@ -71,8 +71,8 @@ class Int8WeightLinear(torch.nn.Module):
 
     Why: a one-token draft step reads every weight once, so on a CPU it is bound by
     memory traffic; int8 weights read a quarter of fp32's bytes. Measured on the packaged
-    draft (AVX2, 2 threads, one process): one-token step 113-139 ms against 228-267 ms in
-    fp32 (bf16 weights: 122-140 ms). The kernel is PyTorch's weight-only int8 product
+    draft (AVX2, 2 threads; README, "Draft weights"): one-token step 83-122 ms against
+    191-233 ms in fp32 (bf16 weights: 106-117 ms), c 0.37 -> 0.18. The kernel is PyTorch's weight-only int8 product
     (`torch._weight_int8pack_mm`, the one gpt-fast's int8 mode uses); it wants bf16 inputs,
     so the input is rounded to bf16 and the result returned in the caller's dtype.
     Only for a draft: the target's weights are never touched.

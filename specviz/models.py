@@ -307,6 +307,8 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     if path != "default":
         report(0.95, f"preparing {path} kernels")
         use_linear_path(target_model, path)
+    if draft_weights == "int8":
+        report(0.97, "storing the draft's weights as int8")
     use_linear_path(draft_model, "int8" if draft_weights == "int8" else path)
     report(1.0, "models ready")
     return ModelPair(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name,

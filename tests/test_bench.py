@@ -338,3 +338,31 @@ def test_categories_option(pair, tmp_path, capsys):
     assert bench.main(["--categories", "nope"], pair_loader=lambda **kw: None) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("specviz bench: error: no prompts in category nope")
+
+
+@pytest.mark.parametrize("choice", ["as-loaded", "specviz"])
+def test_transformers_assistant_is_the_draft_as_loaded_unless_asked(pair, tmp_path, monkeypatch, choice):
+    """Where specviz drafts with int8 weights, transformers' assisted methods get the draft as transformers
+    would load it (--hf-assistant as-loaded, the default) or specviz's own (--hf-assistant specviz)."""
+    import specviz.cli.bench as cli
+    from specviz.bench import measure
+
+    as_loaded = tiny_model(11)
+    int8_pair = SimpleNamespace(**vars(pair), draft_weights="int8", draft_as_loaded=lambda: as_loaded)
+    assistants = []
+    real = measure._run_hf
+
+    def spy(method, target, draft, *args, **kwargs):
+        assistants.append((method, draft))
+        return real(method, target, draft, *args, **kwargs)
+
+    monkeypatch.setattr(measure, "_run_hf", spy)
+    rc = cli.main(["--k", "2", "--max-new-tokens", "4", "--temperature", "0", "--repeats", "1", "--limit-prompts", "1",
+                   "--out", str(tmp_path / "o"), "--quiet", "--no-warmup", "--hf-assistant", choice,
+                   "--methods", "hf_assisted", "hf_assisted_default", "specviz"], pair_loader=lambda **kw: int8_pair)
+    assert rc == 0
+    want = as_loaded if choice == "as-loaded" else pair.draft
+    assert {m for m, _ in assistants} == {"hf_assisted", "hf_assisted_default"}
+    assert all(d is want for _, d in assistants)
+    meta = json.loads((tmp_path / "o" / "results.json").read_text())["meta"]
+    assert meta["draft_weights"] == "int8" and ("as loaded" in meta["hf_assistant"]) == (choice == "as-loaded")

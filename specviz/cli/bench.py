@@ -52,7 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "PyTorch's default; auto = oneDNN for fp32 on a CPU when it measures faster at load")
     p.add_argument("--draft-weights", default="auto", choices=DRAFT_WEIGHTS,
                    help="how specviz's draft stores its weights; auto = int8 for an fp32 pair on a CPU. "
-                        "transformers' assisted methods get the draft as loaded (default: auto)")
+                        "transformers' assisted methods get the draft as loaded unless --hf-assistant specviz "
+                        "(default: auto)")
+    p.add_argument("--hf-assistant", default="as-loaded", choices=("as-loaded", "specviz"),
+                   help="the draft transformers' assisted methods get: as transformers would load it, or "
+                        "specviz's own (e.g. with int8 weights) (default: as-loaded)")
     p.add_argument("--limit-prompts", type=bounded(int, 1, 100_000, "--limit-prompts"),
                    help="use only the first N prompts")
     p.add_argument("--methods", nargs="+", choices=METHODS, default=None, metavar="METHOD",
@@ -135,14 +139,15 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
     chosen = args.methods or default_methods(device)
     args.methods = [m for m in METHODS if m in chosen]   # in METHODS order, as recorded in meta
     hf_draft = None
-    if getattr(pair, "draft_weights", "as-loaded") != "as-loaded" and {"hf_assisted", "hf_assisted_default"} & set(
-            args.methods):
+    if args.hf_assistant == "as-loaded" and getattr(pair, "draft_weights", "as-loaded") != "as-loaded" and {
+            "hf_assisted", "hf_assisted_default"} & set(args.methods):
         print("loading the draft as loaded, for transformers' assisted generation ...", file=sys.stderr)
         hf_draft = pair.draft_as_loaded()
     result = run_benchmark(pair.target, pair.draft, getattr(pair, "tokenizer", None), prompts, encoded,
                            list(dict.fromkeys(args.k)), samplings, args.max_new_tokens, args.repeats,
                            args.methods, seed=args.seed,
-                           warmup=not args.no_warmup, quiet=args.quiet, hf_draft=hf_draft,
+                           warmup=not args.no_warmup, quiet=args.quiet,
+                           **({"hf_draft": hf_draft} if hf_draft is not None else {}),
                            **({"compile": args.compile} if _takes_compile() else {}))
     result["meta"] = _meta(pair, args, argv, prompts)
     json_path, html_path = write_results(result, out_dir)
@@ -166,7 +171,8 @@ def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
         "methods": args.methods, "compile": args.compile,
         "linear_path": getattr(pair, "linear_path", "default"), "linear_probe": getattr(pair, "linear_probe", None),
         "draft_weights": getattr(pair, "draft_weights", "as-loaded"),
-        "hf_assistant": "the draft as loaded (the pair's dtype, the target's kernels)",
+        "hf_assistant": ("the draft as loaded (the pair's dtype, the target's kernels)"
+                         if args.hf_assistant == "as-loaded" else "specviz's draft"),
     }
     try:
         import transformers

@@ -21,7 +21,7 @@ parser.add_argument("--repeats", type=int, default=5)
 parser.add_argument("--rounds", type=int, default=1, help="passes over all the variants")
 args = parser.parse_args()
 
-pair = load_pair(linear="default")
+pair = load_pair(linear="default", draft_weights="as-loaded")   # both models dense: this script swaps the kernels
 ids = pair.encode_chat("Write a Python function that checks whether a number is prime.")
 
 
