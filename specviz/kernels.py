@@ -121,14 +121,21 @@ def int8_usable(device, dtype) -> bool:
             and hasattr(torch, "_weight_int8pack_mm"))
 
 
+def _checked_choice(choice: str, allowed: tuple, what: str, env_var: str) -> str:
+    """`choice` checked against `allowed`; "auto" is replaced by the env var's value when it is set."""
+    if choice not in allowed:
+        raise ValueError(f"{what} must be one of {', '.join(allowed)}, got {choice!r}")
+    if choice == "auto":
+        choice = os.environ.get(env_var, "").strip().lower() or "auto"
+        if choice not in allowed:
+            raise ValueError(f"{env_var} must be one of {', '.join(a for a in allowed if a != 'auto')}; "
+                             f"got {choice!r}")
+    return choice
+
+
 def resolve_draft_weights(choice: str, device, dtype) -> str:
     """"as-loaded" or "int8" for `choice` = auto | as-loaded | int8 (the env var overrides auto)."""
-    if choice not in DRAFT_WEIGHTS:
-        raise ValueError(f"draft weights must be one of {', '.join(DRAFT_WEIGHTS)}, got {choice!r}")
-    if choice == "auto":
-        choice = os.environ.get(DRAFT_ENV_VAR, "").strip().lower() or "auto"
-        if choice not in DRAFT_WEIGHTS:
-            raise ValueError(f"{DRAFT_ENV_VAR} must be one of as-loaded, int8; got {choice!r}")
+    choice = _checked_choice(choice, DRAFT_WEIGHTS, "draft weights", DRAFT_ENV_VAR)
     if choice == "auto":
         return "int8" if int8_usable(device, dtype) else "as-loaded"
     if choice == "int8" and not int8_usable(device, dtype):
@@ -150,12 +157,7 @@ def resolve_linear_path(path: str, device, dtype, probe_model=None) -> str:
     faster on that model's largest linear layer (`probe_linear_paths`): what is
     fastest depends on the processor, the thread count and what else runs.
     """
-    if path not in LINEAR_PATHS:
-        raise ValueError(f"linear path must be one of {', '.join(LINEAR_PATHS)}, got {path!r}")
-    if path == "auto":
-        path = os.environ.get(ENV_VAR, "").strip().lower() or "auto"
-        if path not in LINEAR_PATHS:
-            raise ValueError(f"{ENV_VAR} must be one of default, onednn; got {path!r}")
+    path = _checked_choice(path, LINEAR_PATHS, "linear path", ENV_VAR)
     if path == "auto":
         if not onednn_usable(device, dtype):
             return "default"
