@@ -218,12 +218,15 @@ class HybridDrafter:
     """n-gram lookup when its match is long enough (no draft forwards that round), else the draft model.
 
     Each row's drafts come wholly from one source and carry the q that produced
-    them, so the rule stays exact.
+    them, so the rule stays exact. The defaults (a match of at least 3 tokens, a
+    continuation of at least 2) were chosen by replaying greedy runs of 60 prompts
+    outside the benchmark sets (tests/perf/hybrid_policy.py): a 1- or 2-token match
+    is right too rarely to be worth a round without the draft model's guesses.
     """
 
     name = "hybrid"
 
-    def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, min_match: int = 2,
+    def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, min_match: int = 3,
                  min_tokens: int = 2):
         self.model, self.lookup, self.min_match, self.min_tokens = model_drafter, lookup, min_match, min_tokens
 

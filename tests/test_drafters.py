@@ -96,3 +96,17 @@ def test_lookup_methods_give_the_target_alone_output(method, static):
         s.token_id for s in autoregressive_generate(target, prompt, sampling=GREEDY, max_new_tokens=30)]
     assert all(r.drafter == method for r in rounds)
     assert any(t.source == "ngram" for r in rounds for t in r.drafted)
+
+
+def test_the_hybrid_uses_a_lookup_only_on_a_match_of_three_tokens():
+    """The tuned default (tests/perf/hybrid_policy.py): a 2-token match still drafts with the model."""
+    from specviz.drafters import make_drafter
+
+    hybrid = make_drafter("hybrid", tiny_model(2), 16)
+    two = torch.tensor([[5, 1, 2, 9, 7, 1, 2]])          # "1 2" recurs: the lookup would propose "9 7 1"
+    three = torch.tensor([[5, 1, 2, 9, 7, 5, 1, 2]])     # "5 1 2" recurs: the lookup proposes "9 7 5"
+    for tokens, source in ((two, "model"), (three, "ngram")):
+        hybrid.begin(tokens)
+        prop = hybrid.propose(tokens, 3, GREEDY, None)
+        assert prop.source == source
+    assert prop.ids.tolist() == [[9, 7, 5]]

@@ -76,7 +76,10 @@ def test_the_static_cache_path_keeps_the_target_distribution(models, method, tem
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
 
-PROMPT_WITH_REPEATS = [1, 2, 3, 1, 2]   # "1 2" recurs: prompt lookup proposes "3 1 2"
+# Prompt lookup proposes "5 2 3" after the last "2 3". The hybrid needs a 3-token match, so its first
+# round drafts with the model; in the second, rows whose first token was 4 or 5 end in "2 3 4" or
+# "2 3 5", which recur, and take the lookup, while the rest draft with the model: one round mixes both.
+PROMPT_WITH_REPEATS = [2, 3, 4, 2, 3, 5, 2, 3]
 
 
 @lru_cache(maxsize=None)
@@ -92,6 +95,17 @@ def test_prompt_lookup_and_hybrid_drafting_keep_the_target_distribution(models, 
     target, draft = models
     cfg = SamplingConfig(temperature=temperature)
     counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, method=method)
+    impossible, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
+    assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
+
+
+@pytest.mark.statistical
+def test_hybrid_drafting_with_the_adaptive_stop_keeps_the_target_distribution(models):
+    """The bench's hybrid: lookup rows, model rows that stop at different points, one round."""
+    target, draft = models
+    cfg = SamplingConfig(temperature=0.7)
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, method="hybrid",
+                             adaptive_threshold=0.3)
     impossible, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 

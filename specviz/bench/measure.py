@@ -96,7 +96,7 @@ SPECVIZ_KINDS = {
     "specviz_notrace": ("model", False, None),
     "specviz_adaptive": ("model", False, ADAPTIVE_THRESHOLD),
     "specviz_ngram": ("ngram", False, None),
-    "specviz_hybrid": ("hybrid", False, None),
+    "specviz_hybrid": ("hybrid", False, ADAPTIVE_THRESHOLD),   # its model rounds stop early too
     "specviz_trimmed": ("trimmed", False, None),
 }
 

@@ -11,7 +11,7 @@ METHODS = (
     "specviz_notrace",      # the same decoder without the trace: its speed when only speed matters
     "specviz_adaptive",     # no trace; K is a maximum, a round stops drafting once the draft is unsure
     "specviz_ngram",        # no trace; prompt lookup drafts (what followed the last n-gram earlier), no draft model
-    "specviz_hybrid",       # no trace; prompt lookup when its match is long enough, else the draft model
+    "specviz_hybrid",       # no trace; lookup on a match of 3+ tokens, else the draft model with the adaptive stop
     "specviz_trimmed",      # no trace; the draft model with its output layer cut to the 32k most frequent tokens
 )
 # The methods that draft: measured at every K of a sweep (the others once per prompt).
