@@ -497,7 +497,7 @@ STRINGS: dict[str, str] = {
     # ------------------------------------------------------------ drafters, compiled forwards, whether it pays
     "ui.drafter": "Drafter: who proposes the K tokens",
     "ui.drafter_info": ("Prompt lookup (n-gram) copies what followed the same tokens earlier in the prompt or output, "
-                        "with no draft model; hybrid uses it when its match is long enough, else the draft model."),
+                        "with no draft model; hybrid uses it when the last 3+ tokens recur, else the draft model."),
     "drafter.model": "draft model",
     "drafter.ngram": "prompt lookup (n-gram)",
     "drafter.hybrid": "hybrid (prompt lookup, else the draft model)",

@@ -517,8 +517,8 @@ STRINGS: dict[str, str] = {
     # ------------------------------------------------------------ borradores, pasadas compiladas, si compensa
     "ui.drafter": "Borrador: quién propone los K tokens",
     "ui.drafter_info": ("La búsqueda en el prompt (n-grama) copia lo que siguió a los mismos tokens antes en el "
-                        "prompt o en la salida, sin modelo borrador; el híbrido la usa cuando su coincidencia es "
-                        "bastante larga y, si no, el modelo borrador."),
+                        "prompt o en la salida, sin modelo borrador; el híbrido la usa cuando los 3 o más últimos "
+                        "tokens se repiten y, si no, el modelo borrador."),
     "drafter.model": "modelo borrador",
     "drafter.ngram": "búsqueda en el prompt (n-grama)",
     "drafter.hybrid": "híbrido (búsqueda en el prompt o, si no, el modelo borrador)",
