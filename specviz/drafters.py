@@ -219,9 +219,9 @@ class HybridDrafter:
 
     Each row's drafts come wholly from one source and carry the q that produced
     them, so the rule stays exact. The defaults (a match of at least 3 tokens, a
-    continuation of at least 2) were chosen by replaying greedy runs of 60 prompts
-    outside the benchmark sets (tests/perf/hybrid_policy.py): a 1- or 2-token match
-    is right too rarely to be worth a round without the draft model's guesses.
+    continuation of at least 2) scored best when greedy runs of 60 prompts outside
+    the benchmark sets were replayed (tests/perf/hybrid_policy.py; a 2-token match
+    came close), with the adaptive stop on the model rounds.
     """
 
     name = "hybrid"
