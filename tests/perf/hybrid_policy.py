@@ -14,6 +14,7 @@ after lookup rounds (one step reading a few tokens, counted as one step) and hos
 import argparse
 import json
 import sys
+from statistics import median_high
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -188,14 +189,14 @@ def simulate(args) -> None:
                     "kind": "hybrid", "min_match": mm, "min_tokens": 2, "threshold": t, "extend": extend}
     cats = sorted({tr["category"] for tr in data["traces"]})
     print(f"c {c:.3f}, K {args.k}; modelled speedup over the target alone (tokens / cost), "
-          f"median over prompts, {len(data['traces'])} prompts")
+          f"median over prompts (the upper of two middles), {len(data['traces'])} prompts")
     print(f"{'policy':32s} {'all':>5s} " + " ".join(f"{x[:7]:>7s}" for x in cats))
     scored = []
     for name, pol in policies.items():
-        per = [(tr["category"], n / cost) for tr in data["traces"] for cost, n, _ in [replay(tr, pol, args.k, c, verify)]]
-        med = lambda xs: sorted(xs)[len(xs) // 2]   # noqa: E731
-        overall = med([s for _, s in per])
-        by_cat = [med([s for cat, s in per if cat == x]) for x in cats]
+        per = [(tr["category"], n / cost) for tr in data["traces"]
+               for cost, n, _ in [replay(tr, pol, args.k, c, verify)]]
+        overall = median_high([s for _, s in per])
+        by_cat = [median_high([s for cat, s in per if cat == x]) for x in cats]
         scored.append((overall, name))
         print(f"{name:32s} {overall:5.2f} " + " ".join(f"{s:7.2f}" for s in by_cat))
     print("best:", max(scored))
