@@ -2,7 +2,7 @@
 import pytest
 
 from specviz import SamplingConfig, Trace, metrics, speculative_generate
-from specviz.trace import TraceFormatError
+from specviz.tracefile import TraceFormatError
 from tiny import noisy_copy, tiny_model
 
 
@@ -95,3 +95,14 @@ def test_first_difference_names_the_first_diverging_token():
     assert first_difference([1, 2, 3], [1, 2, 3]) is None
     assert first_difference([1, 2, 3], [1, 5, 3]) == 1
     assert first_difference([1, 2], [1, 2, 3]) == 2      # one output stopped early (EOS)
+
+
+def test_the_decoder_does_not_load_the_word_table():
+    """The records and the decoder stay below the UI: trace errors carry a key, only a reader renders it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, specviz.speculative, specviz.baseline, specviz.trace, specviz.tracefile; "
+            "print(sorted(m for m in sys.modules if m.startswith('specviz.strings')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

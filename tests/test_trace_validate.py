@@ -1,4 +1,4 @@
-"""Semantic trace validation (`specviz.trace.validate`, `check_depth`): every decoder trace passes; hostile ones
+"""Semantic trace validation (`specviz.tracefile.validate`, `check_depth`): every decoder trace passes; hostile ones
 are refused with a sentence that names the place, in the page's language."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from specviz import SamplingConfig, Trace, speculative_generate
 from specviz.limits import MAX_K, MAX_TRACE_DEPTH
-from specviz.trace import TraceFormatError, check_depth, validate
+from specviz.tracefile import TraceFormatError, check_depth, validate
 from tiny import noisy_copy, tiny_model
 
 

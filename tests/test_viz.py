@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from specviz.trace import Alt, Choice, DraftToken, Round, Trace, TraceFormatError
+from specviz.trace import Alt, Choice, DraftToken, Round, Trace
+from specviz.tracefile import TraceFormatError
 from specviz.viz import charts
 from specviz.viz import html as vh
 

@@ -18,7 +18,8 @@ from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MA
     APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES
 from ..sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
-from ..trace import Trace, TraceFormatError
+from ..trace import Trace
+from ..tracefile import TraceFormatError
 from ..viz.format import drafter_name
 
 MAX_SEED = 2**31 - 1
@@ -191,13 +192,15 @@ def encode_prompt(pair, prompt: str, raw: bool, max_new: int, k: int, lang: str 
     return ids
 
 
-def read_trace(path: str, lang: str = DEFAULT_LANG) -> Trace:
-    """An uploaded trace file: a .json name, size-checked before it is read; TraceFormatError or OSError if unusable."""
+def read_trace(path: str) -> Trace:
+    """An uploaded trace file: a .json name, size-checked before it is read; TraceFormatError or OSError if unusable.
+
+    The errors carry a strings key, so `error_message` words them in the page's language."""
     if not str(path).lower().endswith(".json"):
-        raise TraceFormatError(t("input.trace_ext", lang, name=os.path.basename(str(path))[-60:]))
+        raise TraceFormatError("input.trace_ext", name=os.path.basename(str(path))[-60:])
     size = os.path.getsize(path)
     if size > APP_MAX_TRACE_BYTES:
-        raise TraceFormatError(t("input.trace_size", lang, mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}"))
+        raise TraceFormatError("input.trace_size", mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}")
     with open(path, "rb") as fh:
         return Trace.from_json(fh.read())
 

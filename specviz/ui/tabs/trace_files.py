@@ -6,7 +6,7 @@ import time
 import gradio as gr
 
 from ...strings import t
-from ...trace import TraceFormatError
+from ...tracefile import TraceFormatError
 from ...viz import html as vh
 from ...viz.format import strip_special
 from .. import inputs
@@ -48,7 +48,7 @@ def _replay(ctx: AppContext, run, file):
         yield status(t("replay.choose", lang), "warn")
         return
     try:
-        trace = inputs.read_trace(getattr(file, "name", file), lang)
+        trace = inputs.read_trace(getattr(file, "name", file))
     except (TraceFormatError, OSError) as e:
         yield status(t("replay.unusable", lang, error=inputs.error_message(e, lang)), "error")
         return
