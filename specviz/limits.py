@@ -28,10 +28,23 @@ APP_MAX_PROMPT_CHARS = 8000
 APP_MAX_PROMPT_TOKENS = 4096
 APP_MAX_SWEEP_TOKENS = 256
 APP_MAX_TRACE_BYTES = 20 * 1024 * 1024
+APP_MAX_TEMPERATURE = 2.0       # the app's temperature box; the decoder accepts up to MAX_TEMPERATURE
+APP_MAX_HUB_ID_CHARS = 96       # each of owner and name in a Hub id (the Hub's own limit)
+APP_WHY_MAX_K = 8               # "why it is fast" times the target over 1..K+1 positions: each K is a timed forward
+MAX_SEED = 2**31 - 1            # the seed boxes: a signed 32-bit int
+MAX_TOP_K = 1_000_000           # the top-k box (0 is off); above any vocabulary
 APP_CHART_INTERVAL_S = 1.0      # redraw charts at most this often while streaming
+APP_TICK_S = 0.5                # how often a waiting event function looks at its Stop flag and the clock
 
 # ---------------------------------------------------------------- traces
 MAX_TRACE_ROUNDS = 10_000
+MAX_TRACE_DEPTH = 16            # nesting of [ and { in a trace file, checked before parsing (a trace needs 7)
+MAX_TOKEN_ID = 2**31 - 1
+
+# ---------------------------------------------------------------- `python -m specviz costs` (random-weight shapes)
+COSTS_MAX_LAYERS = 128          # --layers override
+COSTS_MAX_PROMPT_TOKENS = 8192  # context in the cache while timing
+COSTS_MAX_REPEATS = 50          # timed repetitions per forward
 
 # ---------------------------------------------------------------- files
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -45,15 +58,3 @@ SHARED_PROMPTS = REPO_ROOT.parent / "shared" / "prompts" / "bench.jsonl"
 def default_prompts_file() -> Path:
     """The benchmark prompts: the shared file where it exists, else the copy in assets/."""
     return SHARED_PROMPTS if SHARED_PROMPTS.is_file() else ASSET_PROMPTS
-
-# ---------------------------------------------------------------- `python -m specviz costs` (random-weight shapes)
-COSTS_MAX_LAYERS = 128          # --layers override
-COSTS_MAX_PROMPT_TOKENS = 8192  # context in the cache while timing
-COSTS_MAX_REPEATS = 50          # timed repetitions per forward
-
-# ---------------------------------------------------------------- trace files (appended)
-MAX_TRACE_DEPTH = 16            # nesting of [ and { in a trace file, checked before parsing (a trace needs 7)
-MAX_TOKEN_ID = 2**31 - 1
-APP_MAX_TEMPERATURE = 2.0       # the app's temperature box; the decoder accepts up to MAX_TEMPERATURE
-APP_MAX_HUB_ID_CHARS = 96       # each of owner and name in a Hub id (the Hub's own limit)
-APP_TICK_S = 0.5                # how often a waiting event function looks at its Stop flag and the clock

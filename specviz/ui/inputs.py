@@ -15,15 +15,12 @@ from typing import Callable
 from ..decoding import COMPILE_CHOICES
 from ..drafters import DRAFTERS
 from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
-    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES
+    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, MAX_SEED, MAX_TOP_K
 from ..sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
 from ..trace import Trace
 from ..tracefile import TraceFormatError
 from ..viz.format import drafter_name
-
-MAX_SEED = 2**31 - 1
-MAX_TOP_K = 1_000_000
 
 # The model pair dropdown: values are stable ids, labels come from the strings table.
 PACKAGED, CUSTOM = "packaged", "custom"
@@ -104,7 +101,7 @@ def whole_number(value, field_key: str, lo: int, hi: int, lang: str = DEFAULT_LA
     return int(f)
 
 
-def _number(value, field_key: str, lo: float, hi: float, lang: str) -> float:
+def finite_number(value, field_key: str, lo: float, hi: float, lang: str = DEFAULT_LANG) -> float:
     """`value` as a finite float, or InputError naming the field (the range is checked by the caller)."""
     try:
         f = float(value)
@@ -115,15 +112,23 @@ def _number(value, field_key: str, lo: float, hi: float, lang: str) -> float:
     return f
 
 
+def number_between(value, field_key: str, lo: float, hi: float, lang: str = DEFAULT_LANG) -> float:
+    """`value` as a float in [lo, hi]; anything else is refused with the same message, which gives the range."""
+    f = finite_number(value, field_key, lo, hi, lang)
+    if not lo <= f <= hi:
+        raise InputError(t("input.not_a_number", lang, name=t(field_key, lang), lo=lo, hi=hi))
+    return f
+
+
 def temperature(value, lang: str = DEFAULT_LANG) -> float:
-    f = _number(value, "field.temperature", 0, APP_MAX_TEMPERATURE, lang)
+    f = finite_number(value, "field.temperature", 0, APP_MAX_TEMPERATURE, lang)
     if not 0 <= f <= APP_MAX_TEMPERATURE:
         raise InputError(t("input.temperature", lang, hi=APP_MAX_TEMPERATURE, value=value))
     return f
 
 
 def top_p(value, lang: str = DEFAULT_LANG) -> float:
-    f = _number(value, "field.top_p", 0, 1, lang)
+    f = finite_number(value, "field.top_p", 0, 1, lang)
     if not 0 < f <= 1:
         raise InputError(t("input.top_p", lang, value=value))
     return f

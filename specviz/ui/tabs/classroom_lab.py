@@ -11,6 +11,7 @@ import threading
 import gradio as gr
 
 from ...classroom import lab
+from ...limits import MAX_SEED
 from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
@@ -83,7 +84,7 @@ def lab_settings(models, variant, temperature, n, seed, lang: str):
     if math.isnan(temp) or not 0.05 <= temp <= 2.0:
         raise InputError(t("input.not_a_number", lang, name=t("lab.temperature", lang), lo=0.05, hi=2.0))
     n = inputs.whole_number(n, "lab.n", 100, lab.MAX_SAMPLES, lang)
-    seed = inputs.whole_number(seed, "field.seed", 0, inputs.MAX_SEED, lang)
+    seed = inputs.whole_number(seed, "field.seed", 0, MAX_SEED, lang)
     return models, variant, inputs.sampling_config(temp, 0, 1.0, lang), n, seed
 
 
