@@ -12,29 +12,11 @@ from specviz.classroom import lab, lessons, whatif
 from specviz.classroom.steps import Cursor, at_end, clamp, mass, move, redraw, stops, decision, uniforms
 from specviz.sampling import SamplingConfig
 from specviz.strings import t
-from specviz.trace import Alt, Choice, DraftToken, Round
+from specviz.trace import Choice, Round
 from specviz.viz import classroom as vc
 from specviz.viz.format import fmt
 
-
-def tok(i, p, q, u, accepted, top_p=(), top_q=()):
-    return DraftToken(token_id=i, text=f"t{i}", q=q, p=p, accept_prob=min(1.0, p / q), u=u, accepted=accepted,
-                      q_confidence=q, p_confidence=p, top_q=list(top_q), top_p=list(top_p))
-
-
-def rejected_round():
-    """K = 4: drafts 1 and 2 pass, 3 fails (p 0.10 < q 0.40, u 0.9 ≥ a 0.25), 4 is discarded; correction t9."""
-    top_p = [Alt(9, "t9", 0.5), Alt(3, "t3", 0.1)]
-    top_q = [Alt(3, "t3", 0.4), Alt(9, "t9", 0.1)]
-    drafted = [tok(1, 0.31, 0.44, 0.62, True), tok(2, 0.9, 0.5, 0.3, True),
-               tok(3, 0.10, 0.40, 0.9, False, top_p, top_q), tok(4, 0.2, 0.3, 0.1, False)]
-    corr = Choice(9, "t9", 0.8, [Alt(9, "t9", 0.8), Alt(5, "t5", 0.2)])
-    return Round(0, drafted, 2, corr, None, [1, 2, 9], 0.01, 0.02)
-
-
-def bonus_round(index=1):
-    drafted = [tok(5, 0.5, 0.5, 0.2, True), tok(6, 0.9, 0.8, 0.95, True)]
-    return Round(index, drafted, None, None, Choice(7, "t7", 0.6, [Alt(7, "t7", 0.6)]), [5, 6, 7], 0.01, 0.02)
+from rounds import bonus_round, rejected_round, tok
 
 
 # ---------------------------------------------------------------- stops and numbers
@@ -194,7 +176,7 @@ def test_every_prepared_lesson_opens_with_both_languages():
     assert len(found) >= 4
     for lesson in found:
         lesson_, trace = lessons.load(lesson.name)
-        assert lesson.text("title", "es") != lesson.text("title", "en") or lesson.name
+        assert lesson.text("title", "es") != lesson.text("title", "en"), lesson.name
         assert lesson.title.get("en") and lesson.title.get("es") and lesson.description.get("es")
         assert 1 <= lesson.start <= len(trace.rounds)
         for rnd in trace.rounds:
@@ -249,5 +231,5 @@ def test_event_functions_answer_bad_input_in_the_page_language():
     assert "no está disponible" in out["status"] and "<b>" not in out["status"]
     assert "No hay ninguna lección" in out["cls_info"]
     opened = tab.on_load(es, type("R", (), {"query_params": {"lesson": "bonus-round"}})())
-    assert opened["cls_trace"].rounds and opened["cls_cur"]["round"] == 1
+    assert opened["cls_trace"].rounds and opened["cls_cur"].round == 1
     assert not math.isnan(float(fmt(0.5)))

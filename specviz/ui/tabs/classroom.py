@@ -1,19 +1,21 @@
 """The "Classroom" tab: step through real rounds, the losslessness lab, the what-if calculator, prepared lessons.
 
 Works on the shown run or on a prepared lesson (a recorded trace: no model
-needed). The logic is in `specviz.classroom` (steps, lab, whatif, lessons), the
-drawing in `specviz.viz.classroom`; here are the layout and small event
-functions. The step position lives in `cls_cur` (a dict: round, stop, draw,
-revealed, playing), the prediction score in `cls_score`, both per session.
+needed). The logic is in `specviz.classroom` (state, steps, lab, whatif, lessons),
+the drawing in `specviz.viz.classroom`; here are the layout and small event
+functions that render. The step position lives in `cls_cur` (a
+`classroom.state.StepState`), the prediction score in `cls_score`, both per session.
 """
 from __future__ import annotations
 
-import math
+from dataclasses import replace
 
 import gradio as gr
 
 from ...classroom import lessons, whatif
-from ...classroom.steps import Cursor, at_end, clamp, mass, move, redraw, stops, decision
+from ...classroom.state import StepState
+from ...classroom.steps import Redrawn, mass
+from ...limits import APP_WHY_MAX_K, MAX_SEED
 from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
@@ -24,8 +26,8 @@ from ..session import AppContext
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
 
 SEED = 1234            # the seed of re-drawn u, shown on the page
-MAX_DRAW = 10_000
 SPEEDS = (0.5, 5.0)    # seconds per decision while playing
+SPEED = 1.5
 
 # Keyboard: → next, ← previous, Space play/pause, whenever the step view is on screen and no field has focus.
 KEYS_JS = """
@@ -46,10 +48,6 @@ if (!window.__svClassroomKeys) {
 }
 """
 PRESENTER_JS = "(on) => { document.documentElement.classList.toggle('sv-presenter', !!on); return []; }"
-
-
-def new_cursor(start_round: int = 0) -> dict:
-    return {"round": max(0, start_round), "stop": 0, "draw": 0, "revealed": False, "playing": False}
 
 
 # ---------------------------------------------------------------- layout
@@ -81,7 +79,7 @@ def step_layout(lang: str) -> dict:
         c["cls_prev"] = gr.Button(t("cls.prev", lang), elem_id="sv-cls-prev", min_width=90)
         c["cls_play"] = gr.Button(t("cls.play", lang), elem_id="sv-cls-play", variant="primary", min_width=90)
         c["cls_next"] = gr.Button(t("cls.next", lang), elem_id="sv-cls-next", min_width=90)
-        c["cls_speed"] = gr.Slider(*SPEEDS, value=1.5, step=0.25, label=t("cls.speed", lang), elem_id="sv-cls-speed",
+        c["cls_speed"] = gr.Slider(*SPEEDS, value=SPEED, step=0.25, label=t("cls.speed", lang), elem_id="sv-cls-speed",
                                    min_width=160)
         c["cls_round"] = gr.Number(value=1, precision=0, minimum=1, label=t("cls.round", lang), elem_id="sv-cls-round",
                                    min_width=90)
@@ -117,7 +115,7 @@ def whatif_layout(lang: str) -> dict:
     c["wi_plot"] = gr.Plot(vc.whatif_figure(first, w.k, None, lang), show_label=False, elem_id="sv-wi-plot")
     gr.Markdown(t("why.intro", lang))
     with gr.Row(equal_height=False):
-        c["why_k"] = gr.Slider(1, 8, value=4, step=1, label=t("why.k", lang), elem_id="sv-why-k")
+        c["why_k"] = gr.Slider(1, APP_WHY_MAX_K, value=4, step=1, label=t("why.k", lang), elem_id="sv-why-k")
         c["why_btn"] = gr.Button(t("why.run", lang), elem_id="sv-why-run")
     c["why_text"] = gr.HTML("", elem_id="sv-why-text")
     c["why_plot"] = gr.Plot(vc.premise_figure(None, lang), show_label=False, elem_id="sv-why-plot")
@@ -141,7 +139,7 @@ LOAD_VIEWS = OPENED + ["status", "tabs", "cls_lesson"]     # what on_load (the U
 def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
     # The per-session state and the play timer are made here, at the page's top level: made beside the tab
     # (children of the page's gr.Tabs), Gradio 6.31 draws the tab's button twice.
-    c.update(cls_trace=gr.State(None), cls_cur=gr.State(new_cursor()), cls_score=gr.State({"right": 0, "total": 0}),
+    c.update(cls_trace=gr.State(None), cls_cur=gr.State(StepState()), cls_score=gr.State({"right": 0, "total": 0}),
              cls_costs=gr.State(None), cls_timer=gr.Timer(1.5, active=False))
     listen(c["cls_open"].click, open_lesson, ctx, c, ["cls_lesson"], OPENED)
     listen(c["cls_use_run"].click, use_run, ctx, c, ["trace"], OPENED)
@@ -170,42 +168,35 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
 
 
 # ---------------------------------------------------------------- the step view
-def render(ctx: AppContext, trace, cur: dict, seed, predict) -> dict:
-    """The stage, the mass picture and the round box for the cursor (re-drawn u applied)."""
+def render(ctx: AppContext, trace, state: StepState, seed, predict) -> dict:
+    """The stage, the mass picture and the round box for the state (re-drawn u applied)."""
     lang = ctx.lang
     if not trace or not trace.rounds:
         return {"cls_stage": vc.empty_stage_html(lang), "cls_mass_text": "", "cls_round": gr.update(),
-                "cls_mass": gr.update(visible=False), "cls_cur": cur}
-    rnd, note = view_round(trace, cur, seed, lang)
-    pos = clamp([rnd], Cursor(0, cur["stop"])).stop
-    cur = {**cur, "stop": pos}
-    stop = stops(rnd)[pos]
-    hidden = bool(predict) and stop.kind == "test" and not cur["revealed"]
-    last = pos == len(stops(rnd)) - 1
-    stage = vc.stage_html(rnd, len(trace.rounds), pos, trace.greedy, hidden=hidden,
-                          show_summary=not predict or last, note=note, lang=lang)
-    out = {"cls_stage": stage, "cls_round": cur["round"] + 1, "cls_cur": cur, "cls_mass_text": "",
-           "cls_mass": gr.update(visible=False)}
-    shows_rejection = (stop.kind == "correction") or (stop.kind == "test" and not hidden
-                                                      and not decision(rnd.drafted[stop.pos]).accepted)
-    if shows_rejection and rnd.rejected_at is not None and not trace.greedy:
-        m = mass(rnd.drafted[rnd.rejected_at], rnd.correction, exact_r=cur["draw"] == 0 or rnd.rejected_at ==
-                 trace.rounds[cur["round"]].rejected_at)
+                "cls_mass": gr.update(visible=False), "cls_cur": state}
+    seed = _seed(seed)
+    v = state.view(trace.rounds, seed, predict)
+    rnd = v.round
+    note = redraw_note(v.redrawn, state.draw, seed, trace.greedy, lang)
+    stage = vc.stage_html(rnd, len(trace.rounds), v.pos, trace.greedy, hidden=v.hidden,
+                          show_summary=not predict or v.last, note=note, lang=lang)
+    out = {"cls_stage": stage, "cls_round": state.round + 1, "cls_cur": replace(state, stop=v.pos),
+           "cls_mass_text": "", "cls_mass": gr.update(visible=False)}
+    if v.shows_rejection and rnd.rejected_at is not None and not trace.greedy:
+        # A re-draw that moved the rejection has only an estimated residual (the decoder kept the recorded one).
+        m = mass(rnd.drafted[rnd.rejected_at], rnd.correction, exact_r=not v.redrawn.changed)
         title = t("cls.mass_title", lang, round=rnd.index + 1, pos=rnd.rejected_at + 1)
         out["cls_mass"] = gr.update(value=vc.mass_figure(m, title, lang), visible=True)
         out["cls_mass_text"] = vc.mass_text_html(m, rnd, title, lang)
     return out
 
 
-def view_round(trace, cur: dict, seed, lang: str):
-    """The round under the cursor, re-drawn when asked; (round, note for the page)."""
-    recorded = trace.rounds[max(0, min(cur["round"], len(trace.rounds) - 1))]
-    if cur["draw"] <= 0:
-        return recorded, ""
-    seed = _seed(seed)
-    r = redraw(recorded, seed, cur["draw"])
-    notes = [t("cls.redrawn", lang, draw=cur["draw"], seed=seed)]
-    if trace.greedy:
+def redraw_note(r: Redrawn, draw: int, seed: int, greedy: bool, lang: str) -> str:
+    """What the page says about a re-drawn round ("" for the recorded u)."""
+    if draw <= 0:
+        return ""
+    notes = [t("cls.redrawn", lang, draw=draw, seed=seed)]
+    if greedy:
         notes.append(t("cls.redraw_greedy", lang))
     elif r.changed:
         notes.append(t("cls.redraw_changed", lang))
@@ -215,45 +206,31 @@ def view_round(trace, cur: dict, seed, lang: str):
             notes.append(t("cls.redraw_bonus_unknown", lang))
     else:
         notes.append(t("cls.redraw_same", lang))
-    return r.round, " ".join(notes)
+    return " ".join(notes)
 
 
 def _seed(seed) -> int:
+    """The seed of re-drawn u; a bad one draws from the default (redraw_u says why)."""
     try:
-        return inputs.whole_number(seed, "cls.seed", 0, inputs.MAX_SEED)
+        return inputs.whole_number(seed, "cls.seed", 0, MAX_SEED)
     except InputError:
         return SEED
 
 
-def _moved(ctx, trace, cur: dict, seed, predict, delta: int) -> dict:
-    rounds = list(trace.rounds) if trace else []
-    if not rounds:
-        return render(ctx, trace, cur, seed, predict)
-    rnd, _ = view_round(trace, cur, seed, ctx.lang)
-    here = stops(rnd)[clamp([rnd], Cursor(0, cur["stop"])).stop]
-    if delta > 0 and predict and here.kind == "test" and not cur["revealed"]:
-        return render(ctx, trace, {**cur, "revealed": True}, seed, predict)   # Next first shows u
-    # Moves within the (possibly re-drawn) round; leaving it returns to the recorded u.
-    nxt = move([rnd], Cursor(0, cur["stop"]), delta)
-    if nxt.stop != cur["stop"]:
-        return render(ctx, trace, {**cur, "stop": nxt.stop, "revealed": False}, seed, predict)
-    moved = move(rounds, Cursor(cur["round"], cur["stop"] if delta > 0 else 0), delta)
-    if moved.round == cur["round"]:
-        return render(ctx, trace, cur, seed, predict)
-    stop = 0 if delta > 0 else len(stops(rounds[moved.round])) - 1
-    return render(ctx, trace, {**cur, "round": moved.round, "stop": stop, "draw": 0, "revealed": False}, seed, predict)
+def _rounds(trace) -> list:
+    return list(trace.rounds) if trace else []
 
 
-def next_stop(ctx: AppContext, trace, cur, seed, predict):
-    return _moved(ctx, trace, cur, seed, predict, +1)
+def next_stop(ctx: AppContext, trace, state: StepState, seed, predict):
+    return render(ctx, trace, state.next(_rounds(trace), _seed(seed), predict), seed, predict)
 
 
-def prev_stop(ctx: AppContext, trace, cur, seed, predict):
-    return _moved(ctx, trace, cur, seed, predict, -1)
+def prev_stop(ctx: AppContext, trace, state: StepState, seed, predict):
+    return render(ctx, trace, state.prev(_rounds(trace), _seed(seed)), seed, predict)
 
 
-def show(ctx: AppContext, trace, cur, seed, predict):
-    return render(ctx, trace, cur, seed, predict)
+def show(ctx: AppContext, trace, state: StepState, seed, predict):
+    return render(ctx, trace, state, seed, predict)
 
 
 def _play_updates(ctx, playing: bool) -> dict:
@@ -261,31 +238,28 @@ def _play_updates(ctx, playing: bool) -> dict:
                                                                                  ctx.lang))}
 
 
-def tick(ctx: AppContext, trace, cur, seed, predict):
-    out = _moved(ctx, trace, {**cur, "revealed": True}, seed, False, +1)
-    ended = not trace or at_end(list(trace.rounds), Cursor(out["cls_cur"]["round"], out["cls_cur"]["stop"]))
-    if ended or not cur.get("playing"):
-        out["cls_cur"] = {**out["cls_cur"], "playing": False}
-        out.update(_play_updates(ctx, False))
-    return {**render(ctx, trace, out["cls_cur"], seed, predict), **{k: v for k, v in out.items()
-                                                                    if k in ("cls_timer", "cls_play")}}
+def tick(ctx: AppContext, trace, state: StepState, seed, predict):
+    state = state.tick(_rounds(trace), _seed(seed))
+    out = render(ctx, trace, state, seed, predict)
+    return out if state.playing else {**out, **_play_updates(ctx, False)}
 
 
-def play(ctx: AppContext, trace, cur, seed, predict, speed_s):
-    playing = not cur.get("playing") and bool(trace and trace.rounds)
-    out = render(ctx, trace, {**cur, "playing": playing}, seed, predict)
-    out.update(_play_updates(ctx, playing))
-    if playing:
+def play(ctx: AppContext, trace, state: StepState, seed, predict, speed_s):
+    state = state.play(_rounds(trace))
+    out = render(ctx, trace, state, seed, predict)
+    out.update(_play_updates(ctx, state.playing))
+    if state.playing:
         out["cls_timer"] = gr.Timer(value=_speed(speed_s), active=True)
     return out
 
 
 def _speed(value) -> float:
+    """Seconds per decision; a value past either end of SPEEDS plays at that end, an unreadable one at the default."""
     try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return 1.5
-    return 1.5 if math.isnan(v) else max(SPEEDS[0], min(SPEEDS[1], v))
+        v = inputs.finite_number(value, "cls.speed", *SPEEDS)
+    except InputError:
+        return SPEED
+    return max(SPEEDS[0], min(SPEEDS[1], v))
 
 
 def speed(ctx: AppContext, value):
@@ -295,56 +269,49 @@ def speed(ctx: AppContext, value):
     return {"cls_timer": gr.Timer(value=v), "cls_info": info}
 
 
-def go_round(ctx: AppContext, trace, cur, seed, predict, number):
+def go_round(ctx: AppContext, trace, state: StepState, seed, predict, number):
     n = len(trace.rounds) if trace else 0
     try:
         r = inputs.whole_number(number, "cls.round", 1, max(1, n), ctx.lang)
     except InputError as e:
-        return {**render(ctx, trace, cur, seed, predict), "cls_info": vh.status_html(str(e), "error")}
-    return {**render(ctx, trace, {**cur, "round": r - 1, "stop": 0, "draw": 0, "revealed": False}, seed, predict),
-            "cls_info": ""}
+        return {**render(ctx, trace, state, seed, predict), "cls_info": vh.status_html(str(e), "error")}
+    return {**render(ctx, trace, state.go(r - 1), seed, predict), "cls_info": ""}
 
 
-def redraw_u(ctx: AppContext, trace, cur, seed, predict):
+def redraw_u(ctx: AppContext, trace, state: StepState, seed, predict):
     info = ""
     try:
-        inputs.whole_number(seed, "cls.seed", 0, inputs.MAX_SEED, ctx.lang)
+        inputs.whole_number(seed, "cls.seed", 0, MAX_SEED, ctx.lang)
     except InputError as e:
         info = vh.status_html(str(e), "error")
-    draw = cur["draw"] + 1 if cur["draw"] < MAX_DRAW else 1
-    return {**render(ctx, trace, {**cur, "draw": draw, "stop": 0, "revealed": False}, seed, predict), "cls_info": info}
+    return {**render(ctx, trace, state.redraw(), seed, predict), "cls_info": info}
 
 
-def recorded_u(ctx: AppContext, trace, cur, seed, predict):
-    return render(ctx, trace, {**cur, "draw": 0, "stop": 0, "revealed": False}, seed, predict)
+def recorded_u(ctx: AppContext, trace, state: StepState, seed, predict):
+    return render(ctx, trace, state.recorded(), seed, predict)
 
 
-def _predict(ctx: AppContext, trace, cur, seed, predict, score, guess: bool):
-    if trace and trace.rounds:
-        rnd, _ = view_round(trace, cur, seed, ctx.lang)
-        stop = stops(rnd)[clamp([rnd], Cursor(0, cur["stop"])).stop]
-        if stop.kind == "test" and not cur["revealed"]:
-            right = decision(rnd.drafted[stop.pos]).accepted == guess
-            score = {"right": score["right"] + right, "total": score["total"] + 1}
-            out = render(ctx, trace, {**cur, "revealed": True}, seed, True)
-            return {**out, "cls_score": score, "cls_info": "",
-                    "cls_score_view": vc.score_html(score["right"], score["total"], ctx.lang, right)}
-    return {**render(ctx, trace, cur, seed, predict), "cls_score": score, "cls_score_view": gr.update(),
-            "cls_info": vh.status_html(t("cls.predict_where", ctx.lang), "info")}
+def _predict(ctx: AppContext, trace, state: StepState, seed, predict, score, guess: bool):
+    state, right = state.guess(_rounds(trace), _seed(seed), guess)
+    if right is None:
+        return {**render(ctx, trace, state, seed, predict), "cls_score": score, "cls_score_view": gr.update(),
+                "cls_info": vh.status_html(t("cls.predict_where", ctx.lang), "info")}
+    score = {"right": score["right"] + right, "total": score["total"] + 1}
+    return {**render(ctx, trace, state, seed, True), "cls_score": score, "cls_info": "",
+            "cls_score_view": vc.score_html(score["right"], score["total"], ctx.lang, right)}
 
 
-def predict_accept(ctx: AppContext, trace, cur, seed, predict, score):
-    return _predict(ctx, trace, cur, seed, predict, score, True)
+def predict_accept(ctx: AppContext, trace, state: StepState, seed, predict, score):
+    return _predict(ctx, trace, state, seed, predict, score, True)
 
 
-def predict_reject(ctx: AppContext, trace, cur, seed, predict, score):
-    return _predict(ctx, trace, cur, seed, predict, score, False)
+def predict_reject(ctx: AppContext, trace, state: StepState, seed, predict, score):
+    return _predict(ctx, trace, state, seed, predict, score, False)
 
 
 # ---------------------------------------------------------------- lessons, the shown run, the URL
 def _opened(ctx: AppContext, trace, start_round: int, info: str) -> dict:
-    cur = new_cursor(start_round)
-    out = render(ctx, trace, cur, SEED, False)
+    out = render(ctx, trace, StepState.opened(start_round), SEED, False)
     out.update(cls_trace=trace, cls_info=info, cls_score={"right": 0, "total": 0},
                cls_score_view=vc.score_html(0, 0, ctx.lang), **_play_updates(ctx, False))
     return out
@@ -395,9 +362,9 @@ def _languages():
 def what_if(ctx: AppContext, alpha, k, c, cls_trace, trace, costs):
     lang = ctx.lang
     try:
-        a = _unit(alpha, "whatif.alpha_name", 0.0, 1.0, lang)
+        a = inputs.number_between(alpha, "whatif.alpha_name", 0.0, 1.0, lang)
         kk = inputs.whole_number(k, "whatif.k_name", 1, whatif.K_MAX, lang)
-        cc = _unit(c, "whatif.c_name", 0.0, whatif.C_MAX, lang)
+        cc = inputs.number_between(c, "whatif.c_name", 0.0, whatif.C_MAX, lang)
     except InputError as e:
         return {"wi_plot": gr.update(), "wi_text": vh.status_html(str(e), "error")}
     shown = cls_trace if cls_trace and cls_trace.rounds else trace
@@ -405,16 +372,6 @@ def what_if(ctx: AppContext, alpha, k, c, cls_trace, trace, costs):
     measured = whatif.measured_point(list(shown.rounds), shown.k, (costs or {}).get("c")) if shown else None
     return {"wi_plot": vc.whatif_figure(curves, kk, measured, lang),
             "wi_text": vc.whatif_html(a, kk, cc, curves, measured, whatif.worked_example(), lang)}
-
-
-def _unit(value, name_key: str, lo: float, hi: float, lang: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = float("nan")
-    if math.isnan(v) or not lo <= v <= hi:
-        raise InputError(t("input.not_a_number", lang, name=t(name_key, lang), lo=lo, hi=hi))
-    return v
 
 
 def preset(ctx: AppContext, cls_trace, trace, costs):
@@ -430,7 +387,7 @@ def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, progress=g
 
     lang = ctx.lang
     try:
-        kk = inputs.whole_number(k, "why.k_name", 1, 8, lang)
+        kk = inputs.whole_number(k, "why.k_name", 1, APP_WHY_MAX_K, lang)
         pair = ctx.load(inputs.pair_ids(choice, draft_id, target_id, lang), progress)
         ids = inputs.encode_prompt(pair, inputs.check_prompt(prompt, lang), False, 1, kk, lang)
         costs = forward_costs(pair.target, pair.draft, ids, ks=range(0, kk + 1), repeats=3)
