@@ -143,7 +143,7 @@ def test_tokens_prompts_and_titles_are_escaped():
     assert '"quoted"' not in live.html().replace("&quot;", "")      # quotes never raw (would break attributes)
     _no_live_markup(vh.status_html(XSS[1], "error"))
     _no_live_markup(vh.trace_summary_html(XSS[0], XSS[1], '"><img src=x onerror=1>', 4, {"t": XSS[0]}))
-    _no_live_markup(vh.compare_html(2.0, 1.0, greedy=True, first_diff=3, identical=False, dtype=XSS[1]))
+    _no_live_markup(vh.speedup_vs_target_html(2.0, 1.0, greedy=True, first_diff=3, identical=False, dtype=XSS[1]))
 
 
 def test_trace_file_round_trip_stays_escaped():
@@ -185,9 +185,9 @@ def test_metrics_tiles_and_compare_badge():
     m = metrics([rejected_round(), bonus_round()])
     tiles = vh.metrics_html(m, done=True, baseline_tps=m["tokens_per_s"] / 2)
     assert "2.00×" in tiles and "60%" in tiles            # 3 of 5 drafted accepted
-    same = vh.compare_html(10, 5, greedy=True, first_diff=None, identical=True, n_base=16)
+    same = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=None, identical=True, n_base=16)
     assert 'data-identical="true"' in same and "2.00× speedup" in same
-    diff = vh.compare_html(10, 5, greedy=True, first_diff=6, identical=False, dtype="bfloat16")
+    diff = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=6, identical=False, dtype="bfloat16")
     assert "differ at token 7" in diff and "bfloat16 rounding" in diff and "fp32" in diff
 
 

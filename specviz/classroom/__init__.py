@@ -1,6 +1,7 @@
 """The classroom: step through real rounds, test the losslessness promise, and play with the theory.
 
     steps     the stops of a round, the numbers at each, re-drawn u, the mass picture (pure)
+    state     where the step view stands (a frozen StepState) and its moves (pure)
     lab       first tokens sampled through `rule.verify` and through deliberately broken rules (torch)
     whatif    the theory's curves, the seed text's worked example, the measured point (pure)
     lessons   prepared traces in assets/lessons (pure)

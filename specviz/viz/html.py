@@ -330,9 +330,9 @@ def _difference_badge(first_diff: int | None, dtype: str, lang: str) -> str:
             f'{esc(t("compare.differ", lang, where=where, why=why))}</span>')
 
 
-def compare_html(spec_tps: float, base_tps: float, *, greedy: bool, first_diff: int | None,
-                 identical: bool | None, dtype: str = "", n_spec: int = 0, n_base: int = 0,
-                 lang: str = DEFAULT_LANG) -> str:
+def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, first_diff: int | None,
+                           identical: bool | None, dtype: str = "", n_spec: int = 0, n_base: int = 0,
+                           lang: str = DEFAULT_LANG) -> str:
     """The comparison with the target alone: speedup and, in greedy mode, an identical/different badge."""
     speed = _speedup(spec_tps, base_tps)
     parts = [f'<div class="sv-compare-row"><span class="sv-big" data-speedup="{esc(fmt(speed, 3))}">'
@@ -350,9 +350,9 @@ def compare_html(spec_tps: float, base_tps: float, *, greedy: bool, first_diff: 
 
 
 def comparison_html(c, dtype: str = "", lang: str = DEFAULT_LANG) -> str:
-    """`compare_html` for a `specviz.compare.Comparison`."""
-    return compare_html(c.spec_tokens_per_s, c.base_tokens_per_s, greedy=c.greedy, first_diff=c.first_diff,
-                        identical=c.identical, dtype=dtype, n_spec=c.n_spec, n_base=c.n_base, lang=lang)
+    """`speedup_vs_target_html` from a `specviz.compare.Comparison`."""
+    return speedup_vs_target_html(c.spec_tokens_per_s, c.base_tokens_per_s, greedy=c.greedy, first_diff=c.first_diff,
+                                  identical=c.identical, dtype=dtype, n_spec=c.n_spec, n_base=c.n_base, lang=lang)
 
 
 def trace_summary_html(prompt: str, draft: str, target: str, k: int, sampling: dict, extra: str = "",
