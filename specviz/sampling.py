@@ -98,7 +98,9 @@ def probabilities(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
 
 
 def confidence(logits: torch.Tensor) -> torch.Tensor:
-    """Untempered softmax, shown beside greedy runs; never used by the acceptance rule."""
+    """The untempered softmax of raw logits, in float32: the "confidence" shown beside greedy runs (whose p and q
+    are one-hot) and what the adaptive stop measures when greedy. Never the p or q that the acceptance rule
+    tests; the lab hands it to the rule only to show that bug."""
     return torch.softmax(logits.float(), dim=-1)
 
 

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from specviz.sampling import SamplingConfig, probabilities, sample
+from specviz.sampling import SamplingConfig, confidence, probabilities, sample
 
 
 def test_greedy_is_one_hot_on_argmax():
@@ -67,3 +67,11 @@ def test_fast_top_p_keeps_what_transformers_top_p_keeps(top_p, spread):
     ours = FastTopP(top_p, candidates=1024)(None, scores)
     theirs = TopPLogitsWarper(top_p)(None, scores)
     assert torch.equal(torch.isinf(ours), torch.isinf(theirs))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_confidence_is_the_inline_untempered_softmax_bit_for_bit(dtype):
+    """The recorder and the adaptive stop may call `confidence` instead of writing the softmax out: same bits."""
+    logits = (4 * torch.randn(3, 2000, generator=torch.Generator().manual_seed(2))).to(dtype)
+    assert torch.equal(confidence(logits), torch.softmax(logits.float(), -1))
+    assert confidence(logits).dtype == torch.float32

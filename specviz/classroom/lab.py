@@ -28,7 +28,7 @@ import torch
 
 from ..lossless import chi_square_fit, total_variation
 from ..rule import verify
-from ..sampling import SamplingConfig, probabilities
+from ..sampling import SamplingConfig, confidence, probabilities
 
 VARIANTS = ("real", "always_accept", "correction_from_p", "untempered_q", "greedy_softmax_q")
 MAX_SAMPLES = 5_000
@@ -66,7 +66,7 @@ def distributions(target, draft, prompt_ids: list[int], sampling: SamplingConfig
     vocab = min(lt.shape[-1], ld.shape[-1])
     lt, ld = lt[:vocab], ld[:vocab]
     return LabDistributions(p=probabilities(lt, sampling), q=probabilities(ld, sampling),
-                            q_raw=torch.softmax(ld, dim=-1), texts=texts)
+                            q_raw=confidence(ld), texts=texts)
 
 
 # ---------------------------------------------------------------- sampling through the rule
