@@ -30,6 +30,7 @@ APP_MAX_SWEEP_TOKENS = 256
 APP_MAX_TRACE_BYTES = 20 * 1024 * 1024
 APP_MAX_TEMPERATURE = 2.0       # the app's temperature box; the decoder accepts up to MAX_TEMPERATURE
 APP_MAX_HUB_ID_CHARS = 96       # each of owner and name in a Hub id (the Hub's own limit)
+APP_MAX_DRAW = 10_000           # re-draws of u per classroom round; the count then starts again at 1
 APP_WHY_MAX_K = 8               # "why it is fast" times the target over 1..K+1 positions: each K is a timed forward
 MAX_SEED = 2**31 - 1            # the seed boxes: a signed 32-bit int
 MAX_TOP_K = 1_000_000           # the top-k box (0 is off); above any vocabulary

@@ -8,8 +8,9 @@ import dataclasses
 
 import pytest
 
-from specviz.classroom.state import MAX_DRAW, StepState
+from specviz.classroom.state import StepState
 from specviz.classroom.steps import Cursor, at_end, move, redraw, stops
+from specviz.limits import APP_MAX_DRAW
 
 from rounds import bonus_round, rejected_round
 
@@ -73,7 +74,7 @@ def test_redraw_goes_to_the_rounds_start_and_wraps():
     state = StepState(0, 3, revealed=True).redraw()
     assert state == StepState(0, 0, draw=1)
     assert state.view(ROUNDS, SEED).redrawn == redraw(ROUNDS[0], SEED, 1)
-    assert StepState(draw=MAX_DRAW).redraw().draw == 1
+    assert StepState(draw=APP_MAX_DRAW).redraw().draw == 1
     assert StepState(0, 3, draw=4).recorded() == StepState(0, 0)
     assert StepState(1, 2, draw=3, revealed=True, playing=True).go(0) == StepState(0, 0, playing=True)
 

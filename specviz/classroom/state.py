@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from ..limits import APP_MAX_DRAW
 from ..trace import Round
 from .steps import Redrawn, Stop, decision, redraw, stops
-
-MAX_DRAW = 10_000        # the draw number is shown on the page; past this it starts again at 1
 
 
 @dataclass(frozen=True)
@@ -110,7 +109,7 @@ class StepState:
 
     def redraw(self) -> StepState:
         """The next re-draw of u for this round, from its first stop."""
-        return replace(self, draw=self.draw + 1 if self.draw < MAX_DRAW else 1, stop=0, revealed=False)
+        return replace(self, draw=self.draw + 1 if self.draw < APP_MAX_DRAW else 1, stop=0, revealed=False)
 
     def recorded(self) -> StepState:
         """Back to the recorded u, from the round's first stop."""
