@@ -8,10 +8,9 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 import torch
+
+from .decoding import decode_tokens, forward_logits, prefill, start_run, vocab_size, warm_up
 from .sampling import SamplingConfig, probabilities, sample
-from .decoding import (Timer, as_id_tensor, check_budget, decode_tokens, eos_ids, forward_logits, prefill,
-                       resolve_compile, vocab_size, warm_up,
-                          input_device, make_generator)
 from .trace import Step
 
 
@@ -32,32 +31,21 @@ def autoregressive_generate(
 ) -> Iterator[Step]:
     """Yield one `Step` per token; `compile` and `static_cache` as in `speculative_generate`,
     so a speedup is always measured against the target alone on the same path."""
-    check_budget(max_new_tokens)
-    device = input_device(target)
-    tokens = as_id_tensor(input_ids, device)
-    eos = set() if ignore_eos else set(eos_ids(target, eos_token_id))
-    gen = make_generator(seed, device)
-    clock = Timer(device)
-    vocab = vocab_size(target)
-    static, compiled = resolve_compile(compile, device, static_cache)
-    max_len = len(tokens) + max_new_tokens + 1
-    if compiled:
-        t_warm = clock()
-        warm_up(target, [1], max_len, verify=False)
-        if stats is not None:
-            stats["warmup_seconds"] = clock() - t_warm
-
-    t0 = clock()
-    cache = prefill(target, tokens[None], static=static, max_len=max_len, compiled=compiled)
-    if stats is not None:
-        stats["prefill_seconds"] = clock() - t0
-    pending = tokens[-1:]
+    run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
+                    compile=compile, static_cache=static_cache, stats=stats, room=1)
+    vocab, clock, device = vocab_size(target), run.clock, run.tokens.device
+    with run.timed("warmup_seconds", when=run.compiled):
+        if run.compiled:
+            warm_up(target, [1], run.cache_options["max_len"], verify=False)
+    with run.timed("prefill_seconds"):
+        cache = prefill(target, run.tokens[None], **run.cache_options)
+    pending = run.tokens[-1:]
     for index in range(max_new_tokens):
         t_start = clock()
         probs = probabilities(forward_logits(target, pending, cache, 1)[:, :vocab].to(device), sampling)
-        pending = sample(probs, gen, sampling.greedy)
+        pending = sample(probs, run.generator, sampling.greedy)
         token, p = torch.stack([pending[0].float(), probs[0, pending[0]]]).tolist()
         token = int(token)
         yield Step(index, token, decode_tokens(tokenizer, [token])[0] if tokenizer else "", p, clock() - t_start)
-        if token in eos:
+        if token in run.eos:
             return

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Sequence
 
 import torch
@@ -69,6 +71,44 @@ class Timer:
         if self.cuda:
             torch.cuda.synchronize()
         return time.perf_counter()
+
+
+@dataclass
+class Run:
+    """What every decoding loop sets up before its first step, built once by `start_run`."""
+
+    tokens: torch.Tensor        # the prompt, 1-D, on the target's input device
+    eos: set[int]               # token ids that end the output (empty with ignore_eos)
+    generator: torch.Generator
+    clock: Timer
+    cache_options: dict         # static / max_len / compiled: the same for every KVCache of the run
+    stats: dict | None          # the caller's dict for warmup_seconds / prefill_seconds, if any
+
+    @property
+    def compiled(self) -> bool:
+        return self.cache_options["compiled"]
+
+    @contextmanager
+    def timed(self, name: str, when: bool = True):
+        """Store the block's wall time in `stats[name]` (when the caller asked for stats and `when` holds)."""
+        start = self.clock()
+        yield
+        if when and self.stats is not None:
+            self.stats[name] = self.clock() - start
+
+
+def start_run(target, input_ids, max_new_tokens: int, seed: int | None, *, eos_token_id, ignore_eos: bool,
+              compile: str, static_cache: bool | None, stats: dict | None, room: int) -> Run:
+    """Check the budget and set up a run; caches hold the prompt, the budget and `room` positions more."""
+    check_budget(max_new_tokens)
+    device = input_device(target)
+    tokens = as_id_tensor(input_ids, device)
+    eos = set() if ignore_eos else set(eos_ids(target, eos_token_id))
+    generator = make_generator(seed, device)
+    clock = Timer(device)
+    static, compiled = resolve_compile(compile, device, static_cache)
+    options = dict(static=static, max_len=len(tokens) + max_new_tokens + room, compiled=compiled)
+    return Run(tokens, eos, generator, clock, options, stats)
 
 
 class KVCache:

@@ -15,7 +15,7 @@ from typing import Protocol
 
 import torch
 
-from .decoding import KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, warm_up
+from .decoding import KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, vocab_size, warm_up
 from .sampling import SamplingConfig, probabilities, sample
 
 
@@ -67,6 +67,8 @@ class ModelDrafter:
         self.subset = self.head = None
         if vocab_subset is not None:
             self._trim(vocab_subset)
+        if self.cache_options.get("compiled"):   # capture the draft's graphs now, before any timed work
+            warm_up(model, [1, 2], self.cache_options["max_len"], verify=False, hidden=self.subset is not None)
 
     def _trim(self, subset: torch.Tensor) -> None:
         from .vocab_trim import trimmed_head
@@ -78,8 +80,6 @@ class ModelDrafter:
         self.head = trimmed_head(self.model, subset)
         self.name = "trimmed"   # what a Round records as its drafter
         self.subset = subset.to(input_device(self.model))   # moved to the head's device when it differs
-        if self.cache_options.get("compiled"):   # compile the hidden-state forward now, before any timed work
-            warm_up(self.model, [1, 2], self.cache_options["max_len"], verify=False, hidden=True)
 
     def _step_logits(self, pending: torch.Tensor, device) -> torch.Tensor:
         """[B, V] draft logits of the next position; with a subset, -inf outside it (no full head computed)."""
@@ -123,14 +123,16 @@ class ModelDrafter:
                         n_drafted if self.threshold is not None and B > 1 else None)
 
 
-def as_drafter(draft, vocab: int, adaptive_threshold: float | None = None,
-               cache_options: dict | None = None) -> Drafter:
-    """A model passed as `draft` is wrapped in a ModelDrafter; a Drafter is used as it is."""
-    if all(hasattr(draft, name) for name in ("begin", "propose", "rollback")):
-        if adaptive_threshold is not None:
-            raise ValueError("adaptive_threshold applies to a draft model; configure the drafter instead")
-        return draft
-    return ModelDrafter(draft, vocab, adaptive_threshold, cache_options)
+def is_drafter(draft) -> bool:
+    """Anything with the three methods of `Drafter` is one (the protocol is structural)."""
+    return all(hasattr(draft, name) for name in ("begin", "propose", "rollback"))
+
+
+def shared_vocab(target, draft) -> int:
+    """The vocabulary both sides score: two models may pad theirs differently, real tokens live in the common prefix."""
+    if draft is None or is_drafter(draft):
+        return vocab_size(target)
+    return min(vocab_size(target), vocab_size(draft))
 
 
 # ---------------------------------------------------------------- prompt lookup (n-gram)
@@ -259,27 +261,36 @@ class HybridDrafter:
 DRAFTERS = ("model", "ngram", "hybrid", "trimmed")
 
 
-def make_drafter(method: str, draft_model, vocab: int, *, adaptive_threshold: float | None = None,
+def make_drafter(method: str, draft, vocab: int, *, adaptive_threshold: float | None = None,
                  eos_ids=(), cache_options: dict | None = None, trim_size: int | None = None,
                  tokenizer=None, table=None) -> Drafter:
-    """The drafter named `method`: "model" (the draft model), "ngram" (prompt lookup), "hybrid", or
-    "trimmed" (the draft model with its output layer cut to the `trim_size` most frequent tokens of
-    `table`, by default the table shipped for the packaged Qwen2.5 tokenizer; `tokenizer`, when given,
-    is checked against the table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole).
+    """`draft` as a Drafter: a Drafter is used as it is; a draft model (or None) drafts by `method`.
+
+    "model" (the draft model), "ngram" (prompt lookup; `draft` may be None), "hybrid", or "trimmed" (the
+    draft model with its output layer cut to the `trim_size` most frequent tokens of `table`, by default
+    the table shipped for the packaged Qwen2.5 tokenizer; `tokenizer`, when given, is checked against the
+    table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole). With compiled
+    `cache_options` a model drafter captures its CUDA graphs as it is built.
     """
     if method not in DRAFTERS:
         raise ValueError(f"unknown drafter {method!r}; choose one of {', '.join(DRAFTERS)}")
+    if is_drafter(draft):
+        if adaptive_threshold is not None:
+            raise ValueError("adaptive_threshold applies to a draft model; configure the drafter instead")
+        if method != "model":
+            raise ValueError(f"method={method!r} applies to a draft model; a Drafter is used as it is")
+        return draft
     lookup = PromptLookupDrafter(vocab, eos_ids=eos_ids)
     if method == "ngram":
         if adaptive_threshold is not None:
             raise ValueError("adaptive_threshold applies to a draft model, not to the ngram drafter")
         return lookup
-    if draft_model is None:
+    if draft is None:
         raise ValueError(f"the {method} drafter needs a draft model")
     if method == "trimmed":
-        subset = _trimmed_subset(draft_model, vocab, trim_size, tokenizer, table, eos_ids)
-        return ModelDrafter(draft_model, vocab, adaptive_threshold, cache_options, vocab_subset=subset)
-    model = ModelDrafter(draft_model, vocab, adaptive_threshold, cache_options)
+        subset = _trimmed_subset(draft, vocab, trim_size, tokenizer, table, eos_ids)
+        return ModelDrafter(draft, vocab, adaptive_threshold, cache_options, vocab_subset=subset)
+    model = ModelDrafter(draft, vocab, adaptive_threshold, cache_options)
     return model if method == "model" else HybridDrafter(model, lookup)
 
 

@@ -13,8 +13,8 @@ from collections import Counter
 
 import torch
 
-from .decoding import input_device, prefill, vocab_size
-from .drafters import make_drafter
+from .decoding import input_device, prefill
+from .drafters import make_drafter, shared_vocab
 from .rule import emitted_tokens
 from .sampling import SamplingConfig, probabilities
 from .speculative import speculative_round
@@ -36,7 +36,7 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
     round reads through the decoder's static-cache path (cache positions, masks).
     """
     device = input_device(target)
-    vocab = min(vocab_size(target), vocab_size(draft)) if draft is not None else vocab_size(target)
+    vocab = shared_vocab(target, draft)
     gen = torch.Generator(device=device).manual_seed(seed)
     counts: Counter = Counter()
     for start in range(0, n_samples, chunk):

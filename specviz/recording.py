@@ -13,7 +13,7 @@ import torch
 from .decoding import decode_tokens
 from .drafters import Proposal
 from .limits import TOP_N
-from .rule import Verdict
+from .rule import Settled, Verdict
 from .sampling import SamplingConfig
 from .trace import Alt, Choice, DraftToken, Round
 
@@ -27,6 +27,12 @@ class RoundTensors:
     P: torch.Tensor          # [B, K+1, V] p after the sampling transform
     verdict: Verdict
 
+    def first_row(self) -> tuple[list[int], int, int]:
+        """(drafted ids, accepted count, next token) of row 0, in one transfer: the decoder's host sync."""
+        v = self.verdict
+        m, y, *drafted = torch.cat([v.n_accepted[:1], v.next_token[:1], self.proposal.ids[0]]).tolist()
+        return drafted, m, y
+
 
 def unrecorded_token(token_id: int, accepted: bool, source: str) -> DraftToken:
     """A drafted token whose numbers were not recorded (record=False): NaN everywhere but the verdict."""
@@ -36,10 +42,10 @@ def unrecorded_token(token_id: int, accepted: bool, source: str) -> DraftToken:
 
 
 class RoundRecorder:
-    """Fills `Round.drafted`, `.correction` and `.bonus`; caches token texts across rounds."""
+    """Builds each round's `Round` from its tensors and its settled outcome; caches token texts across rounds."""
 
-    def __init__(self, tokenizer, sampling: SamplingConfig, record: bool = True):
-        self.tokenizer, self.sampling, self.record = tokenizer, sampling, record
+    def __init__(self, tokenizer, sampling: SamplingConfig, record: bool = True, clock=None):
+        self.tokenizer, self.sampling, self.record_numbers, self.clock = tokenizer, sampling, record, clock
         self._texts: dict[int, str] = {}
 
     def text_of(self, token_id: int) -> str:
@@ -50,19 +56,32 @@ class RoundRecorder:
     def _alts(self, values: list[float], ids: list[float]) -> list[Alt]:
         return [Alt(int(i), self.text_of(int(i)), v) for v, i in zip(values, ids)]
 
-    def fill(self, rnd: Round, t: RoundTensors, m: int, drafted_ids: list[int], used_all: bool) -> None:
-        """m drafts were accepted; `drafted_ids` are the drafts shown (fewer than drafted when EOS cut the
-        round); `used_all`: the correction or bonus was emitted (False when EOS arrived among the accepted
-        drafts).
+    def record(self, index: int, t: RoundTensors, outcome: Settled, drafter: str,
+               marks: tuple[float, float, float]) -> Round:
+        """The round's record; `marks` are the clock's readings at its start, after drafting, after verifying.
+
+        Its `seconds` run until the record is built, so the trace's own cost is counted.
+        """
+        started, drafted_at, verified_at = marks
+        if self.record_numbers:
+            drafted, correction, bonus = self._numbers(t, outcome)
+        else:
+            drafted = [unrecorded_token(tok, i < outcome.n_accepted, t.proposal.source)
+                       for i, tok in enumerate(outcome.drafted)]
+            correction = bonus = None
+        return Round(index=index, drafted=drafted, rejected_at=outcome.rejected_at, correction=correction,
+                     bonus=bonus, emitted=outcome.emitted, draft_seconds=drafted_at - started,
+                     verify_seconds=verified_at - drafted_at, eos=outcome.eos, drafter=drafter,
+                     seconds=(self.clock() if self.clock else verified_at) - started)
+
+    def _numbers(self, t: RoundTensors, outcome: Settled) -> tuple[list[DraftToken], Choice | None, Choice | None]:
+        """The drafted tokens with their numbers, the correction and the bonus (at most one of the two).
 
         Every number is computed on the device and comes back in ONE transfer (token
         ids ride along as floats: exact below 2^24), so the trace costs one host sync
         per round on a GPU, not one per list.
         """
-        draft_ids = t.proposal.ids[0]
-        if not self.record:
-            rnd.drafted = [unrecorded_token(tok, i < m, t.proposal.source) for i, tok in enumerate(drafted_ids)]
-            return
+        draft_ids, m, y = t.proposal.ids[0], outcome.n_accepted, outcome.next_token
         k, P, n = draft_ids.shape[0], t.P[0], min(TOP_N, t.P.shape[-1])
         greedy = self.sampling.greedy
         p_conf = torch.softmax(t.p_logits[0].float(), -1)
@@ -79,32 +98,36 @@ class RoundRecorder:
             numbers = torch.stack([P[pos, draft_ids], Q[pos, draft_ids], t.verdict.accept_prob[0].float(),
                                    t.verdict.u[0].float(), p_conf[pos, draft_ids], q_conf[pos, draft_ids]])
             parts += [top_q.values, top_q.indices.float(), numbers]
-        y = rnd.emitted[-1]
-        corrected = used_all and m < k
+        corrected = y is not None and m < k
         if corrected:
             top_r = t.verdict.next_dist.topk(n, dim=-1)
             parts += [top_r.values, top_r.indices.float(), t.verdict.next_dist[0, y].reshape(1, 1)]
-        elif used_all:
+        elif y is not None:
             parts.append(P[k, y].reshape(1, 1))
-        flat = torch.cat([x.reshape(-1) for x in parts]).cpu().tolist()         # the one transfer
-
-        def take(rows, cols):
-            nonlocal flat
-            out, flat = [flat[r * cols:(r + 1) * cols] for r in range(rows)], flat[rows * cols:]
-            return out
+        take = _reader(torch.cat([x.reshape(-1) for x in parts]).cpu().tolist())   # the one transfer
 
         p_alts = [self._alts(v, i) for v, i in zip(take(k + 1, n), take(k + 1, n))]
+        drafted = []
         if k:
             q_alts = [self._alts(v, i) for v, i in zip(take(k, n), take(k, n))]
             p, q, a, u, pc, qc = take(6, k)
-            rnd.drafted = [DraftToken(token_id=tok, text=self.text_of(tok), q=q[i], p=p[i], accept_prob=a[i],
-                                      u=u[i], accepted=i < m, q_confidence=qc[i], p_confidence=pc[i],
-                                      top_q=q_alts[i], top_p=p_alts[i], source=t.proposal.source)
-                           for i, tok in enumerate(drafted_ids)]
+            drafted = [DraftToken(token_id=tok, text=self.text_of(tok), q=q[i], p=p[i], accept_prob=a[i],
+                                  u=u[i], accepted=i < m, q_confidence=qc[i], p_confidence=pc[i],
+                                  top_q=q_alts[i], top_p=p_alts[i], source=t.proposal.source)
+                       for i, tok in enumerate(outcome.drafted)]
         if corrected:
             (values,), (ids,), ((prob,),) = take(1, n), take(1, n), take(1, 1)
-            rnd.correction = Choice(y, self.text_of(y), prob, self._alts(values, ids))
-        elif used_all:   # all K accepted: the bonus came from p at position K+1
+            return drafted, Choice(y, self.text_of(y), prob, self._alts(values, ids)), None
+        if y is not None:   # all K accepted: the bonus came from p at position K+1
             ((prob,),) = take(1, 1)
-            rnd.bonus = Choice(y, self.text_of(y), prob, p_alts[k])
-        # else: EOS was accepted from the draft, neither correction nor bonus was used
+            return drafted, None, Choice(y, self.text_of(y), prob, p_alts[k])
+        return drafted, None, None   # EOS was accepted from the draft: neither correction nor bonus was used
+
+
+def _reader(flat: list[float]):
+    """take(rows, cols): the next rows x cols numbers of `flat`, as rows."""
+    def take(rows: int, cols: int) -> list[list[float]]:
+        nonlocal flat
+        out, flat = [flat[r * cols:(r + 1) * cols] for r in range(rows)], flat[rows * cols:]
+        return out
+    return take

@@ -84,3 +84,27 @@ def emitted_tokens(draft_ids: torch.Tensor, verdict: Verdict) -> tuple[torch.Ten
     out = torch.where(cols < verdict.n_accepted[:, None], out, -1)
     out[torch.arange(B, device=draft_ids.device), verdict.n_accepted] = verdict.next_token
     return out, verdict.n_accepted + 1
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One row's verdict read on the host, with EOS applied: what the round shows and emits."""
+
+    drafted: list[int]          # the drafts shown: all of them, or those up to an accepted EOS draft
+    n_accepted: int             # m: the caches keep the sequence up to the m accepted drafts
+    emitted: list[int]          # the accepted drafts, then the next token, cut after the first EOS
+    next_token: int | None      # the correction or bonus; None when an accepted EOS draft ended the round first
+    eos: bool                   # the round emitted an end-of-sequence token
+
+    @property
+    def rejected_at(self) -> int | None:
+        return self.n_accepted if self.next_token is not None and self.n_accepted < len(self.drafted) else None
+
+
+def settle(drafted: list[int], n_accepted: int, next_token: int, eos: set[int] | frozenset[int]) -> Settled:
+    """Settle a round (pure): the accepted drafts and the next token, cut after the first EOS among them."""
+    emitted = drafted[:n_accepted] + [next_token]
+    cut = next((i + 1 for i, tok in enumerate(emitted) if tok in eos), len(emitted))
+    if cut <= n_accepted:   # the stream ended inside the accepted drafts: the next token is never used
+        return Settled(drafted[:cut], n_accepted, emitted[:cut], None, True)
+    return Settled(drafted, n_accepted, emitted, next_token, next_token in eos)

@@ -15,16 +15,16 @@ Everything stays on the device until one batched transfer per round.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Iterator, Sequence
 
 import torch
 
-from .decoding import (Timer, as_id_tensor, check_budget, crop_to, eos_ids, forward_logits, input_device,
-                       make_generator, prefill, resolve_compile, vocab_size, warm_up)
-from .drafters import Drafter, as_drafter, make_drafter
+from .decoding import Run, crop_to, forward_logits, prefill, start_run, warm_up
+from .drafters import Drafter, make_drafter, shared_vocab
 from .limits import MAX_K
 from .recording import RoundRecorder, RoundTensors
-from .rule import verify
+from .rule import settle, verify
 from .sampling import SamplingConfig, probabilities
 from .trace import Round
 
@@ -47,13 +47,6 @@ def speculative_round(target, target_cache, drafter: Drafter, tokens: torch.Tens
     P = probabilities(p_logits, sampling)                                      # [B, K+1, V]
     verdict = verify(P, proposal.q, proposal.ids, generator, sampling.greedy, proposal.n_drafted)
     return RoundTensors(proposal, p_logits, P, verdict), t_drafted
-
-
-def _cut_at_eos(emitted: list[int], eos: set[int]) -> tuple[list[int], bool]:
-    for i, t in enumerate(emitted):
-        if t in eos:
-            return emitted[: i + 1], True
-    return emitted, False
 
 
 @torch.inference_mode()
@@ -91,64 +84,37 @@ def speculative_generate(
     """
     if not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {k!r}")
-    check_budget(max_new_tokens)
-    device = input_device(target)
-    tokens = as_id_tensor(input_ids, device)
-    eos = set() if ignore_eos else set(eos_ids(target, eos_token_id))
-    gen = make_generator(seed, device)
-    clock = Timer(device)
-    # The two models may pad their vocabularies differently; real tokens live in the common prefix.
-    vocab = vocab_size(target) if not hasattr(draft, "config") else min(vocab_size(target), vocab_size(draft))
-    static, compiled = resolve_compile(compile, device, static_cache)
     # Room for the prompt, the budget, and drafts that run past it before being cut.
-    cache_options = dict(static=static, max_len=len(tokens) + max_new_tokens + k + 2, compiled=compiled)
-    t_warm = clock()   # a trimmed drafter captures its own graphs when it is built
-    if method == "model":
-        drafter = as_drafter(draft, vocab, adaptive_threshold, cache_options)
-    else:
-        drafter = make_drafter(method, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=eos,
-                               cache_options=cache_options, tokenizer=tokenizer)
-    recorder = RoundRecorder(tokenizer, sampling, record)
-    if compiled:
-        warm_up(target, [j + 1 for j in range(k + 1)], cache_options["max_len"], verify=True)
-        if hasattr(draft, "config"):
-            warm_up(draft, [1, 2], cache_options["max_len"], verify=False)
-        if stats is not None:
-            stats["warmup_seconds"] = clock() - t_warm
+    run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
+                    compile=compile, static_cache=static_cache, stats=stats, room=k + 2)
+    vocab = shared_vocab(target, draft)
+    with run.timed("warmup_seconds", when=run.compiled):   # a compiled drafter captures its graphs as it is built
+        drafter = make_drafter(method, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
+                               cache_options=run.cache_options, tokenizer=tokenizer)
+        if run.compiled:
+            warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True)
+    with run.timed("prefill_seconds"):
+        target_cache = prefill(target, run.tokens[None], **run.cache_options)
+        drafter.begin(run.tokens[None])
+    recorder = RoundRecorder(tokenizer, sampling, record, run.clock)
+    yield from _rounds(run, target, target_cache, drafter, recorder, k, sampling, max_new_tokens, vocab)
 
-    t0 = clock()
-    target_cache = prefill(target, tokens[None], **cache_options)
-    drafter.begin(tokens[None])
-    if stats is not None:
-        stats["prefill_seconds"] = clock() - t0
 
-    produced = round_index = 0
-    while produced < max_new_tokens:
-        t_start = clock()
-        n = len(tokens)
-        # Never draft past the budget: K accepted drafts + 1 bonus must fit.
-        k_round = min(k, max_new_tokens - produced - 1)
-        state, t_drafted = speculative_round(target, target_cache, drafter, tokens[None], k_round, sampling,
-                                             gen, vocab, clock)
-        # The one host sync of the round: how many were accepted, and the next token.
-        verdict, drafted = state.verdict, state.proposal.ids[0]
-        m, y, *draft_ids = torch.cat([verdict.n_accepted[:1], verdict.next_token[:1], drafted]).tolist()
-        t_verified = clock()
-
-        emitted, hit_eos = _cut_at_eos(draft_ids[:m] + [y], eos)
-        used_all = len(emitted) == m + 1  # False when EOS cut the round inside the accepted drafts
-        tokens = torch.cat([tokens, torch.tensor(emitted, device=device)])
-        crop_to(target_cache, n + m)       # keep keys only for the accepted prefix;
-        drafter.rollback(n + m)            # the newest token stays pending for the next round
-        produced += len(emitted)
-
-        k_drafted = len(draft_ids)
-        rnd = Round(index=round_index, drafted=[], rejected_at=m if m < k_drafted and used_all else None,
-                    correction=None, bonus=None, emitted=emitted, draft_seconds=t_drafted - t_start,
-                    verify_seconds=t_verified - t_drafted, eos=hit_eos, drafter=getattr(drafter, "name", "custom"))
-        recorder.fill(rnd, state, m, draft_ids[:k_drafted if used_all else len(emitted)], used_all)
-        rnd.seconds = clock() - t_start
-        yield rnd
-        round_index += 1
-        if hit_eos:
+def _rounds(run: Run, target, target_cache, drafter: Drafter, recorder: RoundRecorder, k: int,
+            sampling: SamplingConfig, max_new_tokens: int, vocab: int) -> Iterator[Round]:
+    """The decoding loop: draft, verify, settle, keep the accepted prefix, record."""
+    tokens, clock, name, produced = run.tokens, run.clock, getattr(drafter, "name", "custom"), 0
+    for index in itertools.count():
+        started, n = clock(), len(tokens)
+        k_round = min(k, max_new_tokens - produced - 1)   # never draft past the budget: K drafts + 1 bonus fit
+        state, drafted_at = speculative_round(target, target_cache, drafter, tokens[None], k_round, sampling,
+                                              run.generator, vocab, clock)
+        outcome = settle(*state.first_row(), run.eos)     # the round's one host sync
+        verified_at = clock()
+        tokens = torch.cat([tokens, torch.tensor(outcome.emitted, device=tokens.device)])
+        crop_to(target_cache, n + outcome.n_accepted)    # keep keys only for the accepted prefix;
+        drafter.rollback(n + outcome.n_accepted)         # the newest token stays pending for the next round
+        produced += len(outcome.emitted)
+        yield recorder.record(index, state, outcome, name, (started, drafted_at, verified_at))
+        if outcome.eos or produced >= max_new_tokens:
             return

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
-from specviz.drafters import ModelDrafter, Proposal, as_drafter
+from specviz.drafters import ModelDrafter, Proposal, make_drafter
 from tiny import noisy_copy, tiny_model
 
 GREEDY = SamplingConfig(temperature=0)
@@ -72,13 +72,13 @@ def test_model_drafter_batches_rows_and_reports_early_stops():
     assert len(set(prop.n_drafted.tolist())) > 1   # rows stop at different points
 
 
-def test_as_drafter_wraps_models_and_refuses_a_threshold_for_a_drafter():
+def test_make_drafter_wraps_models_and_refuses_a_threshold_for_a_drafter():
     model = tiny_model(2)
-    assert isinstance(as_drafter(model, 16), ModelDrafter)
+    assert isinstance(make_drafter("model", model, 16), ModelDrafter)
     echo = EchoDrafter(16)
-    assert as_drafter(echo, 16) is echo
+    assert make_drafter("model", echo, 16) is echo
     with pytest.raises(ValueError):
-        as_drafter(echo, 16, adaptive_threshold=0.5)
+        make_drafter("model", echo, 16, adaptive_threshold=0.5)
     with pytest.raises(ValueError):
         ModelDrafter(model, 16, adaptive_threshold=2.0)
 
@@ -100,8 +100,6 @@ def test_lookup_methods_give_the_target_alone_output(method, static):
 
 def test_the_hybrid_uses_a_lookup_only_on_a_match_of_three_tokens():
     """The tuned default (tests/perf/hybrid_policy.py): a 2-token match still drafts with the model."""
-    from specviz.drafters import make_drafter
-
     hybrid = make_drafter("hybrid", tiny_model(2), 16)
     two = torch.tensor([[5, 1, 2, 9, 7, 1, 2]])          # "1 2" recurs: the lookup would propose "9 7 1"
     three = torch.tensor([[5, 1, 2, 9, 7, 5, 1, 2]])     # "5 1 2" recurs: the lookup proposes "9 7 5"

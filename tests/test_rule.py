@@ -64,3 +64,18 @@ def test_emitted_tokens_are_the_accepted_drafts_then_the_next_token():
     assert lengths.tolist() == [4, 3]
     assert out[0].tolist() == [1, 2, 3, v.next_token[0].item()]
     assert out[1, :3].tolist() == [4, 5, v.next_token[1].item()] and out[1, 3].item() == -1
+
+
+# ---------------------------------------------------------------- settling a round on the host
+def test_settle_cuts_at_the_first_eos_and_says_which_token_came_from_the_target():
+    from specviz.rule import settle
+
+    rejected = settle([5, 6, 7], 1, 9, set())            # x_2 rejected: the correction follows x_1
+    assert (rejected.emitted, rejected.next_token, rejected.rejected_at, rejected.eos) == ([5, 9], 9, 1, False)
+    bonus = settle([5, 6], 2, 9, {9})                     # all accepted, the bonus is EOS
+    assert (bonus.emitted, bonus.rejected_at, bonus.eos, bonus.drafted) == ([5, 6, 9], None, True, [5, 6])
+    cut = settle([5, 3, 7], 3, 9, {3})                    # an accepted draft is EOS: nothing after it is used
+    assert (cut.emitted, cut.drafted, cut.next_token, cut.rejected_at, cut.eos) == ([5, 3], [5, 3], None, None, True)
+    assert cut.n_accepted == 3                            # the caches keep what the target accepted
+    empty = settle([], 0, 4, {3})                         # nothing drafted: the bonus alone
+    assert (empty.emitted, empty.rejected_at, empty.eos) == ([4], None, False)
