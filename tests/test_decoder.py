@@ -226,6 +226,30 @@ def test_compile_options_are_checked(tiny_pair):
         baseline(target, [1], compile="yes")
 
 
+@pytest.mark.parametrize("method", ["model", "hybrid", "ngram"])
+def test_the_compiled_path_warms_each_model_once_and_decodes_like_the_static_one(monkeypatch, method):
+    """compile="on" without torch.compile (CPU): the target warms its verify shapes, a model drafter its own
+    draft steps (the lookup none), the stats say so, and the tokens are the static cache's."""
+    target = tiny_model(11, eos_token_id=3)
+    draft = noisy_copy(target, 4, 0.5)
+    monkeypatch.setattr(decoding, "compiled_forward", lambda model: model.forward)
+    monkeypatch.setattr(decoding, "_compiled_base", lambda model: model.get_decoder().forward)
+    warmed = []
+    monkeypatch.setattr(spec, "warm_up", lambda model, lengths, *a, **kw: warmed.append((model, lengths)))
+    monkeypatch.setattr(drafters, "warm_up", lambda model, lengths, *a, **kw: warmed.append((model, lengths)))
+    cfg, stats = SamplingConfig(0.9), {}
+    compiled = run(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5, max_new_tokens=24, method=method,
+                   compile="on", stats=stats)
+    static = run(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5, max_new_tokens=24, method=method,
+                 static_cache=True)
+    assert emitted(compiled) == emitted(static)
+    expected = [("target", [1, 2, 3, 4])] + ([] if method == "ngram" else [("draft", [1, 2])])
+    assert sorted(("target" if m is target else "draft", lengths) for m, lengths in warmed) == sorted(expected)
+    assert stats["warmup_seconds"] >= 0 and stats["prefill_seconds"] >= 0
+    for model in (target, draft):
+        model.__dict__.pop("_specviz_static_cache", None)
+
+
 def test_the_shared_static_cache_is_reused_and_grown(tiny_pair):
     """Compiled runs replay graphs on one cache per model: the second run must reuse it, a longer one grow it."""
     target, _ = tiny_pair
