@@ -22,6 +22,7 @@ from .devices import _resolve_device_dtype, default_device_and_dtype, parse_dtyp
 from .errors import ModelLoadError
 from .kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_draft_weights, resolve_linear_path,
                       use_linear_path)
+from .weights import candidate_weights, convert_target_weights, probe_target_weights, resolve_target_weights
 from .packaged import _PACKAGED_DRAFT, _PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, _convert, cache_dir  # noqa: F401
 
 __all__ = ["ModelLoadError", "ModelPair", "PACKAGED_PAIR_NAME", "cache_dir", "default_device_and_dtype", "load_pair",
@@ -196,6 +197,9 @@ class ModelPair:
     linear_probe: dict | None = None   # the timings behind an automatic choice (kernels.probe_linear_paths)
     draft_weights: str = "as-loaded"   # "int8": the draft's linear layers hold int8 weights (kernels.Int8WeightLinear)
     draft_source: object = None        # where the draft was loaded from (for draft_as_loaded)
+    target_weights: str = "as-loaded"  # how the target stores its weights: as-loaded | bf16 | int8 | int4 (specviz.weights)
+    target_probe: dict | None = None   # the timings behind an automatic choice (weights.probe_target_weights)
+    target_layers: dict | None = None  # layer counts by storage, e.g. {"int4": 141, "int8": 56}
 
     def draft_as_loaded(self):
         """A second copy of the draft as transformers would load it (the pair's dtype, the target's
@@ -247,7 +251,7 @@ def _noop(frac: float, msg: str) -> None:
 
 def load_pair(draft: str | None = None, target: str | None = None, device=None, dtype=None,
               progress: Progress | None = None, allow_local: bool = True, linear: str = "auto",
-              draft_weights: str = "auto") -> ModelPair:
+              draft_weights: str = "auto", target_weights: str = "auto") -> ModelPair:
     """Load a draft/target pair in eval mode on ``device`` in ``dtype``.
 
     ``draft`` and ``target`` both None: the packaged offline pair.  Otherwise each
@@ -255,7 +259,9 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     called as ``progress(fraction, message)`` at each stage.  ``linear`` picks the
     linear layers' kernels (auto | default | onednn, see specviz.kernels);
     ``draft_weights`` how the draft stores its weights (auto | as-loaded | int8:
-    auto is int8 for an fp32 pair on a CPU; the target is never changed).
+    auto is int8 on a CPU); ``target_weights`` how the target stores them
+    (auto | as-loaded | bf16 | int8 | int4: auto is the fastest one-token layer
+    measured at load on a CPU, as loaded elsewhere; see specviz.weights).
     """
     t0 = time.perf_counter()
     report = progress or _noop
@@ -263,6 +269,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     try:
         path = resolve_linear_path(linear, dev, dt)   # checked before minutes of loading
         draft_weights = resolve_draft_weights(draft_weights, dev, dt)
+        target_weights = resolve_target_weights(target_weights, dev, dt)
     except ValueError as e:
         raise ModelLoadError(str(e)) from None
 
@@ -279,7 +286,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         draft_source = draft_dir
         draft_model = _load_model(draft_dir, "draft", dev, dt, auto_map=False)
         report(0.8, "loading target model")
-        target_model = _load_model(target_dir, "target", dev, dt, auto_map=dev.type == "cuda" and dev.index is None)
+        target_model = _load_model(target_dir, "target", dev, _load_dtype(target_weights, dt), auto_map=False)
         name = PACKAGED_PAIR_NAME
         draft_name, target_name = _PACKAGED_DRAFT.label, _PACKAGED_TARGET.label
     else:
@@ -295,11 +302,15 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         draft_source = dsrc
         draft_model = _load_model(dsrc, "draft", dev, dt, auto_map=False)
         report(0.4, f"loading target model {tsrc.ref}")
-        target_model = _load_model(tsrc, "target", dev, dt, auto_map=dev.type == "cuda" and dev.index is None)
+        target_model = _load_model(tsrc, "target", dev, _load_dtype(target_weights, dt),
+                                   auto_map=dev.type == "cuda" and dev.index is None)
         name = f"{draft.strip()} → {target.strip()}"
         draft_name, target_name = dsrc.ref, tsrc.ref
 
+    target_weights, target_probe, target_layers = _store_target(target_model, target_weights, dev, dt, report)
     probe = None
+    if target_weights != "as-loaded":
+        path = "default" if path == "onednn" else path   # the target's kernels are its own now
     if path == "onednn" and linear == "auto" and not os.environ.get(LINEAR_ENV_VAR):
         report(0.9, "timing the linear kernels")
         probe = probe_linear_paths(target_model)
@@ -307,11 +318,40 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     if path != "default":
         report(0.95, f"preparing {path} kernels")
         use_linear_path(target_model, path)
-    if draft_weights == "int8":
-        report(0.97, "storing the draft's weights as int8")
-    use_linear_path(draft_model, "int8" if draft_weights == "int8" else path)
+    if draft_weights in ("int8", "int4"):
+        report(0.97, f"storing the draft's weights as {draft_weights}")
+    if draft_weights == "int4":
+        convert_target_weights(draft_model, "int4", strict_grid=False)
+    else:
+        use_linear_path(draft_model, "int8" if draft_weights == "int8" else path)
     report(1.0, "models ready")
     return ModelPair(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name,
                      device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
                      draft_name=draft_name, target_name=target_name, linear_path=path, linear_probe=probe,
-                     draft_weights=draft_weights, draft_source=draft_source)
+                     draft_weights=draft_weights, draft_source=draft_source, target_weights=target_weights,
+                     target_probe=target_probe, target_layers=target_layers)
+
+
+def _load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:
+    """fp32 for a target requantized on a CPU: a bf16 copy would knock a Q4_K tensor off its 4-bit grid."""
+    return torch.float32 if target_weights in ("auto", "bf16", "int8", "int4") else dtype
+
+
+def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict | None, dict | None]:
+    """The target's weights as `choice` ("auto": measured here), the rest of the model in `dtype`."""
+    probe = None
+    if choice == "auto":
+        report(0.88, "timing the target's weight formats")
+        probe = probe_target_weights(model, candidate_weights(device, torch.float32))
+        choice = probe["choice"]
+        if choice == "as-loaded" and dtype != torch.float32:
+            choice = "bf16" if dtype == torch.bfloat16 else choice
+    layers = None
+    if choice not in ("as-loaded",):
+        report(0.9, f"storing the target's weights as {choice}")
+        layers = convert_target_weights(model, choice)
+    if next(model.parameters()).dtype != dtype:
+        model.to(dtype)
+    if choice == "bf16" and dtype == torch.bfloat16:
+        choice = "as-loaded"
+    return choice, probe, layers

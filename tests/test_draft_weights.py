@@ -52,16 +52,16 @@ def test_draft_weights_are_chosen_by_device_and_dtype(monkeypatch):
     monkeypatch.delenv(kernels.DRAFT_ENV_VAR, raising=False)
     want = "int8" if hasattr(torch, "_weight_int8pack_mm") else "as-loaded"
     assert kernels.resolve_draft_weights("auto", "cpu", torch.float32) == want
-    assert kernels.resolve_draft_weights("auto", "cpu", torch.bfloat16) == "as-loaded"
+    assert kernels.resolve_draft_weights("auto", "cpu", torch.bfloat16) == want   # bf16 pairs too (measured)
     assert kernels.resolve_draft_weights("auto", "cuda", torch.float32) == "as-loaded"
     assert kernels.resolve_draft_weights("as-loaded", "cpu", torch.float32) == "as-loaded"
     monkeypatch.setenv(kernels.DRAFT_ENV_VAR, "as-loaded")
     assert kernels.resolve_draft_weights("auto", "cpu", torch.float32) == "as-loaded"
-    monkeypatch.setenv(kernels.DRAFT_ENV_VAR, "int4")
+    monkeypatch.setenv(kernels.DRAFT_ENV_VAR, "int2")
     with pytest.raises(ValueError, match=kernels.DRAFT_ENV_VAR):
         kernels.resolve_draft_weights("auto", "cpu", torch.float32)
-    with pytest.raises(ValueError, match="fp32 pair"):
-        kernels.resolve_draft_weights("int8", "cpu", torch.bfloat16)
+    with pytest.raises(ValueError, match="fp32 or bf16 pair"):
+        kernels.resolve_draft_weights("int8", "cpu", torch.float16)
     with pytest.raises(ValueError, match="one of"):
         kernels.resolve_draft_weights("fp8", "cpu", torch.float32)
 

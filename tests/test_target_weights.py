@@ -1,0 +1,151 @@
+"""The target at other precisions (bf16, int8, 4-bit): the products, the Q4_K grid, the choice, and losslessness.
+
+Speculative decoding on a quantized target must give exactly that quantized
+target's distribution: the decoder and the target-alone baseline run the same
+object. The tests check that on each precision, and that a decoder that mixes
+two precisions (verifying with one, comparing with another) is caught.
+"""
+import copy
+
+import pytest
+import torch
+
+from specviz import SamplingConfig, autoregressive_generate, speculative_generate
+from specviz import weights
+from specviz.lossless import chi_square_fit, exact_prefixes, sample_prefixes
+from tiny import noisy_copy, tiny_model
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+KINDS = ("bf16", "int8", "int4")
+
+
+def quantized(model, kind):
+    out = copy.deepcopy(model)
+    weights.convert_target_weights(out, kind, strict_grid=False)
+    return out
+
+
+def q4k_like(out: int, inp: int, seed: int = 0, drop_ends: float = 0.3) -> torch.Tensor:
+    """Weights as a dequantized Q4_K tensor holds them: w = d*sc*q - dmin*m per group of 32, q in 0..15.
+
+    A share of the groups never uses code 0 or 15, so (max - min) / 15 is not their step.
+    """
+    g = torch.Generator().manual_seed(seed)
+    groups = inp // 32
+    step = (torch.randint(1, 64, (out, groups), generator=g).float() * 1e-3)
+    minimum = torch.randint(0, 64, (out, groups), generator=g).float() * 2e-3
+    q = torch.randint(0, 16, (out, groups, 32), generator=g)
+    narrow = torch.rand(out, groups, generator=g) < drop_ends
+    q = torch.where(narrow[..., None], q.clamp(2, 12), q)
+    return (q.float() * step[..., None] - minimum[..., None]).reshape(out, inp)
+
+
+def test_a_q4k_tensor_is_reproduced_exactly_on_the_4bit_grid():
+    w = q4k_like(64, 256)
+    grid = weights.int4_grid(w)
+    assert weights.grid_error(w, grid) < 1e-4
+    assert grid[0].min() >= 0 and grid[0].max() <= 15
+    # a 6-bit tensor is not on any 4-bit grid: it keeps its bits as int8
+    six_bit = torch.randint(-32, 32, (64, 256)).float() * 1e-3
+    assert weights.grid_error(six_bit, weights.int4_grid(six_bit)) > 0.1
+    layer = torch.nn.Linear(256, 64, bias=False)
+    with torch.no_grad():
+        layer.weight.copy_(w)
+    assert weights.on_int4_grid(layer)
+    model = torch.nn.Sequential(layer, torch.nn.Linear(256, 64, bias=False))
+    assert weights.convert_target_weights(model, "int4") == {"int4": 1, "int8": 1}
+    assert isinstance(model[0], weights.Int4WeightLinear) and weights.target_weights(model) == "int4"
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("shape", [(1, 1, 64), (1, 7, 64), (5, 64)])
+def test_int4_and_bf16_layers_compute_the_product_with_their_weights(bias, shape):
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 48, bias=bias)
+    x = torch.randn(*shape)
+    for fast in (weights.Int4WeightLinear(lin), weights.Bf16WeightLinear(lin)):
+        with torch.inference_mode():
+            out = fast(x)
+            want = torch.nn.functional.linear(x.bfloat16().float(), fast.dense_weight(), lin.bias)
+        assert out.shape == lin(x).shape and out.dtype == x.dtype
+        torch.testing.assert_close(out, want, rtol=2e-2, atol=2e-2)
+        assert (out - lin(x)).abs().max() > 0   # really another product
+
+
+def test_target_weights_are_resolved_by_device_and_dtype(monkeypatch):
+    monkeypatch.delenv(weights.TARGET_ENV_VAR, raising=False)
+    assert weights.resolve_target_weights("auto", "cpu", torch.float32) == "auto"   # measured at load
+    assert weights.resolve_target_weights("auto", "cuda", torch.bfloat16) == "as-loaded"
+    assert weights.resolve_target_weights("bf16", "cpu", torch.bfloat16) == "as-loaded"
+    assert weights.resolve_target_weights("int4", "cpu", torch.bfloat16) == "int4"
+    with pytest.raises(ValueError, match="CPU"):
+        weights.resolve_target_weights("int8", "cuda", torch.bfloat16)
+    with pytest.raises(ValueError, match="one of"):
+        weights.resolve_target_weights("fp8", "cpu", torch.float32)
+    monkeypatch.setenv(weights.TARGET_ENV_VAR, "int8")
+    assert weights.resolve_target_weights("auto", "cpu", torch.float32) == "int8"
+    assert weights.candidate_weights("cpu", torch.float32) == ["as-loaded", "bf16", "int8", "int4"]
+    assert "bf16" not in weights.candidate_weights("cpu", torch.bfloat16)
+
+
+def test_the_probe_times_every_candidate_on_the_largest_layer():
+    probe = weights.probe_target_weights(tiny_model(3), ["as-loaded", "int8", "int4"], repeats=2)
+    assert set(probe["ms"]) == {"as-loaded", "int8", "int4"} and probe["choice"] in probe["ms"]
+    assert probe["layer"] == "32x64"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_greedy_speculation_on_a_quantized_target_equals_that_target_alone(kind):
+    target = tiny_model(11)
+    small = quantized(target, kind)
+    with torch.inference_mode():   # a different function, not the fp32 target in disguise
+        x = torch.tensor([[1, 2, 3]])
+        assert (small(x).logits - target(x).logits).abs().max() > 1e-3
+    draft = noisy_copy(target, 3, 0.4)
+    greedy = SamplingConfig(temperature=0)
+    rounds = list(speculative_generate(small, draft, [1, 2, 3], k=4, sampling=greedy, max_new_tokens=40))
+    alone = [s.token_id for s in autoregressive_generate(small, [1, 2, 3], sampling=greedy, max_new_tokens=40)]
+    assert [t for r in rounds for t in r.emitted] == alone
+    assert any(r.rejected_at is not None for r in rounds)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("kind, temperature, top_k, top_p", [("int4", 1.0, 0, 1.0), ("int4", 0.7, 5, 0.9),
+                                                              ("int8", 0.7, 0, 1.0), ("bf16", 1.0, 0, 0.9)])
+def test_sampling_on_a_quantized_target_keeps_its_distribution(kind, temperature, top_k, top_p):
+    target = quantized(tiny_model(51, vocab=8, scale=0.6), kind)
+    draft = quantized(noisy_copy(tiny_model(51, vocab=8, scale=0.6), 7, 0.8), "int8")
+    cfg = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p)
+    counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, 3, cfg, seed=0)
+    impossible, p_value = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
+    assert not impossible and p_value > 1e-3, f"chi-square p = {p_value:.2e}"
+
+
+@pytest.mark.statistical
+def test_a_decoder_that_verifies_with_another_precision_is_caught():
+    """The bug this design rules out: speculation on a 4-bit target, measured against the fp32 target."""
+    full = tiny_model(51, vocab=8, scale=1.5)
+    small = quantized(full, "int4")
+    draft = noisy_copy(full, 7, 0.8)
+    cfg = SamplingConfig(temperature=1.0)
+    counts = sample_prefixes(small, draft, [1, 2], 2, 20_000, 3, cfg, seed=0)
+    _, p_value = chi_square_fit(counts, exact_prefixes(full, [1, 2], 2, cfg))
+    assert p_value < 1e-6, f"mixing precisions went unnoticed (p = {p_value:.2e})"
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("kind", KINDS)
+def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind):
+    from specviz.models import load_pair
+
+    pair = load_pair(target_weights=kind, draft_weights="int8", linear="default")
+    if kind == "int4":   # the GGUF's Q4_K tensors on their own grid, its 6-bit ones as int8
+        assert pair.target_weights == "int4" and pair.target_layers["int4"] > 100 and pair.target_layers["int8"] > 0
+    ids = pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")
+    greedy = SamplingConfig(temperature=0)
+    alone = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy, max_new_tokens=24,
+                                                         seed=0, ignore_eos=True)]
+    spec = [t for r in speculative_generate(pair.target, pair.draft, ids, k=4, sampling=greedy, max_new_tokens=24,
+                                            seed=0, ignore_eos=True, record=False, method="hybrid")
+            for t in r.emitted]
+    assert spec == alone
