@@ -200,6 +200,26 @@ class ModelPair:
     target_weights: str = "as-loaded"  # how the target stores its weights: as-loaded | bf16 | int8 | int4 (specviz.weights)
     target_probe: dict | None = None   # the timings behind an automatic choice (weights.probe_target_weights)
     target_layers: dict | None = None  # layer counts by storage, e.g. {"int4": 141, "int8": 56}
+    target_source: object = None       # where the target was loaded from (for target_variant)
+
+    def target_variant(self, weights: str):
+        """The same target loaded afresh with its weights stored as `weights` (as-loaded | bf16 | int8 | int4):
+        the benchmark's other target-alone baselines. An as-loaded fp32 target gets the faster of the
+        default and oneDNN kernels, measured, as load_pair would give it."""
+        if self.target_source is None:
+            raise ModelLoadError("this pair does not know where its target came from")
+        kind = resolve_target_weights(weights, self.device, self.dtype)
+        model = _load_model(self.target_source, "target", self.device, _load_dtype(kind, self.dtype), auto_map=False)
+        kind, _, _ = _store_target(model, kind, self.device, self.dtype, _noop)
+        if kind == "as-loaded":
+            use_linear_path(model, resolve_linear_path("auto", self.device, self.dtype, probe_model=model))
+        return model
+
+    def weights_label(self, weights: str | None = None) -> str:
+        """A configuration as people name it: "int4", "int8", "bf16", "fp32" (as loaded, by dtype)."""
+        weights = self.target_weights if weights is None else weights
+        return weights if weights != "as-loaded" else {torch.float32: "fp32", torch.bfloat16: "bf16",
+                                                       torch.float16: "fp16"}.get(self.dtype, str(self.dtype))
 
     def draft_as_loaded(self):
         """A second copy of the draft as transformers would load it (the pair's dtype, the target's
@@ -286,6 +306,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         draft_source = draft_dir
         draft_model = _load_model(draft_dir, "draft", dev, dt, auto_map=False)
         report(0.8, "loading target model")
+        target_source = target_dir
         target_model = _load_model(target_dir, "target", dev, _load_dtype(target_weights, dt), auto_map=False)
         name = PACKAGED_PAIR_NAME
         draft_name, target_name = _PACKAGED_DRAFT.label, _PACKAGED_TARGET.label
@@ -302,6 +323,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         draft_source = dsrc
         draft_model = _load_model(dsrc, "draft", dev, dt, auto_map=False)
         report(0.4, f"loading target model {tsrc.ref}")
+        target_source = tsrc
         target_model = _load_model(tsrc, "target", dev, _load_dtype(target_weights, dt),
                                    auto_map=dev.type == "cuda" and dev.index is None)
         name = f"{draft.strip()} → {target.strip()}"
@@ -329,7 +351,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
                      device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
                      draft_name=draft_name, target_name=target_name, linear_path=path, linear_probe=probe,
                      draft_weights=draft_weights, draft_source=draft_source, target_weights=target_weights,
-                     target_probe=target_probe, target_layers=target_layers)
+                     target_probe=target_probe, target_layers=target_layers, target_source=target_source)
 
 
 def _load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:

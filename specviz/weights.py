@@ -270,3 +270,15 @@ def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
     med = {k: statistics.median(v) for k, v in times.items()}
     return {"choice": min(med, key=med.get), "layer": "x".join(map(str, dense_weight(layer).shape[::-1])),
             "ms": {k: round(v * 1e3, 3) for k, v in med.items()}}
+
+
+def weights_label(model) -> str:
+    """The model's configuration as people name it: "int4", "int8", "bf16", "fp32" (as loaded, by dtype)."""
+    kind = target_weights(model)
+    if kind != "as-loaded":
+        return kind
+    try:
+        dtype = next(model.parameters()).dtype
+    except (AttributeError, StopIteration):   # not a torch module (a test double)
+        return kind
+    return {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(dtype, str(dtype))

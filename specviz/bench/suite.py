@@ -12,12 +12,15 @@ and the table says it failed.
 """
 from __future__ import annotations
 
+import gc
 import json
 import statistics
 import sys
 from pathlib import Path
+from typing import Any, Callable, Sequence
 
 from ..kernels import linear_path
+from ..weights import weights_label
 from ..sampling import SamplingConfig
 from ..stats import finite, fmt
 from ..viz.report import write_report
@@ -25,7 +28,7 @@ from .costs import ForwardCosts, forward_costs, theory_speedup
 from .measure import Run, run_method
 from .methods import HF_METHODS, K_METHODS
 from .prompts import Prompt
-from .summary import summarize, temp_key
+from .summary import base_method, summarize, temp_key
 from .sweep import ksweep_from_rows
 
 NAN = float("nan")
@@ -35,15 +38,45 @@ NAN = float("nan")
 def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list[list[int]], ks: list[int],
                   samplings: list[SamplingConfig], max_new_tokens: int, repeats: int, methods: list[str],
                   *, seed: int = 0, warmup: bool = True, quiet: bool = True, compile: str = "auto",
-                  hf_draft=None) -> dict:
+                  hf_draft=None, variants: Sequence[tuple[str, Callable[[], Any]]] = (),
+                  variant_methods: Sequence[str] = ("target", "hf_generate")) -> dict:
     """All measurements, interleaved per prompt and K; returns {"rows", "summary", "costs", "linear_path"}.
 
     `hf_draft`: the assistant of transformers' methods when it differs from specviz's
     `draft` (the draft as transformers would load it, where specviz drafts with int8 weights).
 
+    `variants`: other configurations of the same target, as (name, loader) pairs
+    (e.g. ("bf16", ...), ("int8", ...)): each is loaded after the main phase, runs
+    `variant_methods` (its rows named "method@name") and is let go before the next,
+    so at most two targets are resident. The summary's fastest target alone is
+    the fastest of every configuration.
+
     `compile` as in `run_method`: compiled loops are compiled and captured by the
     warm-up and by each run's own warm-up step, never inside the timed decode.
     """
+    shared = dict(tokenizer=tokenizer, prompts=prompts, encoded=encoded, ks=ks, samplings=samplings,
+                  max_new_tokens=max_new_tokens, repeats=repeats, seed=seed, warmup=warmup, quiet=quiet,
+                  compile=compile)
+    rows, costs = _phase(target, draft, hf_draft, methods, "", **shared)
+    variant_costs = {}
+    for name, load in variants:
+        print(f"specviz bench: the target as {name} ...", file=sys.stderr)
+        model = load()
+        chosen = [m for m in methods if m in variant_methods]
+        more, variant_costs[name] = _phase(model, draft, hf_draft, chosen, f"@{name}", **shared)
+        rows += more
+        del model
+        gc.collect()
+    out = {"rows": rows, "summary": summarize(rows), "costs": costs, "linear_path": linear_path(target),
+           "draft_linear_path": linear_path(draft), "target_weights": weights_label(target)}
+    if variant_costs:
+        out["variant_costs"] = variant_costs
+    return out
+
+
+def _phase(target, draft, hf_draft, methods: list[str], suffix: str, *, tokenizer, prompts, encoded, ks,
+           samplings, max_new_tokens, repeats, seed, warmup, quiet, compile) -> tuple[list[dict], dict]:
+    """Every method on one target configuration; rows are named "method" + suffix."""
     plain = [m for m in methods if m not in K_METHODS]
     with_k = [m for m in methods if m in K_METHODS]
     per_prompt = len(plain) + len(with_k) * len(ks)
@@ -59,7 +92,7 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
             error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             if m not in failed:
                 failed[m] = error
-                print(f"specviz bench: {m} failed ({error}); its rows record the error", file=sys.stderr)
+                print(f"specviz bench: {m}{suffix} failed ({error}); its rows record the error", file=sys.stderr)
             return error
 
     if warmup:   # every code path once, short, on the first prompt
@@ -82,17 +115,17 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
                 for m, k in jobs:
                     if bar is not None:
                         bar.set_description(f"T={temp_key(sampling.temperature)} rep {rep + 1}/{repeats} "
-                                            f"{prompt.id} {m}" + (f" K={k}" if k else ""), refresh=False)
+                                            f"{prompt.id} {m}{suffix}" + (f" K={k}" if k else ""), refresh=False)
                     got.append((attempt(m, k, ids, sampling, max_new_tokens, seed + rep), m, k))
                     if bar is not None:
                         bar.update(1)
                 ref = next((r for r, m, _ in got if m == "target" and isinstance(r, Run)), None)
-                rows += [_row(prompt, m, run, ref, sampling, rep, seed + rep, fc) if isinstance(run, Run)
-                         else _error_row(prompt, m, k, run, sampling, rep, seed + rep) for run, m, k in got]
+                rows += [_row(prompt, m + suffix, run, ref, sampling, rep, seed + rep, fc) if isinstance(run, Run)
+                         else _error_row(prompt, m + suffix, k, run, sampling, rep, seed + rep)
+                         for run, m, k in got]
     if bar is not None:
         bar.close()
-    return {"rows": rows, "summary": summarize(rows), "costs": costs, "linear_path": linear_path(target),
-            "draft_linear_path": linear_path(draft)}
+    return rows, costs
 
 
 def _row(prompt: Prompt, method: str, run: Run, ref: Run | None, sampling: SamplingConfig, rep: int, seed: int,
@@ -100,7 +133,7 @@ def _row(prompt: Prompt, method: str, run: Run, ref: Run | None, sampling: Sampl
     """One line of results.json: one run, its costs and theory, and its speed against the target's run."""
     k = run.k
     # c and verify_cost describe a draft model; prompt lookup drafts for free, so the theory does not apply.
-    modelled = k is not None and method not in ("hf_prompt_lookup", "specviz_ngram")
+    modelled = k is not None and base_method(method) not in ("hf_prompt_lookup", "specviz_ngram")
     c = fc.c if modelled else NAN
     vc = fc.verify_cost(k) if modelled else NAN
     return {
@@ -145,17 +178,23 @@ def _progress_bar(total: int, quiet: bool):
 def format_table(result: dict) -> str:
     """The summary as the plain-text table the command prints: costs, methods, headline, categories, failures."""
     lines = [_costs_line(result)] if result.get("costs") else []
+    lines += [_costs_line({"costs": c, "linear_path": name}, name) for name, c in result.get("variant_costs", {}).items()]
+    if result.get("target_weights"):
+        lines.append(f"the target's weights: {result['target_weights']} in the rows named without '@'; "
+                     "'method@X' ran on the same target stored as X; 'same prec' is against the target alone "
+                     "in that same configuration")
     for tkey, s in result["summary"].items():
         alone = s.get("fastest_alone")
         lines.append(f"\ntemperature {tkey}: medians over {s['prompts']} prompt(s); "
                      f"speedups vs target and vs the fastest target-alone method ({alone or '-'})")
-        lines.append(f"{'method':<20}{'K':>3}{'tok/s':>9}{'speedup':>9}{'vs alone':>9}{'accept':>8}{'tau':>6}"
-                     f"{'theory':>8}{'same out':>9}")
+        lines.append(f"{'method':<26}{'K':>3}{'tok/s':>9}{'speedup':>9}{'vs alone':>9}{'same prec':>10}"
+                     f"{'accept':>8}{'tau':>6}{'theory':>8}{'same out':>9}")
         for r in s["table"]:
             failed = f"  FAILED {r['errors']}x: {r['error']}" if r.get("errors") else ""
-            lines.append(f"{r['method']:<20}{fmt(r['k'], '{}'):>3}{fmt(r['tokens_per_s']):>9}"
+            lines.append(f"{r['method']:<26}{fmt(r['k'], '{}'):>3}{fmt(r['tokens_per_s']):>9}"
                          f"{fmt(r['speedup_vs_target'], '{:.2f}x'):>9}"
-                         f"{fmt(r.get('speedup_vs_fastest_alone'), '{:.2f}x'):>9}{fmt(r['acceptance_rate']):>8}"
+                         f"{fmt(r.get('speedup_vs_fastest_alone'), '{:.2f}x'):>9}"
+                         f"{fmt(r.get('speedup_vs_same_precision'), '{:.2f}x'):>10}{fmt(r['acceptance_rate']):>8}"
                          f"{fmt(r['tau']):>6}{fmt(r['theory_speedup'], '{:.2f}x'):>8}"
                          f"{fmt(r['matches_target'], '{:.0%}'):>9}{failed}")
         lines.append(f"best K {s['best_k']}: speedup vs target {fmt(s['speedup_vs_target'], '{:.2f}x')}, "
@@ -169,7 +208,7 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _costs_line(result: dict) -> str:
+def _costs_line(result: dict, label: str | None = None) -> str:
     """Bare forward costs, medians over prompts: c and the verify cost at each K, and the kernels that ran."""
     costs = list(result["costs"].values())
     c = statistics.median(x["c"] for x in costs)
@@ -180,6 +219,8 @@ def _costs_line(result: dict) -> str:
     path = result.get("linear_path") or "default"
     draft_path = result.get("draft_linear_path") or path
     kernels = path if draft_path == path else f"target {path}, draft {draft_path}"
+    if label:
+        kernels = f"target as {label}"
     return (f"forward costs ({kernels} linear kernels): target one token {t1 * 1000:.0f} ms, c = {c:.3f}; "
             f"verify over K+1 tokens vs one: {verify}")
 
@@ -192,7 +233,8 @@ def _headline_line(s: dict) -> str:
     """specviz's best speed mode against the target, the fastest target-alone method and transformers' best."""
     alone = s.get("fastest_alone") or "-"
     return (f"specviz best {_name(s['specviz_best'])} {fmt(s['specviz_best_speedup_vs_target'], '{:.2f}x')} vs "
-            f"target, {fmt(s['specviz_best_speedup_vs_fastest_alone'], '{:.2f}x')} vs {alone}; "
+            f"target, {fmt(s['specviz_best_speedup_vs_fastest_alone'], '{:.2f}x')} vs {alone} (the fastest target "
+            f"alone), {fmt(s.get('specviz_best_speedup_vs_same_precision'), '{:.2f}x')} vs the same precision; "
             f"hf best {_name(s['hf_best'])} {fmt(s['hf_best_speedup_vs_target'], '{:.2f}x')} vs target; "
             f"ratio_vs_hf_best {fmt(s['ratio_vs_hf_best'], '{:.2f}x')}, "
             f"ratio_vs_hf_assisted {fmt(s['ratio_vs_hf_assisted'], '{:.2f}x')}")

@@ -15,6 +15,13 @@ Baselines, so that no speedup hides behind a slow reference:
   `ratio_vs_hf_best` = specviz's best speed mode (specviz_best) over it.
 The same headline numbers are computed for each prompt category (`categories`),
 with the best K and best methods chosen within the category.
+
+Target configurations: rows named "method@name" (e.g. "target@int8") ran on
+another configuration of the same target (run_benchmark's `variants`). Each is
+a candidate like any other: the fastest target alone is the fastest of every
+configuration, and specviz's best may run on any of them. Each row's
+`speedup_vs_target` is against the target alone on its own configuration (the
+same-precision ratio); the summary also reports `..._vs_same_precision`.
 """
 from __future__ import annotations
 
@@ -23,6 +30,22 @@ from typing import Any
 
 from ..stats import is_number, median
 from .methods import HF_METHODS, K_METHODS, METHODS, SPECVIZ_SPEED_METHODS, TARGET_ALONE
+
+
+def base_method(name: str) -> str:
+    """ "specviz_hybrid@int8" -> "specviz_hybrid": the decoder, whatever the target's configuration."""
+    return name.split("@", 1)[0]
+
+
+def _same_precision_target(name: str) -> str:
+    """The target-alone method on the configuration `name` ran on."""
+    return "target" + ("@" + name.split("@", 1)[1] if "@" in name else "")
+
+
+def _variants(rs: list[dict], methods) -> list[str]:
+    """Every method name in the rows whose decoder is one of `methods`, in `methods` order then by name."""
+    present = {r["method"] for r in rs}
+    return [m for base in methods for m in sorted(present) if base_method(m) == base]
 
 
 def temp_key(t: float) -> str:
@@ -71,7 +94,7 @@ def _best_k(rs: list[dict], ks: list[int], ref: dict[str, float], method: str) -
 
 def _fastest_alone(rs: list[dict]) -> tuple[str | None, dict[str, float]]:
     """The target-alone method with the highest median tokens/s over prompts, and its per-prompt speeds."""
-    speeds = {m: _per_prompt(rs, m, None) for m in TARGET_ALONE}
+    speeds = {m: _per_prompt(rs, m, None) for m in _variants(rs, TARGET_ALONE)}
     scored = {m: median(list(v.values())) for m, v in speeds.items() if v}
     scored = {m: v for m, v in scored.items() if not math.isnan(v)}
     if not scored:
@@ -83,8 +106,8 @@ def _fastest_alone(rs: list[dict]) -> tuple[str | None, dict[str, float]]:
 def _best_of(rs: list[dict], ks: list[int], ref: dict[str, float], methods) -> dict | None:
     """Of `methods`, each at its best K: the one with the highest median speedup over `ref`."""
     best = None
-    for m in methods:
-        k = _best_k(rs, ks, ref, m) if m in K_METHODS else None
+    for m in _variants(rs, methods):
+        k = _best_k(rs, ks, ref, m) if base_method(m) in K_METHODS else None
         tps = _per_prompt(rs, m, k)
         score = median(_ratios(tps, ref) if ref else list(tps.values())) if tps else float("nan")
         if not math.isnan(score) and (best is None or score > best["score"]):
@@ -120,6 +143,8 @@ def _headline(rs: list[dict]) -> dict[str, Any]:
         speeds[name] = _per_prompt(rs, b["method"], b["k"]) if b else {}
         s[f"{name}_speedup_vs_target"] = median(_ratios(speeds[name], target))
         s[f"{name}_speedup_vs_fastest_alone"] = median(_ratios(speeds[name], alone))
+        same = _per_prompt(rs, _same_precision_target(b["method"]), None) if b else {}
+        s[f"{name}_speedup_vs_same_precision"] = median(_ratios(speeds[name], same))
     s["ratio_vs_hf_best"] = median(_ratios(speeds["specviz_best"], speeds["hf_best"]))
     s["methods"] = _methods_at_best_k(rs, ks, target, alone)
     return s
@@ -128,13 +153,15 @@ def _headline(rs: list[dict]) -> dict[str, Any]:
 def _methods_at_best_k(rs: list[dict], ks: list[int], target: dict, alone: dict) -> dict[str, dict]:
     """Every method that ran, at its best K: its K, tokens/s and both speedups."""
     out = {}
-    for m in METHODS:
-        k = _best_k(rs, ks, target, m) if m in K_METHODS else None
+    for m in _variants(rs, METHODS):
+        k = _best_k(rs, ks, target, m) if base_method(m) in K_METHODS else None
         tps = _per_prompt(rs, m, k)
         if tps:
             out[m] = {"k": k, "tokens_per_s": median(list(tps.values())),
                       "speedup_vs_target": median(_ratios(tps, target)),
-                      "speedup_vs_fastest_alone": median(_ratios(tps, alone))}
+                      "speedup_vs_fastest_alone": median(_ratios(tps, alone)),
+                      "speedup_vs_same_precision": median(_ratios(tps, _per_prompt(rs, _same_precision_target(m),
+                                                                                    None)))}
     return out
 
 
@@ -188,8 +215,9 @@ def _oracle(rs: list[dict], ks: list[int], target: dict[str, float], prompts: li
 def _table(rs: list[dict], ks: list[int], target: dict[str, float], alone: dict[str, float]) -> list[dict]:
     """Median over prompts for every method and K (the printed table)."""
     table = []
-    for m in METHODS:
-        for k in ([None] if m not in K_METHODS else ks):
+    for m in _variants(rs, METHODS):
+        same = _per_prompt(rs, _same_precision_target(m), None)
+        for k in ([None] if base_method(m) not in K_METHODS else ks):
             sel = [r for r in rs if r["method"] == m and r["k"] == k]
             if not sel:
                 continue
@@ -198,6 +226,7 @@ def _table(rs: list[dict], ks: list[int], target: dict[str, float], alone: dict[
                 "method": m, "k": k, "tokens_per_s": median(list(tps.values())),
                 "speedup_vs_target": median(_ratios(tps, target)),
                 "speedup_vs_fastest_alone": median(_ratios(tps, alone)),
+                "speedup_vs_same_precision": median(_ratios(tps, same)),
                 "acceptance_rate": median(list(_per_prompt(rs, m, k, "acceptance_rate").values())),
                 "tau": median(list(_per_prompt(rs, m, k, "tau").values())),
                 "theory_speedup": median(list(_per_prompt(rs, m, k, "theory_speedup").values())),

@@ -18,6 +18,7 @@ from ..bench.methods import METHODS, default_methods
 from ..bench.prompts import EXTRA_CATEGORY, default_prompts, select_categories
 from ..decoding import COMPILE_CHOICES
 from ..kernels import DRAFT_WEIGHTS, LINEAR_PATHS
+from ..weights import TARGET_WEIGHTS, candidate_weights
 from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
                       SHARED_PROMPTS)
 from ..sampling import SamplingConfig
@@ -54,6 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how specviz's draft stores its weights; auto = int8 for an fp32 pair on a CPU. "
                         "transformers' assisted methods get the draft as loaded unless --hf-assistant specviz "
                         "(default: auto)")
+    p.add_argument("--target-weights", default="auto", choices=TARGET_WEIGHTS,
+                   help="how the target stores its weights for the main run; auto = the fastest one-token "
+                        "layer measured at load on a CPU (default: auto)")
+    p.add_argument("--baselines", nargs="+", default=["auto"], choices=("auto", "none") + TARGET_WEIGHTS[1:],
+                   metavar="WEIGHTS",
+                   help="other configurations of the same target, each run after the main run as a target-alone "
+                        "baseline (one at a time); the fastest target alone of all configurations is every "
+                        "speedup's reference. auto = every other configuration this machine runs (a CPU); "
+                        "none = only the main one (default: auto)")
+    p.add_argument("--baseline-methods", nargs="+", choices=METHODS, default=["target", "hf_generate"],
+                   metavar="METHOD", help="what runs on those configurations (default: target hf_generate)")
     p.add_argument("--hf-assistant", default="as-loaded", choices=("as-loaded", "specviz"),
                    help="the draft transformers' assisted methods get: as transformers would load it, or "
                         "specviz's own (e.g. with int8 weights) (default: as-loaded)")
@@ -130,7 +142,8 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
     try:
         pair = load(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
                     **({"linear": args.linear} if args.linear != "auto" else {}),
-                    **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}))
+                    **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}),
+                    **({"target_weights": args.target_weights} if args.target_weights != "auto" else {}))
     except (ValueError, RuntimeError, OSError) as e:
         print(f"specviz bench: error: cannot load the models: {e}", file=sys.stderr)
         return 1
@@ -148,12 +161,29 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
                            args.methods, seed=args.seed,
                            warmup=not args.no_warmup, quiet=args.quiet,
                            **({"hf_draft": hf_draft} if hf_draft is not None else {}),
+                           variants=_variants(pair, args.baselines), variant_methods=args.baseline_methods,
                            **({"compile": args.compile} if _takes_compile() else {}))
     result["meta"] = _meta(pair, args, argv, prompts)
     json_path, html_path = write_results(result, out_dir)
     print(format_table(result))
     print(f"\nwrote {json_path} and {html_path}")
     return 0
+
+
+def _variants(pair, baselines: list[str]) -> list[tuple[str, Callable[[], Any]]]:
+    """(label, loader) for each other target configuration to run as a baseline (see --baselines)."""
+    if "none" in baselines or not hasattr(pair, "target_variant"):
+        return []
+    main = getattr(pair, "target_weights", "as-loaded")
+    wanted = candidate_weights(pair.device, pair.dtype) if "auto" in baselines else baselines
+    seen = {pair.weights_label(main)}
+    out = []
+    for w in dict.fromkeys(wanted):
+        label = pair.weights_label(w)
+        if label not in seen:
+            seen.add(label)
+            out.append((label, lambda w=w: pair.target_variant(w)))
+    return out
 
 
 def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
@@ -171,6 +201,8 @@ def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
         "methods": args.methods, "compile": args.compile,
         "linear_path": getattr(pair, "linear_path", "default"), "linear_probe": getattr(pair, "linear_probe", None),
         "draft_weights": getattr(pair, "draft_weights", "as-loaded"),
+        "target_weights": pair.weights_label() if hasattr(pair, "weights_label") else "as-loaded",
+        "target_layers": getattr(pair, "target_layers", None), "target_probe": getattr(pair, "target_probe", None),
         "hf_assistant": ("the draft as loaded (the pair's dtype, the target's kernels)"
                          if args.hf_assistant == "as-loaded" else "specviz's draft"),
     }
