@@ -161,6 +161,7 @@ class Trace:
     prefill_seconds: float = 0.0
     device: str = ""
     dtype: str = ""
+    target_weights: str = ""            # how the target stored its weights: "int4", "int8", "bf16", "fp32"
     adaptive_threshold: float | None = None   # set when K was a maximum (adaptive draft length)
 
     @property

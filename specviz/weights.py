@@ -200,7 +200,7 @@ def convert_target_weights(model: torch.nn.Module, kind: str, strict_grid: bool 
                 setattr(module, name, new)
                 counts[got] = counts.get(got, 0) + 1
     model.__dict__["_specviz_target_weights"] = kind
-    model.__dict__["_specviz_linear_path"] = "default"
+    model.__dict__["_specviz_linear_path"] = kind   # the kernels are the storage's own
     return counts
 
 

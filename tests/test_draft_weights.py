@@ -51,6 +51,8 @@ def test_every_linear_layer_of_a_draft_becomes_int8():
 def test_draft_weights_are_chosen_by_device_and_dtype(monkeypatch):
     monkeypatch.delenv(kernels.DRAFT_ENV_VAR, raising=False)
     want = "int8" if hasattr(torch, "_weight_int8pack_mm") else "as-loaded"
+    if want == "int8" and hasattr(torch.ops.aten, "_weight_int4pack_mm_for_cpu"):
+        want = "int4"   # faster still where PyTorch has the 4-bit CPU kernel
     assert kernels.resolve_draft_weights("auto", "cpu", torch.float32) == want
     assert kernels.resolve_draft_weights("auto", "cpu", torch.bfloat16) == want   # bf16 pairs too (measured)
     assert kernels.resolve_draft_weights("auto", "cuda", torch.float32) == "as-loaded"

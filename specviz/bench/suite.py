@@ -19,12 +19,14 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..decoding import input_device
 from ..kernels import linear_path
 from ..weights import weights_label
 from ..sampling import SamplingConfig
 from ..stats import finite, fmt
 from ..viz.report import write_report
 from .costs import ForwardCosts, forward_costs, theory_speedup
+from .roofline import bytes_per_token, read_bandwidth, roofline
 from .measure import Run, run_method
 from .methods import HF_METHODS, K_METHODS
 from .prompts import Prompt
@@ -57,11 +59,15 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
     shared = dict(tokenizer=tokenizer, prompts=prompts, encoded=encoded, ks=ks, samplings=samplings,
                   max_new_tokens=max_new_tokens, repeats=repeats, seed=seed, warmup=warmup, quiet=quiet,
                   compile=compile)
+    on_cpu = input_device(target).type == "cpu"
+    bandwidth = read_bandwidth() if on_cpu else NAN
+    weight_bytes = {weights_label(target): bytes_per_token(target)}
     rows, costs = _phase(target, draft, hf_draft, methods, "", **shared)
     variant_costs = {}
     for name, load in variants:
         print(f"specviz bench: the target as {name} ...", file=sys.stderr)
         model = load()
+        weight_bytes[name] = bytes_per_token(model)
         chosen = [m for m in methods if m in variant_methods]
         more, variant_costs[name] = _phase(model, draft, hf_draft, chosen, f"@{name}", **shared)
         rows += more
@@ -71,6 +77,22 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
            "draft_linear_path": linear_path(draft), "target_weights": weights_label(target)}
     if variant_costs:
         out["variant_costs"] = variant_costs
+    if on_cpu:
+        out["roofline"] = _rooflines(out, bandwidth, weight_bytes)
+    return out
+
+
+def _rooflines(result: dict, bandwidth: float, weight_bytes: dict[str, int]) -> dict:
+    """Per temperature: the fastest target alone against the memory roofline of its configuration."""
+    out = {"bandwidth_gb_s": bandwidth / 1e9, "bytes_per_token": weight_bytes}
+    for tkey, s in result["summary"].items():
+        name = s.get("fastest_alone")
+        tps = s.get("methods", {}).get(name, {}).get("tokens_per_s") if name else None
+        if not name or not tps:
+            continue
+        label = name.split("@", 1)[1] if "@" in name else result["target_weights"]
+        if label in weight_bytes:
+            out[tkey] = {"method": name, "weights": label, **roofline(bandwidth, weight_bytes[label], 1 / tps)}
     return out
 
 
@@ -179,6 +201,12 @@ def format_table(result: dict) -> str:
     """The summary as the plain-text table the command prints: costs, methods, headline, categories, failures."""
     lines = [_costs_line(result)] if result.get("costs") else []
     lines += [_costs_line({"costs": c, "linear_path": name}, name) for name, c in result.get("variant_costs", {}).items()]
+    for tkey, r in result.get("roofline", {}).items():
+        if isinstance(r, dict) and "floor_ms" in r:
+            lines.append(f"roofline (T={tkey}): the fastest target alone, {r['method']} ({r['weights']}), "
+                         f"{r['measured_ms']:.0f} ms/token; {r['bytes_per_token'] / 1e9:.2f} GB/token at "
+                         f"{result['roofline']['bandwidth_gb_s']:.1f} GB/s is {r['floor_ms']:.0f} ms: "
+                         f"{r['share_of_roofline']:.0%} of the roofline")
     if result.get("target_weights"):
         lines.append(f"the target's weights: {result['target_weights']} in the rows named without '@'; "
                      "'method@X' ran on the same target stored as X; 'same prec' is against the target alone "

@@ -88,6 +88,8 @@ STRINGS: dict[str, str] = {
     # ------------------------------------------------------------ the comparison with the target alone
     "compare.speedup": "{speedup}× speedup",
     "compare.rates": "speculative {spec} tok/s vs target alone {base} tok/s (run after, never at the same time)",
+    "compare.weights": ("Both runs used the same target, its weights stored as {weights}: the fastest way this "
+                        "app runs it on this machine (measured when the models loaded)."),
     "compare.identical": ("✓ identical output: greedy speculative decoding produced exactly the target's own "
                           "{n} tokens"),
     "compare.differ": "≠ outputs differ {where} ({why})",
@@ -534,6 +536,8 @@ STRINGS: dict[str, str] = {
     "pays.did_not": ("Speculation did not pay in this run: it measured {speedup}× against the target alone, "
                      "although with c = {c}, verifying K = {k} tokens at {verify}× one token and α = {alpha} the "
                      "theory gives {theory}× (the rest is the decoder's own overhead)."),
+    "pays.weights": ("Both sides ran the same target with its weights stored as {weights}, the fastest target "
+                     "alone this app measured here."),
     "pays.hint_cpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-7B on a GPU.",
     "pays.hint_gpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-14B with compiled forwards.",
 }

@@ -94,6 +94,8 @@ STRINGS: dict[str, str] = {
     "compare.speedup": "{speedup}× de aceleración",
     "compare.rates": ("especulativo {spec} tok/s frente a objetivo solo {base} tok/s (ejecutado después, nunca a "
                       "la vez)"),
+    "compare.weights": ("Las dos ejecuciones usaron el mismo objetivo, con sus pesos guardados como {weights}: la "
+                        "forma más rápida en que esta app lo ejecuta en esta máquina (medida al cargar los modelos)."),
     "compare.identical": ("✓ salida idéntica: la decodificación especulativa greedy produjo exactamente los {n} "
                           "tokens del propio objetivo"),
     "compare.differ": "≠ las salidas difieren {where} ({why})",
@@ -557,6 +559,8 @@ STRINGS: dict[str, str] = {
     "pays.did_not": ("La especulación no compensó en esta ejecución: midió {speedup}× frente al objetivo solo, "
                      "aunque con c = {c}, verificar K = {k} tokens a {verify}× un token y α = {alpha} la teoría da "
                      "{theory}× (el resto es la sobrecarga del propio decodificador)."),
+    "pays.weights": ("Los dos lados usaron el mismo objetivo con sus pesos guardados como {weights}, el objetivo "
+                     "solo más rápido que esta app midió aquí."),
     "pays.hint_cpu": "Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-7B en una GPU.",
     "pays.hint_gpu": ("Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-14B con "
                       "pasadas compiladas."),

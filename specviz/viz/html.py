@@ -332,12 +332,17 @@ def _difference_badge(first_diff: int | None, dtype: str, lang: str) -> str:
 
 def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, first_diff: int | None,
                            identical: bool | None, dtype: str = "", n_spec: int = 0, n_base: int = 0,
-                           lang: str = DEFAULT_LANG) -> str:
-    """The comparison with the target alone: speedup and, in greedy mode, an identical/different badge."""
+                           weights: str = "", lang: str = DEFAULT_LANG) -> str:
+    """The comparison with the target alone: speedup and, in greedy mode, an identical/different badge.
+
+    `weights`: how the target stored its weights ("int4", ...), named so the baseline is never a mystery."""
     speed = _speedup(spec_tps, base_tps)
+    rates = t("compare.rates", lang, spec=fmt(spec_tps, 1), base=fmt(base_tps, 1))
+    if weights:
+        rates += " " + t("compare.weights", lang, weights=weights)
     parts = [f'<div class="sv-compare-row"><span class="sv-big" data-speedup="{esc(fmt(speed, 3))}">'
              f'{esc(t("compare.speedup", lang, speedup=fmt(speed, 2)))}</span> <span class="sv-muted">'
-             f'{esc(t("compare.rates", lang, spec=fmt(spec_tps, 1), base=fmt(base_tps, 1)))}</span></div>']
+             f'{esc(rates)}</span></div>']
     if greedy and identical is not None:
         if identical:
             parts.append(f'<span class="sv-badge sv-badge-same" data-identical="true">'
@@ -349,10 +354,11 @@ def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, fi
     return f'<div class="sv-compare">{"".join(parts)}</div>'
 
 
-def comparison_html(c, dtype: str = "", lang: str = DEFAULT_LANG) -> str:
+def comparison_html(c, dtype: str = "", weights: str = "", lang: str = DEFAULT_LANG) -> str:
     """`speedup_vs_target_html` from a `specviz.compare.Comparison`."""
     return speedup_vs_target_html(c.spec_tokens_per_s, c.base_tokens_per_s, greedy=c.greedy, first_diff=c.first_diff,
-                                  identical=c.identical, dtype=dtype, n_spec=c.n_spec, n_base=c.n_base, lang=lang)
+                                  identical=c.identical, dtype=dtype, n_spec=c.n_spec, n_base=c.n_base,
+                                  weights=weights, lang=lang)
 
 
 def trace_summary_html(prompt: str, draft: str, target: str, k: int, sampling: dict, extra: str = "",

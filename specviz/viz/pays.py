@@ -31,6 +31,7 @@ class PaysCheck:
     theory: float                   # theory_speedup(alpha, K, c, verify_cost)
     measured: float = math.nan      # speculative tokens/s over the target alone's, when the run has it
     device: str = "cpu"             # "cpu" or "cuda": which pair with a larger gap to point to
+    weights: str = ""               # how the target stored its weights (the baseline named: "int4", ...)
 
 
 def _finite(*xs: float) -> bool:
@@ -57,6 +58,8 @@ def sentence(check: PaysCheck | None, lang: str = DEFAULT_LANG) -> str | None:
     values = dict(c=fmt(check.c, 2), k=check.k, verify=fmt(check.verify_cost, 1), alpha=fmt(check.alpha, 2),
                   theory=fmt(check.theory, 2))
     hint = t("pays.hint_gpu" if str(check.device).startswith("cuda") else "pays.hint_cpu", lang)
+    if check.weights:
+        hint = t("pays.weights", lang, weights=check.weights) + " " + hint
     if kind == "did_not":
         return t("pays.did_not", lang, speedup=fmt(check.measured, 2), **values) + " " + hint
     text = t("pays.cannot", lang, **values)

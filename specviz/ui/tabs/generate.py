@@ -11,6 +11,7 @@ by `specviz.compare` after the run.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -268,6 +269,7 @@ def make_trace(pair, s: RunSettings, ids: list[int], view: StreamView, outcome: 
                  output_text=clean_text(pair, [tok for r in rounds for tok in r.emitted]),
                  prefill_seconds=float(outcome.spec_stats.get("prefill_seconds", 0.0)),
                  device=str(getattr(pair, "device", "")), dtype=str(getattr(pair, "dtype", "")).replace("torch.", ""),
+                 target_weights=pair.weights_label() if hasattr(pair, "weights_label") else "",
                  adaptive_threshold=s.adaptive_threshold)
 
 
@@ -284,9 +286,12 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
     final = view.final(trace.prefill_seconds, warmup_seconds=outcome.warmup_seconds)   # speedup: in the comparison
     check = pays.check(costs, s.k, m, view.rounds, comparison.speedup if comparison is not None else None,
                        pays.device_of(pair))
+    if check is not None and trace.target_weights:
+        check = dataclasses.replace(check, weights=trace.target_weights)
     final["metrics"] += vp.html(check, lang)
     final.update(trace=trace, output=trace.output_text, **inspector_updates(trace, lang))
-    final["compare"] = vh.comparison_html(comparison, dtype=trace.dtype, lang=lang) if comparison is not None else ""
+    final["compare"] = (vh.comparison_html(comparison, dtype=trace.dtype, weights=trace.target_weights, lang=lang)
+                        if comparison is not None else "")
     error = outcome.error
     if view.rounds:
         try:

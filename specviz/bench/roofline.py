@@ -1,0 +1,57 @@
+"""The memory roofline of one decode step: bytes of weights read per token over the bandwidth measured here.
+
+A one-token forward reads every weight once, so no decoder of the target alone
+can beat bytes_per_token / bandwidth. The benchmark measures the read bandwidth
+in the same run (a streaming sum over 1 GiB, as ../shared/perf/bandwidth.py
+does) and reports, for the fastest target alone, the share of that limit it
+reaches: how much room a faster kernel could still find.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+
+
+def read_bandwidth(gib: float = 1.0, repeats: int = 5) -> float:
+    """Bytes per second of a read-only stream over `gib` GiB of fp32 (best of `repeats`), on the CPU."""
+    buf = torch.ones(int(gib * (1 << 30)) // 4)
+    best = float("inf")
+    for _ in range(repeats + 1):
+        t0 = time.perf_counter()
+        buf.sum()
+        best = min(best, time.perf_counter() - t0)
+    return buf.numel() * 4 / best
+
+
+def bytes_per_token(model: torch.nn.Module) -> int:
+    """Bytes one token's forward reads: every parameter and buffer, but of an embedding table only the
+    row it looks up (unless the output layer multiplies by the same table, which then reads it whole)."""
+    output = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    read_whole = {id(t) for t in _tensors(output)} if output is not None else set()
+    total, seen = 0, set()
+    for module in model.modules():
+        lookup = isinstance(module, torch.nn.Embedding)
+        for tensor in _tensors(module, recurse=False):
+            if id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            if lookup and id(tensor) not in read_whole:
+                total += tensor[0].numel() * tensor.element_size()
+            else:
+                total += tensor.numel() * tensor.element_size()
+    return total
+
+
+def _tensors(module, recurse: bool = True):
+    if module is None:
+        return []
+    return [t for t in list(module.parameters(recurse=recurse)) + list(module.buffers(recurse=recurse))
+            if t is not None]
+
+
+def roofline(bandwidth: float, weights_bytes: int, seconds_per_token: float) -> dict:
+    """The floor for one token and the share of it a measured rate reaches."""
+    floor = weights_bytes / bandwidth
+    return {"bytes_per_token": weights_bytes, "floor_ms": floor * 1e3,
+            "measured_ms": seconds_per_token * 1e3, "share_of_roofline": floor / seconds_per_token}
