@@ -8,6 +8,7 @@ import time
 from ..decoding import COMPILE_CHOICES
 from ..drafters import DRAFTERS
 from ..kernels import DRAFT_WEIGHTS, LINEAR_PATHS
+from ..weights import TARGET_WEIGHTS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
 from ..sampling import SamplingConfig
 from ..trace import Trace, first_difference, metrics
@@ -52,8 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="CPU kernels of the linear layers: oneDNN on packed weights or PyTorch's default; "
                           "auto = oneDNN for fp32 on a CPU when it measures faster at load (default: auto)")
     gen.add_argument("--draft-weights", default="auto", choices=DRAFT_WEIGHTS,
-                     help="how the draft stores its weights: int8 reads a quarter of fp32's bytes per draft step; "
-                          "the output is still exactly the target's (default: auto = int8 for fp32 on a CPU)")
+                     help="how the draft stores its weights: int8/int4 read a quarter/an eighth of fp32's bytes per "
+                          "draft step; the output is still exactly the target's (default: auto = int4 on a CPU "
+                          "where PyTorch has the kernel, else int8)")
+    gen.add_argument("--target-weights", default="auto", choices=TARGET_WEIGHTS,
+                     help="how the target stores its weights (the speculative run and --compare's target alone "
+                          "use the same one): auto = the fastest measured at load on a CPU (default: auto)")
     gen.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
                      help="static KV caches and CUDA-graph forwards (torch.compile), compiled and captured before "
                           "the timed run; auto = on with CUDA, off on a CPU (default: auto)")
@@ -105,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pair = load_pair(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
                          progress=progress, **({"linear": args.linear} if args.linear != "auto" else {}),
-                         **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}))
+                         **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}),
+                         **({"target_weights": args.target_weights} if args.target_weights != "auto" else {}))
     except ModelLoadError as e:
         print(f"specviz: error: {e}", file=sys.stderr)
         return 2
@@ -121,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     compiled = resolve_compile(args.compile, pair.device)[1]
     print(f"{pair.name} on {pair.device} ({str(pair.dtype).removeprefix('torch.')}, "
           f"{getattr(pair, 'linear_path', 'default')} linear kernels, draft weights "
-          f"{getattr(pair, 'draft_weights', 'as-loaded')}), K={args.k}, "
+          f"{getattr(pair, 'draft_weights', 'as-loaded')}, target weights "
+          f"{pair.weights_label() if hasattr(pair, 'weights_label') else 'as loaded'}), K={args.k}, "
           f"drafter {args.drafter}, {'greedy' if sampling.greedy else sampling}, "
           f"{'compiled' if compiled else 'eager'} forwards", file=sys.stderr)
     if compiled:
@@ -180,7 +187,8 @@ def _compare(args, pair, ids, sampling: SamplingConfig, output: list[int], token
                  - base_stats.get("warmup_seconds", 0.0))
     base_ids = [s.token_id for s in steps]
     base_rate = len(base_ids) / base_wall
-    print(f"target alone: {len(base_ids)} tokens, {base_rate:.2f} tokens/s; "
+    weights = pair.weights_label() if hasattr(pair, "weights_label") else "as loaded"
+    print(f"target alone (the same target, weights {weights}): {len(base_ids)} tokens, {base_rate:.2f} tokens/s; "
           f"speedup {tokens_per_s / base_rate:.2f}x")
     if sampling.greedy:
         at = first_difference(output, base_ids)

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         load_pair(device="cpu", dtype="fp32", progress=progress, linear="default",
-                  draft_weights="as-loaded")   # converting only
+                  draft_weights="as-loaded", target_weights="as-loaded")   # converting only
     except ModelLoadError as e:
         print(f"specviz prepare: error: {e}", file=sys.stderr)
         return 1
