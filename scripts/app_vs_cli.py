@@ -4,10 +4,10 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
 from gradio_client import Client
+
+from specviz.limits import REPO_ROOT as ROOT
 PROMPT = "Write a Python function that returns the n-th Fibonacci number using memoization."
 port = 7902
 env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", PYTHONPATH=str(ROOT))

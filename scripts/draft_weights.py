@@ -1,5 +1,5 @@
 """The packaged draft with each way of storing its weights, in one process (the figures behind
-kernels.Int8WeightLinear and the README's "Draft weights"): python tests/perf/draft_weights.py [--repeats 5]
+kernels.Int8WeightLinear and the README's "Draft weights"): python scripts/draft_weights.py [--repeats 5]
 
 Loads the pair dense, puts the target on oneDNN (as load_pair does on an fp32 CPU), and times bare
 cached forwards (specviz.bench.costs.forward_costs) of the draft stored five ways: fp32 on PyTorch's
@@ -10,19 +10,20 @@ next-token distributions. A 2-core machine is noisy: run it alone.
 """
 import argparse
 import copy
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-import torch  # noqa: E402
+import torch
 
-from specviz.bench.costs import forward_costs  # noqa: E402
-from specviz.kernels import use_linear_path  # noqa: E402
-from specviz.models import load_pair  # noqa: E402
+from specviz.bench.costs import forward_costs
+from specviz.kernels import use_linear_path
+from specviz.limits import REPO_ROOT
+from specviz.models import load_pair
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--repeats", type=int, default=5)
 parser.add_argument("--rounds", type=int, default=2, help="passes over all the variants")
+parser.add_argument("--text", type=Path, default=REPO_ROOT / "README.md",
+                    help="the teacher-forced text (its first 6,000 characters, 600 tokens)")
 args = parser.parse_args()
 
 pair = load_pair(linear="default", draft_weights="as-loaded")   # dense: the variants are made below
@@ -46,7 +47,7 @@ for _ in range(args.rounds):
         print(f"{label:24s} draft 1 token {fc.draft_1 * 1e3:4.0f}, target 1 token {fc.target_1 * 1e3:4.0f}, "
               f"c {fc.c:.3f}", flush=True)
 
-text = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()[:6000]
+text = args.text.read_text()[:6000]
 tokens = torch.tensor([pair.encode(text)[:600]])
 with torch.inference_mode():
     reference = pair.draft(tokens).logits.float()

@@ -1,7 +1,7 @@
 """The GPU check: one prepared command for a lent accelerator (no model hub, no gradio needed).
 
-    python tests/gpu/check.py                 # on the GPU machine
-    python tests/gpu/check.py --smoke         # a tiny version on a CPU, to try the script first
+    python scripts/gpu_check.py                 # on the GPU machine
+    python scripts/gpu_check.py --smoke         # a tiny version on a CPU, to try the script first
 
 Random-weight models with the real Qwen2.5 shapes (specviz.bench.shapes), bf16 on
 CUDA. Sections stream to stdout and to $OUT/gpu.json (or --out) as they finish,
@@ -20,23 +20,21 @@ each guarded so one failure does not hide the rest:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
-import sys
 import time
 import traceback
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from specviz import SamplingConfig, autoregressive_generate, speculative_generate  # noqa: E402
-from specviz.bench import shapes  # noqa: E402
-from specviz.decoding import KVCache, Timer, forward_logits  # noqa: E402
-from specviz.lossless import chi_square_fit, exact_prefixes, sample_prefixes  # noqa: E402
+from specviz import SamplingConfig, autoregressive_generate, speculative_generate
+from specviz.bench import shapes
+from specviz.decoding import KVCache, Timer, forward_logits
+from specviz.limits import REPO_ROOT
+from specviz.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/gpu-out"))
@@ -51,6 +49,14 @@ DTYPE = torch.float32 if DEV.type == "cpu" else torch.bfloat16
 COMPILE = "off" if DEV.type == "cpu" else "on"
 T0, RESULTS = time.time(), {"device": str(DEV), "torch": torch.__version__}
 GREEDY = SamplingConfig()
+
+
+def tiny_models():
+    """The test suite's tiny models (tests/tiny.py), loaded from the file: tests/ is not a package."""
+    spec = importlib.util.spec_from_file_location("tiny", REPO_ROOT / "tests" / "tiny.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.noisy_copy, module.tiny_model
 
 
 def section(fn):
@@ -78,7 +84,7 @@ def model_of(shape_name: str, layers: int | None = None):
 
 @section
 def lossless():
-    from tiny import noisy_copy, tiny_model
+    noisy_copy, tiny_model = tiny_models()
 
     target = tiny_model(51, vocab=8, scale=0.6).to(DEV)
     draft = noisy_copy(tiny_model(51, vocab=8, scale=0.6), 7, 0.8).to(DEV)
@@ -100,7 +106,7 @@ def lossless():
 
 @section
 def greedy():
-    from tiny import noisy_copy, tiny_model
+    noisy_copy, tiny_model = tiny_models()
 
     target = tiny_model(11, vocab=64).to(DEV)
     draft = noisy_copy(tiny_model(11, vocab=64), 3, 0.5).to(DEV)

@@ -1,6 +1,5 @@
 """Cost of the output layer, multinomial vs argmax: the measurements behind the greedy fast path."""
-import statistics, sys, time
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+import statistics, time
 import torch
 from transformers import DynamicCache
 from specviz.models import load_pair

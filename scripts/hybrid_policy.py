@@ -1,6 +1,6 @@
 """How the hybrid drafter should choose between prompt lookup and the draft model, tuned on prompts
-that are NOT in the benchmark sets: python tests/perf/hybrid_policy.py record --out /tmp/traces.json
-then python tests/perf/hybrid_policy.py simulate /tmp/traces.json
+that are NOT in the benchmark sets: python scripts/hybrid_policy.py record --out /tmp/traces.json
+then python scripts/hybrid_policy.py simulate /tmp/traces.json
 
 Greedy decoding is deterministic, so one recording per prompt is enough to replay any greedy policy
 exactly: the target's output (which every exact method reproduces), the draft's teacher-forced top-1
@@ -13,16 +13,14 @@ after lookup rounds (one step reading a few tokens, counted as one step) and hos
 """
 import argparse
 import json
-import sys
 from statistics import median_high
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-import torch  # noqa: E402
+import torch
 
-from specviz.drafters import lookup_continuation  # noqa: E402
+from specviz.drafters import lookup_continuation
+from specviz.limits import ASSETS
 
-ROOT = Path(__file__).resolve().parents[2]
 # Summaries of a given text: the category the tuning set (assets/vocab/prompts.jsonl) has least of.
 EXTRA = [
     ("summarization", "Summarize in one sentence: A hash table stores key-value pairs in an array of buckets. "
@@ -58,7 +56,7 @@ def record(args) -> None:
     from specviz.sampling import SamplingConfig
     from specviz.speculative import speculative_generate
 
-    source = Path(args.prompts) if args.prompts else ROOT / "assets/vocab/prompts.jsonl"
+    source = Path(args.prompts) if args.prompts else ASSETS / "vocab" / "prompts.jsonl"
     rows = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
     prompts = [(r["category"], r.get("prompt", r.get("text"))) for r in rows] + ([] if args.prompts else EXTRA)
     pair = load_pair()

@@ -1,20 +1,17 @@
 """Forward costs of the packaged pair on each linear-kernel path, in one process (the figures behind
-specviz/kernels.py and the README's "CPU kernels"): python tests/perf/linear_paths.py [--repeats 5]
+specviz/kernels.py and the README's "CPU kernels"): python scripts/linear_paths.py [--repeats 5]
 
 Loads the pair once on PyTorch's default path, keeps the dense layers, and swaps every linear
 layer between the default kernels and oneDNN packed for 1, 2, 5 and 9 rows, timing bare cached
 forwards (specviz.bench.costs.forward_costs) on each. A 2-core machine is noisy: run it alone.
 """
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-import torch  # noqa: E402
+import torch
 
-from specviz.bench.costs import forward_costs  # noqa: E402
-from specviz.kernels import OneDNNLinear  # noqa: E402
-from specviz.models import load_pair  # noqa: E402
+from specviz.bench.costs import forward_costs
+from specviz.kernels import OneDNNLinear
+from specviz.models import load_pair
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--repeats", type=int, default=5)

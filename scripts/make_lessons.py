@@ -1,4 +1,4 @@
-"""Regenerate the classroom's prepared lessons with the packaged pair: `python assets/lessons/make_lessons.py`.
+"""Regenerate the classroom's prepared lessons with the packaged pair: `python scripts/make_lessons.py`.
 
 Each lesson is a specviz trace (the JSON of `python -m specviz generate --json`)
 plus a title and a description in every language, listed in index.json. Runs
@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))
-
-from specviz.models import load_pair  # noqa: E402
-from specviz.sampling import SamplingConfig  # noqa: E402
-from specviz.speculative import speculative_generate  # noqa: E402
-from specviz.trace import Trace  # noqa: E402
+from specviz.classroom.lessons import LESSONS_DIR   # the lessons themselves stay in assets/lessons/
+from specviz.models import load_pair
+from specviz.sampling import SamplingConfig
+from specviz.speculative import speculative_generate
+from specviz.trace import Trace
 
 
 def first_rejection(trace: Trace) -> int | None:
@@ -93,11 +90,11 @@ def main() -> None:
                 break
         else:
             raise SystemExit(f"{spec['name']}: no run showed what the lesson promises; try more seeds")
-        (HERE / f"{spec['name']}.json").write_text(trace.to_json(indent=1), encoding="utf-8")
+        (LESSONS_DIR / f"{spec['name']}.json").write_text(trace.to_json(indent=1), encoding="utf-8")
         index.append({"name": spec["name"], "file": f"{spec['name']}.json", "start": start + 1,
                       "title": spec["title"], "description": spec["description"]})
         print(f"{spec['name']}: seed {seed}, {len(trace.rounds)} rounds, start at round {start + 1}", file=sys.stderr)
-    (HERE / "index.json").write_text(json.dumps({"lessons": index}, indent=1, ensure_ascii=False) + "\n",
+    (LESSONS_DIR / "index.json").write_text(json.dumps({"lessons": index}, indent=1, ensure_ascii=False) + "\n",
                                      encoding="utf-8")
 
 

@@ -1,8 +1,8 @@
 """Make the trimmed draft vocabulary's frequency table from text the TARGET generates.
 
-    .venv/bin/python assets/vocab/make_vocab.py                 # ~15 min on a 2-core CPU
-    .venv/bin/python assets/vocab/make_vocab.py --from-counts assets/vocab/counts.partial.json
-    .venv/bin/python assets/vocab/make_vocab.py --resume assets/vocab/qwen2.5-coder.vocab.json --minutes 10
+    .venv/bin/python scripts/make_vocab.py                 # ~15 min on a 2-core CPU
+    .venv/bin/python scripts/make_vocab.py --from-counts assets/vocab/counts.partial.json
+    .venv/bin/python scripts/make_vocab.py --resume assets/vocab/qwen2.5-coder.vocab.json --minutes 10
 
 The packaged pair's target (Qwen2.5-Coder 1.5B, fp32) answers the prompts of
 assets/vocab/prompts.jsonl (none of them in the benchmark sets; a test checks)
@@ -41,12 +41,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))   # run as a script from the repository root
-
 import torch
 
 from specviz import vocab_trim
+from specviz.limits import ASSETS, REPO_ROOT
+
+HERE = ASSETS / "vocab"   # the prompts, the counts and the table live beside each other in assets/
 
 
 def parse_args(argv=None):
@@ -128,8 +128,8 @@ def write_table(args, tokenizer, tokenizer_json: Path, model_vocab: int, state: 
         "(Q4_K_M GGUF dequantized, fp32, CPU)",
         "generated_tokens": sum(counts.values()), "observed_ids": len(observed), "rows": state["rows"],
         "batches": state["batches"], "modes": state.get("modes", []), "generation_seconds": round(state["seconds"]),
-        "prompts": str(args.prompts.relative_to(HERE.parent.parent)) if args.prompts.is_absolute()
-        and HERE.parent.parent in args.prompts.parents else str(args.prompts),
+        "prompts": str(args.prompts.relative_to(REPO_ROOT)) if args.prompts.is_absolute()
+        and REPO_ROOT in args.prompts.parents else str(args.prompts),
         "prompts_sha256": hashlib.sha256(args.prompts.read_bytes()).hexdigest()[:16],
         "prior": "ids never observed follow in ascending id order (Qwen2 BPE: id order = merge order "
                  "~ frequency in the tokenizer's training corpus)",
@@ -168,7 +168,7 @@ def load_target():
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    command = "python assets/vocab/make_vocab.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python scripts/make_vocab.py " + " ".join(sys.argv[1:] if argv is None else argv)
     pair = load_target()
     tokenizer_json = Path(pair.target.name_or_path) / "tokenizer.json"
     if args.threads:

@@ -1,6 +1,5 @@
 """Where does a specviz round spend its time? Side-by-side micro timings + torch.profiler + cProfile."""
-import cProfile, io, pstats, statistics, sys, time
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+import cProfile, io, pstats, statistics, time
 import torch
 from specviz.models import load_pair
 from specviz.sampling import SamplingConfig, probabilities, sample

@@ -1,6 +1,6 @@
 """Time one draft step of the packaged pair: the full output layer against trimmed ones.
 
-    .venv/bin/python assets/vocab/time_draft_step.py --sizes 16384 32768 --repeats 15
+    .venv/bin/python scripts/time_draft_step.py --sizes 16384 32768 --repeats 15
 
 One step = what ModelDrafter does per drafted token before sampling: a
 one-token forward on a warm cache and the draft logits over the whole
@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 import torch
 

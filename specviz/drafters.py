@@ -222,7 +222,7 @@ class HybridDrafter:
     Each row's drafts come wholly from one source and carry the q that produced
     them, so the rule stays exact. The defaults (a match of at least 3 tokens, a
     continuation of at least 2) scored best when greedy runs of 60 prompts outside
-    the benchmark sets were replayed (tests/perf/hybrid_policy.py; a 2-token match
+    the benchmark sets were replayed (scripts/hybrid_policy.py; a 2-token match
     came close), with the adaptive stop on the model rounds.
     """
 

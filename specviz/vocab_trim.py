@@ -8,7 +8,7 @@ exact for any q, so tokens outside the subset still reach the output through
 the residual and the bonus, both drawn from the target.
 
 The ranking comes from a shipped table (assets/vocab/, made by
-assets/vocab/make_vocab.py): token ids ranked by how often the target emitted
+scripts/make_vocab.py): token ids ranked by how often the target emitted
 them, then every unseen id in ascending id order (the prior, see the table's
 metadata). A table belongs to one tokenizer: its fingerprint and vocabulary
 size are checked before use, and a mismatch is refused with a clear error.
@@ -64,7 +64,7 @@ def check_tokenizer(table: VocabTable, tokenizer) -> None:
         raise VocabTableError(
             f"the vocabulary table {table.path.name} was made for another tokenizer "
             f"({table.meta['tokenizer_size']} tokens, fingerprint {table.meta['tokenizer_fingerprint']}; "
-            f"this one has {size} tokens, fingerprint {fp}); make one with assets/vocab/make_vocab.py")
+            f"this one has {size} tokens, fingerprint {fp}); make one with scripts/make_vocab.py")
 
 
 # ---------------------------------------------------------------- the table
@@ -110,7 +110,7 @@ def check_model_vocab(table: VocabTable, vocab: int) -> None:
     """The drafter's vocabulary (the models' common prefix) must be the table's."""
     if vocab != table.model_vocab:
         raise VocabTableError(f"the vocabulary table {table.path.name} is for a {table.model_vocab}-token "
-                              f"model vocabulary, this pair has {vocab}; make one with assets/vocab/make_vocab.py")
+                              f"model vocabulary, this pair has {vocab}; make one with scripts/make_vocab.py")
 
 
 def vocab_subset(table: VocabTable, size: int = DEFAULT_SIZE, extra_ids=()) -> torch.Tensor:

@@ -99,7 +99,7 @@ def test_lookup_methods_give_the_target_alone_output(method, static):
 
 
 def test_the_hybrid_uses_a_lookup_only_on_a_match_of_three_tokens():
-    """The tuned default (tests/perf/hybrid_policy.py): a 2-token match still drafts with the model."""
+    """The tuned default (scripts/hybrid_policy.py): a 2-token match still drafts with the model."""
     hybrid = make_drafter("hybrid", tiny_model(2), 16)
     two = torch.tensor([[5, 1, 2, 9, 7, 1, 2]])          # "1 2" recurs: the lookup would propose "9 7 1"
     three = torch.tensor([[5, 1, 2, 9, 7, 5, 1, 2]])     # "5 1 2" recurs: the lookup proposes "9 7 5"
