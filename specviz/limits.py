@@ -13,7 +13,7 @@ MAX_TEMPERATURE = 10.0
 TOP_N = 5                       # alternatives recorded per position in a trace
 
 # Adaptive draft length: stop a round's drafting once the draft's confidence in
-# its token falls below this. 0.6 measured best on the packaged pair (README).
+# its token falls below this. 0.6 measured best on the packaged pair (docs/performance.md, "Hybrid drafting").
 ADAPTIVE_THRESHOLD = 0.6
 
 # ---------------------------------------------------------------- the command line and the bench

@@ -1,7 +1,7 @@
 """The packaged Qwen2.5-Coder pair, for real: greedy speculative output equals the target alone.
 
 fp32, so that a forward over K+1 positions and a one-token forward agree to the
-last bit that matters (bf16 can flip near-ties; see README).
+last bit that matters (bf16 can flip near-ties; see docs/testing.md).
 """
 import json
 from pathlib import Path
