@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from specviz import bench, theory
+from specviz.cli import bench as bench_cli
 from specviz.sampling import SamplingConfig
 from tiny import tiny_model
 
@@ -86,7 +87,7 @@ def test_main_writes_results_and_standalone_report(pair, tmp_path, capsys):
     prompts.write_text('{"category": "code", "prompt": "def f(x):"}\n'
                        '{"category": "qa", "prompt": "why?"}\n', encoding="utf-8")
     out = tmp_path / "out"
-    rc = bench.main(["--prompts", str(prompts), "--k", "1", "2", "--max-new-tokens", "8",
+    rc = bench_cli.main(["--prompts", str(prompts), "--k", "1", "2", "--max-new-tokens", "8",
                      "--temperature", "0", "0.7", "--repeats", "1", "--out", str(out), "--quiet"],
                     pair_loader=lambda **kw: pair)
     assert rc == 0
@@ -127,7 +128,7 @@ def test_main_writes_results_and_standalone_report(pair, tmp_path, capsys):
 def test_method_subset_and_limit(pair, tmp_path):
     prompts = tmp_path / "p.jsonl"
     prompts.write_text("\n".join(json.dumps({"prompt": f"prompt {i}"}) for i in range(3)), encoding="utf-8")
-    rc = bench.main(["--prompts", str(prompts), "--k", "2", "--max-new-tokens", "4", "--temperature", "0",
+    rc = bench_cli.main(["--prompts", str(prompts), "--k", "2", "--max-new-tokens", "4", "--temperature", "0",
                      "--repeats", "1", "--out", str(tmp_path / "o"), "--limit-prompts", "1", "--quiet",
                      "--methods", "target", "specviz", "--no-warmup"], pair_loader=lambda **kw: pair)
     assert rc == 0
@@ -146,7 +147,7 @@ def test_bad_arguments_exit_2_with_one_line(argv, capsys):
     def never(**kw):
         raise AssertionError("models must not load on bad arguments")
 
-    assert bench.main(argv, pair_loader=never) == 2
+    assert bench_cli.main(argv, pair_loader=never) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("specviz bench: error:")
 
@@ -154,7 +155,7 @@ def test_bad_arguments_exit_2_with_one_line(argv, capsys):
 def test_bad_prompts_file(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"prompt": "ok"}\nnot json\n', encoding="utf-8")
-    assert bench.main(["--prompts", str(bad)], pair_loader=lambda **kw: None) == 2
+    assert bench_cli.main(["--prompts", str(bad)], pair_loader=lambda **kw: None) == 2
     assert "bad.jsonl:2" in capsys.readouterr().err
 
 
@@ -203,7 +204,7 @@ def test_report_draws_the_adaptive_method_with_the_others():
 
 
 def test_median_and_formatting_agree_on_missing_values():
-    from specviz.stats import fmt, median
+    from specviz.stats import format_measurement as fmt, median
 
     assert math.isnan(median([])) and math.isnan(median([None, float("nan")]))
     assert median([3.0, None, 1.0, float("nan"), 2.0]) == 2.0
@@ -257,7 +258,7 @@ def test_a_failing_method_is_recorded_not_fatal(pair, tmp_path, capsys, monkeypa
     monkeypatch.setattr(suite, "run_method", flaky)
     prompts = tmp_path / "p.jsonl"
     prompts.write_text('{"prompt": "def f(x): return x"}\n', encoding="utf-8")
-    rc = bench.main(["--prompts", str(prompts), "--k", "2", "--max-new-tokens", "4", "--temperature", "0",
+    rc = bench_cli.main(["--prompts", str(prompts), "--k", "2", "--max-new-tokens", "4", "--temperature", "0",
                      "--repeats", "1", "--out", str(tmp_path / "o"), "--quiet",
                      "--methods", "target", "hf_static", "specviz_ngram"], pair_loader=lambda **kw: pair)
     assert rc == 0
@@ -327,7 +328,7 @@ def test_default_prompts_add_the_code_edit_prompts(tmp_path):
 
 
 def test_categories_option(pair, tmp_path, capsys):
-    rc = bench.main(["--categories", "code-edit", "--limit-prompts", "1", "--k", "2", "--max-new-tokens", "4",
+    rc = bench_cli.main(["--categories", "code-edit", "--limit-prompts", "1", "--k", "2", "--max-new-tokens", "4",
                      "--temperature", "0", "--repeats", "1", "--out", str(tmp_path / "o"), "--quiet", "--no-warmup",
                      "--methods", "target", "hf_prompt_lookup", "specviz_ngram"], pair_loader=lambda **kw: pair)
     assert rc == 0
@@ -335,7 +336,7 @@ def test_categories_option(pair, tmp_path, capsys):
     assert {r["category"] for r in data["rows"]} == {"code-edit"}
     assert {r["method"] for r in data["rows"]} == {"target", "hf_prompt_lookup", "specviz_ngram"}
     capsys.readouterr()
-    assert bench.main(["--categories", "nope"], pair_loader=lambda **kw: None) == 2
+    assert bench_cli.main(["--categories", "nope"], pair_loader=lambda **kw: None) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("specviz bench: error: no prompts in category nope")
 

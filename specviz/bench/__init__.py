@@ -38,8 +38,6 @@ Conventions (the same for every method, so tokens/s compare like with like):
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
-
 from ..limits import ASSET_PROMPTS, SHARED_PROMPTS, default_prompts_file
 from ..stats import median
 from .costs import ForwardCosts, forward_costs, theory_speedup
@@ -51,16 +49,8 @@ from .summary import summarize, temp_key
 from .sweep import KRow, KSweep, ksweep_from_rows, sweep_k
 
 
-def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] | None = None) -> int:
-    """`python -m specviz bench ...` (see specviz.cli.bench.main); returns the exit code."""
-    # Imported here: the command line imports this package, not the other way round.
-    from ..cli.bench import main as bench_main
-
-    return bench_main(argv, pair_loader=pair_loader)
-
-
 __all__ = ["ASSET_PROMPTS", "SHARED_PROMPTS", "default_prompts_file", "median", "ForwardCosts", "forward_costs",
            "theory_speedup", "Run", "run_method", "K_METHODS", "METHODS", "default_methods", "BenchError", "Prompt",
            "load_prompts",
            "format_table", "run_benchmark", "summarize", "temp_key", "write_results", "KRow", "KSweep",
-           "ksweep_from_rows", "sweep_k", "main"]
+           "ksweep_from_rows", "sweep_k"]
