@@ -136,14 +136,17 @@ def test_what_is_measured_and_what_compiles(monkeypatch, pair):
     assert not pays.wanted(pair, "ngram", False)                              # prompt lookup costs no forward
     assert not pays.wanted(pair, "trimmed", False)      # its draft step is not the plain forward that is timed
     assert not pays.wanted(SimpleNamespace(draft=None), "model", False)
-    monkeypatch.setattr(pays, "_forward_costs", lambda: fake_costs(0.5, 1.0, []))
-    assert not pays.wanted(pair, "model", True)        # eager bare forwards would misjudge a compiled run
+    # A compiled run's forwards are timed compiled (forward_costs takes compile=; nothing asks whether it does).
+    assert pays.wanted(pair, "model", True)
+    seen = {}
 
     def with_compile(target, draft, input_ids, ks, repeats=3, compile="off"):
-        raise AssertionError("not called here")
+        seen["compile"] = compile
+        return ForwardCosts(target_1=1.0, draft_1=0.5, target_k={k: 1.0 for k in ks})
 
     monkeypatch.setattr(pays, "_forward_costs", lambda: with_compile)
-    assert pays.wanted(pair, "model", True)
+    pays.measure(pair, [1, 2], 3, True, lambda f, m: None)
+    assert seen == {"compile": "on"}
 
 
 def test_costs_are_measured_once_per_pair_and_k(monkeypatch, pair):

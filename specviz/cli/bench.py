@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import platform
 import sys
@@ -102,17 +101,9 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]):
         out_dir = Path(args.out)
         if out_dir.exists() and not out_dir.is_dir():
             raise BenchError(f"--out {out_dir} exists and is not a folder")
-        if args.compile != "auto" and not _takes_compile():
-            raise BenchError(f"--compile {args.compile}: this version of specviz.bench.run_benchmark does not take "
-                             "compile= yet; its loops run as the decoder's default (auto)")
     except BenchError as e:
         parser.error(str(e))
     return args, prompts, samplings, out_dir
-
-
-def _takes_compile() -> bool:
-    """Whether the benchmark threads `compile` through to the decoders (specviz.bench.run_benchmark(compile=...))."""
-    return "compile" in inspect.signature(run_benchmark).parameters
 
 
 def _default_loader(**kwargs):
@@ -162,7 +153,7 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
                            warmup=not args.no_warmup, quiet=args.quiet,
                            **({"hf_draft": hf_draft} if hf_draft is not None else {}),
                            variants=_variants(pair, args.baselines), variant_methods=args.baseline_methods,
-                           **({"compile": args.compile} if _takes_compile() else {}))
+                           compile=args.compile)
     result["meta"] = _meta(pair, args, argv, prompts)
     json_path, html_path = write_results(result, out_dir)
     print(format_table(result))

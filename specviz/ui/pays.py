@@ -11,13 +11,12 @@ are measured only for the drafters whose draft step is that forward ("model",
 and "hybrid" whose rounds may all be drafted by the model), and nothing is said
 for a run with any token drafted by prompt lookup. A drafter whose step differs
 (a trimmed vocabulary head, say) would need its own timing, so it gets none.
-Bare forwards are timed eagerly: for a compiled run they are only measured when
-`forward_costs` itself takes `compile=` (else the eager c of a GPU, ~0.9, would
-wrongly say a compiled run cannot pay).
+Bare forwards are timed as the run runs them: a compiled run's with
+`forward_costs(compile="on")` (the eager c of a GPU, ~0.9, would wrongly say a
+compiled run cannot pay).
 """
 from __future__ import annotations
 
-import inspect
 import math
 import os
 import threading
@@ -72,10 +71,6 @@ def _forward_costs():
     return forward_costs
 
 
-def _timeable(compiled: bool) -> bool:
-    return not compiled or "compile" in inspect.signature(_forward_costs()).parameters
-
-
 class CostCache:
     """ForwardCosts by (pair, device, K, compiled), for the process; holds the pair so its id stays unique."""
 
@@ -107,8 +102,9 @@ COSTS = CostCache()
 
 
 def wanted(pair, method: str, compiled: bool) -> bool:
-    """Whether this run's costs mean anything: a draft model drafts, and the forwards can be timed as the run runs."""
-    return getattr(pair, "draft", None) is not None and method in PLAIN_DRAFT_FORWARD and _timeable(compiled)
+    """Whether this run's costs mean anything: a draft model drafts each token with one plain forward (the forwards
+    are timed compiled or not, as the run runs them)."""
+    return pair.draft is not None and method in PLAIN_DRAFT_FORWARD
 
 
 def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[float, str], None]):
