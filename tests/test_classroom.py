@@ -14,7 +14,7 @@ from specviz.sampling import SamplingConfig
 from specviz.strings import t
 from specviz.trace import Choice, Round
 from specviz.viz import classroom as vc
-from specviz.viz.format import fmt
+from specviz.viz.format import display_number as fmt
 
 from rounds import bonus_round, rejected_round, tok
 

@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 from ..classroom.steps import Decision, Mass, Stop, decision, stops
 from ..strings import DEFAULT_LANG, t
 from ..trace import Round
-from .format import MARKERS, PALETTE, esc, fmt, rich, token_display
+from .format import MARKERS, PALETTE, esc, display_number, rich, token_display
 
 GLYPHS = {**MARKERS, "pending": "?"}
 _STATE_KEYS = {"accepted": "verdict.accepted", "rejected": "verdict.rejected", "discarded": "verdict.discarded",
@@ -34,14 +34,14 @@ def state_word(state: str, lang: str = DEFAULT_LANG) -> str:
 # ---------------------------------------------------------------- words and numbers
 def num(x: float) -> str:
     """A probability in a formula: 3 decimals, or 3 significant digits below 0.01 (so p/q can be checked by hand)."""
-    return f"{x:.2e}" if 0 < abs(x) < 0.01 else fmt(x)
+    return f"{x:.2e}" if 0 < abs(x) < 0.01 else display_number(x)
 
 
 def formula(test: Decision, lang: str = DEFAULT_LANG, hidden: bool = False) -> str:
     """`a = min(1, p/q) = min(1, 0.310/0.440) = 0.705; u = 0.620 < 0.705 → accepted` (plain text)."""
     if hidden:
-        return t("cls.formula_hidden", lang, p=num(test.p), q=num(test.q), a=fmt(test.a))
-    return t("cls.formula", lang, p=num(test.p), q=num(test.q), a=fmt(test.a), u=fmt(test.u),
+        return t("cls.formula_hidden", lang, p=num(test.p), q=num(test.q), a=display_number(test.a))
+    return t("cls.formula", lang, p=num(test.p), q=num(test.q), a=display_number(test.a), u=display_number(test.u),
              rel="<" if test.accepted else "≥", verdict=state_word("accepted" if test.accepted else "rejected", lang))
 
 
@@ -54,7 +54,7 @@ def summary(rnd: Round, lang: str = DEFAULT_LANG) -> str:
     parts = [head]
     if rnd.rejected_at is not None:
         tk = rnd.drafted[rnd.rejected_at]
-        parts.append(t("cls.sum_rejected", lang, token=quote(tk.text), p=fmt(tk.p, 2), q=fmt(tk.q, 2)))
+        parts.append(t("cls.sum_rejected", lang, token=quote(tk.text), p=display_number(tk.p, 2), q=display_number(tk.q, 2)))
     if rnd.correction is not None:
         parts.append(t("cls.sum_correction", lang, token=quote(rnd.correction.text)))
     elif rnd.bonus is not None:
@@ -85,9 +85,9 @@ def strip_html(rnd: Round, stop: Stop, lang: str = DEFAULT_LANG, revealed: bool 
     states = chip_states(rnd, stop, revealed)
     chips = []
     for i, tk in enumerate(rnd.drafted):
-        nums = f'<span class="sv-cls-num">q {esc(fmt(tk.q, 2))}</span>'
+        nums = f'<span class="sv-cls-num">q {esc(display_number(tk.q, 2))}</span>'
         if stop.kind != "draft":
-            nums += f'<span class="sv-cls-num">p {esc(fmt(tk.p, 2))}</span>'
+            nums += f'<span class="sv-cls-num">p {esc(display_number(tk.p, 2))}</span>'
         chips.append(_chip(tk.text, states[i], i, stop.kind == "test" and stop.pos == i, lang, nums))
     if stop.kind == "correction" and rnd.correction is not None:
         chips.append(_chip(rnd.correction.text, "correction", None, True, lang))
@@ -99,17 +99,17 @@ def strip_html(rnd: Round, stop: Stop, lang: str = DEFAULT_LANG, revealed: bool 
 def ubar_html(test: Decision, lang: str = DEFAULT_LANG, hidden: bool = False) -> str:
     """A unit bar split at a (left of the split = accept), with u marked once revealed."""
     a = max(0.0, min(1.0, test.a)) * 100
-    label = t("cls.ubar_label_hidden" if hidden else "cls.ubar_label", lang, a=fmt(test.a), u=fmt(test.u),
+    label = t("cls.ubar_label_hidden" if hidden else "cls.ubar_label", lang, a=display_number(test.a), u=display_number(test.u),
               verdict=state_word("accepted" if test.accepted else "rejected", lang))
     mark = "" if hidden else (
         f'<span class="sv-ubar-u" style="left:{max(0.0, min(1.0, test.u)) * 100:.1f}%">'
-        f'<span class="sv-ubar-ulabel">u = {esc(fmt(test.u))}</span></span>')
+        f'<span class="sv-ubar-ulabel">u = {esc(display_number(test.u))}</span></span>')
     return (f'<div class="sv-ubar-wrap"><div class="sv-ubar" role="img" aria-label="{esc(label)}" '
-            f'data-a="{esc(fmt(test.a))}" data-u="{"" if hidden else esc(fmt(test.u))}">'
+            f'data-a="{esc(display_number(test.a))}" data-u="{"" if hidden else esc(display_number(test.u))}">'
             f'<span class="sv-ubar-acc" style="width:{a:.1f}%"><span>{esc(t("cls.ubar_accept", lang))}</span></span>'
             f'<span class="sv-ubar-rej" style="width:{100 - a:.1f}%"><span>{esc(t("cls.ubar_reject", lang))}</span></span>'
             f'{mark}</div><div class="sv-ubar-scale"><span>0</span>'
-            f'<span style="left:{a:.1f}%">a = {esc(fmt(test.a))}</span><span class="sv-ubar-one">1</span></div></div>')
+            f'<span style="left:{a:.1f}%">a = {esc(display_number(test.a))}</span><span class="sv-ubar-one">1</span></div></div>')
 
 
 def _body(rnd: Round, stop: Stop, greedy: bool, hidden: bool, lang: str) -> str:
@@ -128,10 +128,10 @@ def _body(rnd: Round, stop: Stop, greedy: bool, hidden: bool, lang: str) -> str:
                 f'{ubar_html(test, lang, hidden)}{note}')
     if stop.kind == "correction":
         c = rnd.correction
-        return (f'<p>{rich("cls.correction_text", lang, pos=(rnd.rejected_at or 0) + 1, token=quote(c.text), r=fmt(c.prob))}'
+        return (f'<p>{rich("cls.correction_text", lang, pos=(rnd.rejected_at or 0) + 1, token=quote(c.text), r=display_number(c.prob))}'
                 f'</p><p class="sv-muted">{esc(t("cls.correction_greedy" if greedy else "cls.see_mass", lang))}</p>')
     b = rnd.bonus
-    return f'<p>{rich("cls.bonus_text", lang, k=k, pos=k + 1, token=quote(b.text), p=fmt(b.prob))}</p>'
+    return f'<p>{rich("cls.bonus_text", lang, k=k, pos=k + 1, token=quote(b.text), p=display_number(b.prob))}</p>'
 
 
 def stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, *, hidden: bool = False,
@@ -211,12 +211,12 @@ def mass_figure(m: Mass | None, title: str, lang: str = DEFAULT_LANG) -> go.Figu
 
 def mass_text_html(m: Mass, rnd: Round, title: str = "", lang: str = DEFAULT_LANG) -> str:
     """The mass picture's heading, and why the correction gives back p exactly, with the drawn token's own numbers."""
-    parts = [f"<h4>{esc(title)}</h4>" if title else "", f'<p>{rich("cls.mass_why", lang, reject=fmt(m.reject_chance))}</p>']
+    parts = [f"<h4>{esc(title)}</h4>" if title else "", f'<p>{rich("cls.mass_why", lang, reject=display_number(m.reject_chance))}</p>']
     if m.drawn is not None:
         j = m.drawn
         r = m.r[j] if m.r[j] is not None else float("nan")
-        line = t("cls.mass_example", lang, token=quote(m.texts[j]), overlap=fmt(m.overlap[j]),
-                 reject=fmt(m.reject_chance), r=fmt(r), resid=fmt(m.reject_chance * r), p=fmt(m.p[j]))
+        line = t("cls.mass_example", lang, token=quote(m.texts[j]), overlap=display_number(m.overlap[j]),
+                 reject=display_number(m.reject_chance), r=display_number(r), resid=display_number(m.reject_chance * r), p=display_number(m.p[j]))
         parts.append(f"<p>{esc(line)}</p>")
     parts.append(f'<p class="sv-muted">{esc(t("cls.mass_exact" if m.exact_r else "cls.mass_approx", lang))}</p>')
     return f'<div class="sv-cls-mass-text" data-round="{rnd.index + 1}">{"".join(parts)}</div>'
@@ -260,7 +260,7 @@ def lab_stats_html(fit, total: int, variant: str, done: bool, lang: str = DEFAUL
     progress = t("lab.done" if done else "lab.progress", lang, n=fit.n, total=total)
     return (f'<div class="sv-cls-panel" data-tv="{fit.tv:.4f}" data-pvalue="{fit.p_value:.3g}" data-n="{fit.n}">'
             f'<div>{esc(progress)}</div>'
-            f'<div>{esc(t("lab.stats", lang, tv=fmt(fit.tv), pvalue=fmt(fit.p_value), noise=fmt(fit.noise_tv)))}</div>'
+            f'<div>{esc(t("lab.stats", lang, tv=display_number(fit.tv), pvalue=display_number(fit.p_value), noise=display_number(fit.noise_tv)))}</div>'
             f'<div>{verdict}</div><div class="sv-muted">{esc(t("lab.why_real" if variant == "real" else "lab.why_broken", lang))}'
             f'</div></div>')
 
@@ -290,16 +290,16 @@ def whatif_figure(curves, k: int, measured=None, lang: str = DEFAULT_LANG) -> go
 
 
 def whatif_html(alpha: float, k: int, c: float, curves, measured, worked, lang: str = DEFAULT_LANG) -> str:
-    rows = [t("whatif.now", lang, alpha=fmt(alpha, 2), k=k, c=fmt(c, 3), tokens=fmt(curves.tokens[k - 1], 2),
-              speedup=fmt(curves.speedup[k - 1], 2), best=curves.best_k)]
+    rows = [t("whatif.now", lang, alpha=display_number(alpha, 2), k=k, c=display_number(c, 3), tokens=display_number(curves.tokens[k - 1], 2),
+              speedup=display_number(curves.speedup[k - 1], 2), best=curves.best_k)]
     if measured is not None:
         rows.append(t("whatif.measured_line" if measured.c_timed else "whatif.measured_estimated", lang,
-                      alpha=fmt(measured.alpha, 2), k=measured.k, tau=fmt(measured.tau, 2), c=fmt(measured.c, 3)))
+                      alpha=display_number(measured.alpha, 2), k=measured.k, tau=display_number(measured.tau, 2), c=display_number(measured.c, 3)))
     else:
         rows.append(t("whatif.no_run", lang))
-    rows.append(t("whatif.worked", lang, alpha=fmt(worked.alpha, 2), k=worked.k, c=fmt(worked.c, 3),
-                  tokens=fmt(worked.tokens, 2), speedup=fmt(worked.speedup, 2), claimed=fmt(worked.claimed, 1),
-                  c_claim=fmt(worked.c_for_claim, 3)))
+    rows.append(t("whatif.worked", lang, alpha=display_number(worked.alpha, 2), k=worked.k, c=display_number(worked.c, 3),
+                  tokens=display_number(worked.tokens, 2), speedup=display_number(worked.speedup, 2), claimed=display_number(worked.claimed, 1),
+                  c_claim=display_number(worked.c_for_claim, 3)))
     return '<div class="sv-cls-panel">' + "".join(f"<p>{esc(r)}</p>" for r in rows) + "</div>"
 
 
@@ -319,8 +319,8 @@ def premise_figure(pr, lang: str = DEFAULT_LANG) -> go.Figure:
 def premise_html(pr, device: str, lang: str = DEFAULT_LANG) -> str:
     if pr is None:
         return ""
-    line = t("why.holds" if pr.holds else "why.fails", lang, n=pr.positions[-1], ratio=fmt(pr.ratio, 2),
-             device=device, draft=fmt(1000 * pr.draft_1, 1), target=fmt(1000 * pr.target[0], 1))
+    line = t("why.holds" if pr.holds else "why.fails", lang, n=pr.positions[-1], ratio=display_number(pr.ratio, 2),
+             device=device, draft=display_number(1000 * pr.draft_1, 1), target=display_number(1000 * pr.target[0], 1))
     cls = "sv-cls-verdict-ok" if pr.holds else "sv-cls-verdict-bad"
     return (f'<div class="sv-cls-panel" data-holds="{str(pr.holds).lower()}"><span class="{cls}">'
             f'{"✓" if pr.holds else "✗"}</span> {esc(line)}</div>')

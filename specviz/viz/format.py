@@ -45,7 +45,7 @@ def rich(key: str, lang: str = DEFAULT_LANG, **values) -> str:
     return html.format(**{name: esc(v) for name, v in values.items()})
 
 
-def fmt(x: float | None, digits: int = 3) -> str:
+def display_number(x: float | None, digits: int = 3) -> str:
     """A probability or a time for display; NaN/None (not recorded) -> an em dash."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"

@@ -29,7 +29,7 @@ from typing import Iterable, Sequence
 from ..compare import speedup as _speedup
 from ..strings import DEFAULT_LANG, t
 from ..trace import Alt, Choice, Round
-from .format import MARKERS, PALETTE, esc, fmt, pct, rich, round_drafter_text, source_line, token_display  # noqa: F401
+from .format import MARKERS, PALETTE, esc, display_number, pct, rich, round_drafter_text, source_line, token_display  # noqa: F401
 
 KINDS = ("accepted", "rejected", "discarded", "correction", "bonus")
 
@@ -58,7 +58,7 @@ def _tok(text: str) -> str:
 
 
 def _alts(alts: Sequence[Alt], n: int = 5) -> str:
-    return ", ".join(f"{_tok(a.text)} {fmt(a.prob)}" for a in alts[:n]) or "—"
+    return ", ".join(f"{_tok(a.text)} {display_number(a.prob)}" for a in alts[:n]) or "—"
 
 
 def _attrs(**values) -> str:
@@ -74,15 +74,15 @@ def draft_hover(rnd: Round, i: int, greedy: bool, lang: str = DEFAULT_LANG) -> s
                round=rnd.index + 1, pos=i + 1, k=rnd.k), source_line(tk.source, lang)]
     if verdict == "discarded":
         lines.append(t("hover.discarded", lang, pos=(rnd.rejected_at or 0) + 1))
-    lines += [t("hover.q", lang, q=fmt(tk.q)), t("hover.p", lang, p=fmt(tk.p)),
-              f"a = min(1, p/q) = {fmt(tk.accept_prob)}", f"u = {fmt(tk.u)}"]
+    lines += [t("hover.q", lang, q=display_number(tk.q)), t("hover.p", lang, p=display_number(tk.p)),
+              f"a = min(1, p/q) = {display_number(tk.accept_prob)}", f"u = {display_number(tk.u)}"]
     if verdict == "accepted":
         lines.append(t("hover.accepted", lang))
     elif verdict == "rejected":
         lines.append(t("hover.rejected", lang))
     if greedy:
         lines.append(t("hover.greedy_rule", lang))
-        lines.append(t("hover.greedy_confidence", lang, q=fmt(tk.q_confidence), p=fmt(tk.p_confidence)))
+        lines.append(t("hover.greedy_confidence", lang, q=display_number(tk.q_confidence), p=display_number(tk.p_confidence)))
         if tk.top_p:
             lines.append(t("hover.target_top", lang, token=_tok(tk.top_p[0].text)))
     lines.append(t("hover.target_top5_conf" if greedy else "hover.target_top5", lang, alts=_alts(tk.top_p)))
@@ -96,11 +96,11 @@ def choice_hover(rnd: Round, kind: str, c: Choice, greedy: bool, lang: str = DEF
         head = t("hover.correction_head", lang, token=_tok(c.text), round=rnd.index + 1, pos=j)
         if greedy:
             head += "\n" + t("hover.correction_greedy", lang)
-        prob = f"r(x) = {fmt(c.prob)}"
+        prob = f"r(x) = {display_number(c.prob)}"
         top = t("hover.residual_top5", lang, alts=_alts(c.top))
     else:
         head = t("hover.bonus_head", lang, token=_tok(c.text), round=rnd.index + 1, pos=rnd.k + 1, k=rnd.k)
-        prob = f"p(x) = {fmt(c.prob)}"
+        prob = f"p(x) = {display_number(c.prob)}"
         top = t("hover.target_top5_conf" if greedy else "hover.target_top5", lang, alts=_alts(c.top))
     return "\n".join([head, prob, top])
 
@@ -129,22 +129,22 @@ def round_fragment_html(rnd: Round, greedy: bool, lang: str = DEFAULT_LANG) -> s
         verdict = rnd.verdict(i)
         parts.append(live_token_html(
             tk.text, verdict, draft_hover(rnd, i, greedy, lang), source_class(tk.source), data_round=rnd.index + 1,
-            data_pos=i + 1, data_source=tk.source, data_token_id=tk.token_id, data_q=fmt(tk.q), data_p=fmt(tk.p),
-            data_a=fmt(tk.accept_prob), data_u=fmt(tk.u)))
+            data_pos=i + 1, data_source=tk.source, data_token_id=tk.token_id, data_q=display_number(tk.q), data_p=display_number(tk.p),
+            data_a=display_number(tk.accept_prob), data_u=display_number(tk.u)))
         if verdict == "rejected" and rnd.correction is not None:
             c = rnd.correction
             parts.append(live_token_html(c.text, "correction", choice_hover(rnd, "correction", c, greedy, lang),
                                          data_round=rnd.index + 1, data_pos=i + 1, data_token_id=c.token_id,
-                                         data_r=fmt(c.prob)))
+                                         data_r=display_number(c.prob)))
     if rnd.correction is not None and rnd.rejected_at is None:  # defensive: a correction with no rejection
         c = rnd.correction
         parts.append(live_token_html(c.text, "correction", choice_hover(rnd, "correction", c, greedy, lang),
-                                     data_round=rnd.index + 1, data_token_id=c.token_id, data_r=fmt(c.prob)))
+                                     data_round=rnd.index + 1, data_token_id=c.token_id, data_r=display_number(c.prob)))
     if rnd.bonus is not None:
         b = rnd.bonus
         parts.append(live_token_html(b.text, "bonus", choice_hover(rnd, "bonus", b, greedy, lang),
                                      data_round=rnd.index + 1, data_pos=rnd.k + 1, data_token_id=b.token_id,
-                                     data_p=fmt(b.prob)))
+                                     data_p=display_number(b.prob)))
     return f'<span class="sv-round" data-round="{rnd.index + 1}">{"".join(parts)}</span>'
 
 
@@ -184,9 +184,9 @@ def legend_html(greedy: bool | None = None, lang: str = DEFAULT_LANG) -> str:
 # ---------------------------------------------------------------- round cards
 def _bar(value: float, kind: str, label: str) -> str:
     width = 0.0 if value is None or math.isnan(value) else max(0.0, min(1.0, value)) * 100
-    return (f'<span class="sv-bar" data-tip="{esc(label)} = {esc(fmt(value))}">'
+    return (f'<span class="sv-bar" data-tip="{esc(label)} = {esc(display_number(value))}">'
             f'<span class="sv-bar-fill sv-bar-{kind}" style="width:{width:.1f}%"></span></span>'
-            f'<span class="sv-num">{esc(fmt(value))}</span>')
+            f'<span class="sv-num">{esc(display_number(value))}</span>')
 
 
 def _accept_bar(a: float, u: float) -> str:
@@ -195,9 +195,9 @@ def _accept_bar(a: float, u: float) -> str:
     uw = None if math.isnan(u) else max(0.0, min(1.0, u)) * 100
     tick = "" if uw is None else f'<span class="sv-u" style="left:{uw:.1f}%"></span>'
     rel = "" if uw is None else ("&lt;" if u < a else "≥")
-    return (f'<span class="sv-abar" data-tip="a = min(1, p/q) = {esc(fmt(a))}; u = {esc(fmt(u))}">'
+    return (f'<span class="sv-abar" data-tip="a = min(1, p/q) = {esc(display_number(a))}; u = {esc(display_number(u))}">'
             f'<span class="sv-abar-fill" style="width:{aw:.1f}%"></span>{tick}</span>'
-            f'<span class="sv-num">u {esc(fmt(u, 2))} {rel} a {esc(fmt(a, 2))}</span>')
+            f'<span class="sv-num">u {esc(display_number(u, 2))} {rel} a {esc(display_number(a, 2))}</span>')
 
 
 def _card_row(rnd: Round, i: int, greedy: bool, qh: str, ph: str, lang: str) -> str:
@@ -220,12 +220,12 @@ def _card_extras(rnd: Round, greedy: bool, lang: str) -> list[str]:
         c = rnd.correction
         extra.append(
             f'<div class="sv-card-extra"><span class="sv-tok sv-correction">{esc(token_display(c.text, True))}</span> '
-            f'{rich("card.correction", lang, pos=(rnd.rejected_at or 0) + 1, r=fmt(c.prob))} {_alt_chips(c.top)}</div>')
+            f'{rich("card.correction", lang, pos=(rnd.rejected_at or 0) + 1, r=display_number(c.prob))} {_alt_chips(c.top)}</div>')
     if rnd.bonus is not None:
         b = rnd.bonus
         extra.append(
             f'<div class="sv-card-extra"><span class="sv-tok sv-bonus">{esc(token_display(b.text, True))}</span> '
-            f'{rich("card.bonus_conf" if greedy else "card.bonus", lang, pos=rnd.k + 1, p=fmt(b.prob))} '
+            f'{rich("card.bonus_conf" if greedy else "card.bonus", lang, pos=rnd.k + 1, p=display_number(b.prob))} '
             f'{_alt_chips(b.top)}</div>')
     if rnd.eos:
         extra.append(f'<div class="sv-card-extra sv-muted">{esc(t("card.eos", lang))}</div>')
@@ -251,7 +251,7 @@ def round_card_html(rnd: Round, greedy: bool, lang: str = DEFAULT_LANG) -> str:
 
 
 def _alt_chips(alts: Sequence[Alt]) -> str:
-    return " ".join(f'<span class="sv-chip">{esc(token_display(a.text, True))} <i>{esc(fmt(a.prob, 2))}</i></span>'
+    return " ".join(f'<span class="sv-chip">{esc(token_display(a.text, True))} <i>{esc(display_number(a.prob, 2))}</i></span>'
                     for a in alts[:5]) or "—"
 
 
@@ -290,10 +290,10 @@ def metrics_html(m: dict, *, done: bool = False, prefill_seconds: float | None =
     """Tiles for trace.metrics(...): tokens/s, acceptance rate, τ, rounds, tokens, timing split."""
     tps = m.get("tokens_per_s", float("nan"))
     tiles = [
-        _tile(t("tile.tps", lang), fmt(tps, 1), t("tile.tps_hint", lang), "tps"),
+        _tile(t("tile.tps", lang), display_number(tps, 1), t("tile.tps_hint", lang), "tps"),
         _tile(t("tile.acceptance", lang), pct(m.get("acceptance_rate", float("nan"))),
               t("tile.acceptance_hint", lang), "acceptance"),
-        _tile(t("tile.tau", lang), fmt(m.get("tau", float("nan")), 2), t("tile.tau_hint", lang), "tau"),
+        _tile(t("tile.tau", lang), display_number(m.get("tau", float("nan")), 2), t("tile.tau_hint", lang), "tau"),
         _tile(t("tile.rounds", lang), str(m.get("rounds", 0)), t("tile.rounds_hint", lang), "rounds"),
         _tile(t("tile.tokens", lang), str(m.get("tokens", 0)), t("tile.tokens_hint", lang), "tokens"),
     ]
@@ -306,9 +306,9 @@ def metrics_html(m: dict, *, done: bool = False, prefill_seconds: float | None =
         tiles.append(_tile(t("tile.speedup", lang), f"{speed:.2f}×", t("tile.speedup_hint", lang), "speedup"))
     foot = ""
     if prefill_seconds is not None:
-        foot = f'<div class="sv-muted">{esc(t("tile.prefill", lang, seconds=fmt(prefill_seconds, 2)))}</div>'
+        foot = f'<div class="sv-muted">{esc(t("tile.prefill", lang, seconds=display_number(prefill_seconds, 2)))}</div>'
     if warmup_seconds is not None:
-        foot += f'<div class="sv-muted" data-warmup>{esc(t("tile.warmup", lang, seconds=fmt(warmup_seconds, 1)))}</div>'
+        foot += f'<div class="sv-muted" data-warmup>{esc(t("tile.warmup", lang, seconds=display_number(warmup_seconds, 1)))}</div>'
     state = "final" if done else "live"
     return f'<div class="sv-tiles" data-state="{state}">{"".join(tiles)}</div>{foot}'
 
@@ -337,11 +337,11 @@ def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, fi
 
     `weights`: how the target stored its weights ("int4", ...), named so the baseline is never a mystery."""
     speed = _speedup(spec_tps, base_tps)
-    rates = t("compare.rates", lang, spec=fmt(spec_tps, 1), base=fmt(base_tps, 1))
+    rates = t("compare.rates", lang, spec=display_number(spec_tps, 1), base=display_number(base_tps, 1))
     if weights:
         rates += " " + t("compare.weights", lang, weights=weights)
-    parts = [f'<div class="sv-compare-row"><span class="sv-big" data-speedup="{esc(fmt(speed, 3))}">'
-             f'{esc(t("compare.speedup", lang, speedup=fmt(speed, 2)))}</span> <span class="sv-muted">'
+    parts = [f'<div class="sv-compare-row"><span class="sv-big" data-speedup="{esc(display_number(speed, 3))}">'
+             f'{esc(t("compare.speedup", lang, speedup=display_number(speed, 2)))}</span> <span class="sv-muted">'
              f'{esc(rates)}</span></div>']
     if greedy and identical is not None:
         if identical:

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 
 from ..strings import DEFAULT_LANG, t
-from .format import esc, fmt
+from .format import esc, display_number
 
 
 @dataclass(frozen=True)
@@ -55,16 +55,16 @@ def sentence(check: PaysCheck | None, lang: str = DEFAULT_LANG) -> str | None:
     kind = verdict(check)
     if kind is None:
         return None
-    values = dict(c=fmt(check.c, 2), k=check.k, verify=fmt(check.verify_cost, 1), alpha=fmt(check.alpha, 2),
-                  theory=fmt(check.theory, 2))
+    values = dict(c=display_number(check.c, 2), k=check.k, verify=display_number(check.verify_cost, 1), alpha=display_number(check.alpha, 2),
+                  theory=display_number(check.theory, 2))
     hint = t("pays.hint_gpu" if str(check.device).startswith("cuda") else "pays.hint_cpu", lang)
     if check.weights:
         hint = t("pays.weights", lang, weights=check.weights) + " " + hint
     if kind == "did_not":
-        return t("pays.did_not", lang, speedup=fmt(check.measured, 2), **values) + " " + hint
+        return t("pays.did_not", lang, speedup=display_number(check.measured, 2), **values) + " " + hint
     text = t("pays.cannot", lang, **values)
     if _finite(check.measured):
-        text += " " + t("pays.measured", lang, speedup=fmt(check.measured, 2))
+        text += " " + t("pays.measured", lang, speedup=display_number(check.measured, 2))
     return text + " " + hint
 
 
@@ -74,4 +74,4 @@ def html(check: PaysCheck | None, lang: str = DEFAULT_LANG) -> str:
     if text is None:
         return ""
     return (f'<div class="sv-pays" role="note" data-pays="{esc(verdict(check))}" '
-            f'data-theory="{esc(fmt(check.theory, 3))}" data-c="{esc(fmt(check.c, 3))}">⚠ {esc(text)}</div>')
+            f'data-theory="{esc(display_number(check.theory, 3))}" data-c="{esc(display_number(check.c, 3))}">⚠ {esc(text)}</div>')

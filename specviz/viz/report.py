@@ -13,7 +13,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from ..stats import fmt, is_number, median
+from ..stats import format_measurement, is_number, median
 
 METHOD_COLORS = {
     "target": "#6b7280", "hf_generate": "#9ca3af", "hf_static": "#4b5563", "hf_assisted": "#f59e0b",
@@ -102,8 +102,9 @@ def _app_throughput_chart(sweep, temperature: float) -> go.Figure | None:
         return None
 
 
-def _fmt(x, spec="{:.2f}"):
-    return fmt(x, spec, missing="–")
+def _cell(x, spec="{:.2f}"):
+    """A table cell of the report: a measurement, or an en dash where none was made."""
+    return format_measurement(x, spec, missing="–")
 
 
 def _best_name(b) -> str:
@@ -133,17 +134,17 @@ def _summary_html(summary: dict) -> str:
                           ("specviz best (speed modes)", lambda s: _best_name(s.get("specviz_best"))),
                           ("transformers best", lambda s: _best_name(s.get("hf_best")))))
     body = "".join(
-        f"<tr><th>{html.escape(k)}</th>" + "".join(f"<td>{_fmt(s.get(k), spec)}</td>" for s in summary.values())
+        f"<tr><th>{html.escape(k)}</th>" + "".join(f"<td>{_cell(s.get(k), spec)}</td>" for s in summary.values())
         + "</tr>" for k, spec in SUMMARY_KEYS)
     parts.append(f"<h2>Summary (medians over prompts)</h2><table><tr><th>temperature</th>{head}</tr>"
                  f"{names}{body}</table>")
     for t, s in summary.items():
         rows = "".join(
-            f"<tr><td>{html.escape(r['method'])}</td><td>{_fmt(r['k'], '{}')}</td><td>{_fmt(r['tokens_per_s'])}</td>"
-            f"<td>{_fmt(r['speedup_vs_target'], '{:.2f}×')}</td>"
-            f"<td>{_fmt(r.get('speedup_vs_fastest_alone'), '{:.2f}×')}</td><td>{_fmt(r['acceptance_rate'])}</td>"
-            f"<td>{_fmt(r['tau'])}</td><td>{_fmt(r['theory_speedup'], '{:.2f}×')}</td>"
-            f"<td>{_fmt(r['matches_target'], '{:.0%}')}</td>"
+            f"<tr><td>{html.escape(r['method'])}</td><td>{_cell(r['k'], '{}')}</td><td>{_cell(r['tokens_per_s'])}</td>"
+            f"<td>{_cell(r['speedup_vs_target'], '{:.2f}×')}</td>"
+            f"<td>{_cell(r.get('speedup_vs_fastest_alone'), '{:.2f}×')}</td><td>{_cell(r['acceptance_rate'])}</td>"
+            f"<td>{_cell(r['tau'])}</td><td>{_cell(r['theory_speedup'], '{:.2f}×')}</td>"
+            f"<td>{_cell(r['matches_target'], '{:.0%}')}</td>"
             f"<td>{html.escape(str(r.get('error') or ''))}</td></tr>" for r in s["table"])
         parts.append(f"<h3>Temperature {html.escape(t)}</h3><table><tr><th>method</th><th>K</th><th>tokens/s</th>"
                      f"<th>speedup</th><th>vs {html.escape(str(s.get('fastest_alone') or 'fastest alone'))}</th>"
@@ -160,11 +161,11 @@ def _categories_html(s: dict) -> str:
     rows = "".join(
         f"<tr><td>{html.escape(c)}</td><td>{v.get('prompts', '')}</td>"
         f"<td>{html.escape(_best_name(v.get('specviz_best')))}</td>"
-        f"<td>{_fmt(v.get('specviz_best_speedup_vs_target'), '{:.2f}×')}</td>"
-        f"<td>{_fmt(v.get('specviz_best_speedup_vs_fastest_alone'), '{:.2f}×')}</td>"
+        f"<td>{_cell(v.get('specviz_best_speedup_vs_target'), '{:.2f}×')}</td>"
+        f"<td>{_cell(v.get('specviz_best_speedup_vs_fastest_alone'), '{:.2f}×')}</td>"
         f"<td>{html.escape(str(v.get('fastest_alone') or '–'))}</td>"
-        f"<td>{html.escape(_best_name(v.get('hf_best')))}</td><td>{_fmt(v.get('ratio_vs_hf_best'), '{:.2f}×')}</td>"
-        f"<td>{_fmt(v.get('ratio_vs_hf_assisted'), '{:.2f}×')}</td></tr>" for c, v in cats.items())
+        f"<td>{html.escape(_best_name(v.get('hf_best')))}</td><td>{_cell(v.get('ratio_vs_hf_best'), '{:.2f}×')}</td>"
+        f"<td>{_cell(v.get('ratio_vs_hf_assisted'), '{:.2f}×')}</td></tr>" for c, v in cats.items())
     return ("<h4>By category</h4><table><tr><th>category</th><th>prompts</th><th>specviz best</th>"
             "<th>vs target</th><th>vs fastest alone</th><th>fastest alone</th><th>transformers best</th>"
             f"<th>ratio vs hf best</th><th>ratio vs hf_assisted</th></tr>{rows}</table>")

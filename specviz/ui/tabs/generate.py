@@ -303,8 +303,8 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
     elif outcome.stopped:
         final.update(status(t("status.stopped_after", lang, rounds=len(view.rounds), tokens=m["tokens"]), "warn"))
     else:
-        final.update(status(t("status.done", lang, tokens=m["tokens"], rounds=m["rounds"], tps=vh.fmt(m["tokens_per_s"], 1),
-                              acceptance=vh.pct(m["acceptance_rate"]), tau=vh.fmt(m["tau"], 2)), "ok"))
+        final.update(status(t("status.done", lang, tokens=m["tokens"], rounds=m["rounds"], tps=vh.display_number(m["tokens_per_s"], 1),
+                              acceptance=vh.pct(m["acceptance_rate"]), tau=vh.display_number(m["tau"], 2)), "ok"))
     return final
 
 

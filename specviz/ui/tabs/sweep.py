@@ -135,7 +135,7 @@ def summary(result, n_tokens: int, lang: str) -> str:
     if best is None:
         return t("sweep.no_result", lang)
     if not best.tokens_per_s > result.target_tokens_per_s:
-        return t("sweep.none_faster", lang, k=result.best_k, tps=vh.fmt(best.tokens_per_s, 1),
-                 base=vh.fmt(result.target_tokens_per_s, 1), n=n_tokens)
-    return t("sweep.best", lang, k=result.best_k, tps=vh.fmt(best.tokens_per_s, 1), speedup=f"{best.speedup:.2f}",
-             base=vh.fmt(result.target_tokens_per_s, 1), n=n_tokens)
+        return t("sweep.none_faster", lang, k=result.best_k, tps=vh.display_number(best.tokens_per_s, 1),
+                 base=vh.display_number(result.target_tokens_per_s, 1), n=n_tokens)
+    return t("sweep.best", lang, k=result.best_k, tps=vh.display_number(best.tokens_per_s, 1), speedup=f"{best.speedup:.2f}",
+             base=vh.display_number(result.target_tokens_per_s, 1), n=n_tokens)
