@@ -18,9 +18,9 @@ from specviz.ui.stream import VIEWS, StreamView
 
 def form(**over):
     values = dict(prompt="hi", raw=False, k=4, adaptive=False, temperature=0.0, top_k=0, top_p=1.0, max_new=16,
-                  seed=0, choice=PACKAGED, draft_id="", target_id="", compare=True)
+                  seed=0, pair=PACKAGED, draft_id="", target_id="", compare_switch=True)
     values.update(over)
-    return inputs.run_settings(**values)
+    return inputs.run_settings(values)
 
 
 def test_a_good_form_gives_settings():
@@ -41,7 +41,7 @@ def test_a_good_form_gives_settings():
     (dict(top_k=1.5), "top-k must be a whole number"),
     (dict(temperature=99), "temperature must be between"),
     (dict(top_p=0), "top_p must be in (0, 1]"),
-    (dict(choice=CUSTOM, draft_id="a/b"), "Custom pair: give both a draft and a target Hub id"),
+    (dict(pair=CUSTOM, draft_id="a/b"), "Custom pair: give both a draft and a target Hub id"),
 ])
 def test_bad_fields_raise_input_errors_with_a_message(over, message):
     with pytest.raises(InputError) as e:
@@ -60,11 +60,16 @@ def test_pair_choices_and_ids():
     assert inputs.pair_ids(None, "", "") == (None, None)
 
 
+def sweep_form(k_lo, k_hi, sweep_tokens):
+    return dict(prompt="p", raw=False, temperature=0.0, top_k=0, top_p=1.0, seed=0, pair=PACKAGED, draft_id="",
+                target_id="", k_lo=k_lo, k_hi=k_hi, sweep_tokens=sweep_tokens)
+
+
 def test_sweep_form_orders_the_k_range():
-    s = inputs.sweep_settings("p", False, 0.0, 0, 1.0, 0, PACKAGED, "", "", 5, 2, 16)
+    s = inputs.sweep_settings(sweep_form(5, 2, 16))
     assert s.ks == [2, 3, 4, 5] and s.n_tokens == 16
     with pytest.raises(InputError, match="tokens per run"):
-        inputs.sweep_settings("p", False, 0.0, 0, 1.0, 0, PACKAGED, "", "", 1, 2, 3)
+        inputs.sweep_settings(sweep_form(1, 2, 3))
 
 
 def test_prompt_must_fit_the_model_context():
@@ -170,11 +175,11 @@ def test_stream_view_throttles_charts_and_finishes_with_them(tiny_pair):
     (dict(top_k=-5), "top-k must be a whole number"),
     (dict(max_new=100_000), "max new tokens must be a whole number between 1 and 512"),
     (dict(k=None), "K must be a number"),
-    (dict(choice=CUSTOM, draft_id="a" * 300, target_id="a/b"), "is an invalid model id"),
-    (dict(choice=CUSTOM, draft_id="o/" + "n" * 97, target_id="a/b"), "is an invalid model id"),
-    (dict(choice=CUSTOM, draft_id="http://example.com/x", target_id="a/b"), "not a web address"),
-    (dict(choice=CUSTOM, draft_id="a/b", target_id="../../etc/passwd"), "Target model: “../../etc/passwd” is an invalid"),
-    (dict(choice=CUSTOM, draft_id="/abs/path", target_id="a/b"), "invalid model id"),
+    (dict(pair=CUSTOM, draft_id="a" * 300, target_id="a/b"), "is an invalid model id"),
+    (dict(pair=CUSTOM, draft_id="o/" + "n" * 97, target_id="a/b"), "is an invalid model id"),
+    (dict(pair=CUSTOM, draft_id="http://example.com/x", target_id="a/b"), "not a web address"),
+    (dict(pair=CUSTOM, draft_id="a/b", target_id="../../etc/passwd"), "Target model: “../../etc/passwd” is an invalid"),
+    (dict(pair=CUSTOM, draft_id="/abs/path", target_id="a/b"), "invalid model id"),
 ])
 def test_out_of_range_values_are_refused_with_one_sentence(over, message):
     with pytest.raises(InputError) as e:

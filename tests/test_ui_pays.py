@@ -19,7 +19,7 @@ from specviz.ui.tabs import generate
 from tests.browser.tiny_app import TinyPair
 
 FORM = dict(prompt="the cat sat on the mat", raw=False, k=3, adaptive=False, temperature=0.0, top_k=0, top_p=1.0,
-            max_new=16, seed=0, choice=PACKAGED, draft_id="", target_id="", compare=True, method="model",
+            max_new=16, seed=0, pair=PACKAGED, draft_id="", target_id="", compare_switch=True, drafter="model",
             compile="auto")
 
 
@@ -58,7 +58,7 @@ def run_app(pair, lang="en", **over) -> list[dict]:
     ctx = AppContext(cache=PairCache(lambda d, t, progress: pair), lang=lang, tick_s=0.05, chart_interval_s=0.0)
     form = {**FORM, **over}
     request = SimpleNamespace(session_hash=f"pays-{id(form)}")
-    updates, _ = drive(generate.generate(ctx, *form.values(), request=request))
+    updates, _ = drive(generate.generate(ctx, form, request=request))
     return updates
 
 
@@ -73,14 +73,14 @@ def test_drafter_choices_follow_the_decoders_list(monkeypatch):
 
 
 def test_drafter_compile_and_adaptive_are_checked():
-    s = inputs.run_settings(**FORM)
+    s = inputs.run_settings(FORM)
     assert (s.drafter, s.compile, s.adaptive_threshold) == ("model", "auto", None)
-    assert inputs.run_settings(**{**FORM, "method": "ngram", "compile": "off"}).drafter == "ngram"
-    for over, needle in ((dict(method="oracle"), "Unknown drafter 'oracle'"),
+    assert inputs.run_settings({**FORM, "drafter": "ngram", "compile": "off"}).drafter == "ngram"
+    for over, needle in ((dict(drafter="oracle"), "Unknown drafter 'oracle'"),
                          (dict(compile="maybe"), "auto, on or off"),
-                         (dict(method="ngram", adaptive=True), "has no draft model")):
+                         (dict(drafter="ngram", adaptive=True), "has no draft model")):
         with pytest.raises(InputError, match=needle):
-            inputs.run_settings(**{**FORM, **over})
+            inputs.run_settings({**FORM, **over})
     errors = inputs.field_errors({"adaptive": True, "drafter": "ngram", "compile": "x"})
     assert set(errors) == {"adaptive", "compile"}
     assert "K adaptativo" in inputs.field_errors({"adaptive": True, "drafter": "ngram"}, "es")["adaptive"]
@@ -189,16 +189,16 @@ def test_a_run_that_cannot_pay_says_so_under_the_tiles(monkeypatch, pair, lang, 
 def test_a_run_that_pays_or_drafts_by_prompt_lookup_says_nothing(monkeypatch, pair):
     calls: list = []
     monkeypatch.setattr(pays, "_forward_costs", lambda: fake_costs(0.05, 1.0, calls))
-    assert "sv-pays" not in run_app(pair, compare=False)[-1]["metrics"]      # theory 3.5×, nothing measured
+    assert "sv-pays" not in run_app(pair, compare_switch=False)[-1]["metrics"]      # theory 3.5×, nothing measured
     # The same theory with a measured speedup below 1 (the tiny pair has no per-forward cost): did not pay.
     assert 'data-pays="did_not"' in run_app(pair)[-1]["metrics"]
     monkeypatch.setattr(pays, "_forward_costs", lambda: fake_costs(0.9, 3.0, calls))
-    final = run_app(pair, method="ngram")[-1]
+    final = run_app(pair, drafter="ngram")[-1]
     assert calls == [[3]]                 # measured once for the pair and K; nothing timed for prompt lookup
     assert "sv-pays" not in final["metrics"] and "sv-src-ngram" in final["live"]
     assert 'data-drafter="ngram"' in final["log"] and final["trace"].draft_model == "prompt lookup (n-gram)"
 
 
 def test_a_refused_drafter_combination_never_starts(pair):
-    updates = run_app(pair, method="ngram", adaptive=True)
+    updates = run_app(pair, drafter="ngram", adaptive=True)
     assert len(updates) == 1 and 'data-kind="error"' in updates[0]["status"]

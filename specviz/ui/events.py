@@ -15,8 +15,12 @@ import gradio as gr
 from .session import AppContext, gpu as _gpu
 
 
-def bind(fn: Callable, ctx: AppContext, components: Mapping[str, Any], *, gpu: bool = False) -> Callable:
-    """`fn` with `ctx` bound, its {name: value} results keyed by component; the signature Gradio sees drops ctx."""
+def bind(fn: Callable, ctx: AppContext, components: Mapping[str, Any], *, form: Sequence[str] | None = None,
+         gpu: bool = False) -> Callable:
+    """`fn` with `ctx` bound, its {name: value} results keyed by component; the signature Gradio sees drops ctx.
+
+    With `form` (input names), `fn(ctx, form, *rest)` receives the inputs as one {name: value} mapping, zipped
+    here once; Gradio still passes them by position (one parameter per name in the signature it sees)."""
     def resolve(update):
         if update is None:   # an event without outputs
             return None
@@ -24,10 +28,15 @@ def bind(fn: Callable, ctx: AppContext, components: Mapping[str, Any], *, gpu: b
             return gr.skip()
         return {components[name]: value for name, value in update.items()}
 
+    def call(args, kwargs):
+        if form is not None:
+            args = (dict(zip(form, args[:len(form)])), *args[len(form):])
+        return fn(ctx, *args, **kwargs)
+
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def event(*args, **kwargs):
-            updates = fn(ctx, *args, **kwargs)
+            updates = call(args, kwargs)
             try:
                 for update in updates:
                     yield resolve(update)
@@ -36,9 +45,12 @@ def bind(fn: Callable, ctx: AppContext, components: Mapping[str, Any], *, gpu: b
     else:
         @functools.wraps(fn)
         def event(*args, **kwargs):
-            return resolve(fn(ctx, *args, **kwargs))
+            return resolve(call(args, kwargs))
     sig = inspect.signature(fn)
-    event.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+    params = list(sig.parameters.values())[1:]
+    if form is not None:
+        params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in form] + params[1:]
+    event.__signature__ = sig.replace(parameters=params)
     return _gpu(event) if gpu else event
 
 
@@ -46,4 +58,11 @@ def listen(trigger: Callable, fn: Callable, ctx: AppContext, components: Mapping
            inputs: Sequence[str] = (), outputs: Sequence[str] = (), *, gpu: bool = False, **kwargs):
     """`trigger(bound fn, input components, output components, **kwargs)`, e.g. trigger=button.click."""
     return trigger(bind(fn, ctx, components, gpu=gpu), [components[n] for n in inputs],
+                   [components[n] for n in outputs], **kwargs)
+
+
+def listen_form(trigger: Callable, fn: Callable, ctx: AppContext, components: Mapping[str, Any],
+                form: Sequence[str], outputs: Sequence[str] = (), *, gpu: bool = False, **kwargs):
+    """As `listen`, for `fn(ctx, form: dict, ...)`: the inputs named in `form` reach it as one {name: value}."""
+    return trigger(bind(fn, ctx, components, form=tuple(form), gpu=gpu), [components[n] for n in form],
                    [components[n] for n in outputs], **kwargs)

@@ -10,7 +10,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from ..decoding import COMPILE_CHOICES
 from ..drafters import DRAFTERS
@@ -217,21 +217,32 @@ def error_message(e: BaseException, lang: str = DEFAULT_LANG) -> str:
     return text[:500]
 
 
-# ---------------------------------------------------------------- one field at a time (messages beside the inputs)
+# ---------------------------------------------------------------- one table of checks
+def _whole(field_key: str, lo: int, hi: int) -> Callable:
+    return lambda v, lang: whole_number(v, field_key, lo, hi, lang)
+
+
+# Every checked field of the page's forms, by its name in the page; each check returns the value parsed or raises
+# InputError. The forms' settings below are built from this table, and the page checks each field with it.
 FIELD_CHECKS: dict[str, Callable] = {
-    "prompt": lambda v, lang: check_prompt(v, lang),
-    "k": lambda v, lang: whole_number(v, "field.k", 1, APP_MAX_K, lang),
-    "max_new": lambda v, lang: whole_number(v, "field.max_new", 1, APP_MAX_NEW_TOKENS, lang),
+    "prompt": check_prompt,
+    "k": _whole("field.k", 1, APP_MAX_K),
+    "max_new": _whole("field.max_new", 1, APP_MAX_NEW_TOKENS),
     "temperature": temperature,
     "top_k": top_k,
     "top_p": top_p,
-    "seed": lambda v, lang: whole_number(v, "field.seed", 0, MAX_SEED, lang),
-    "k_lo": lambda v, lang: whole_number(v, "field.k_lo", 1, APP_MAX_K, lang),
-    "k_hi": lambda v, lang: whole_number(v, "field.k_hi", 1, APP_MAX_K, lang),
-    "sweep_tokens": lambda v, lang: whole_number(v, "field.sweep_tokens", 4, APP_MAX_SWEEP_TOKENS, lang),
+    "seed": _whole("field.seed", 0, MAX_SEED),
+    "k_lo": _whole("field.k_lo", 1, APP_MAX_K),
+    "k_hi": _whole("field.k_hi", 1, APP_MAX_K),
+    "sweep_tokens": _whole("field.sweep_tokens", 4, APP_MAX_SWEEP_TOKENS),
     "drafter": drafter,
     "compile": compile_mode,
 }
+
+
+def checked(form: Mapping[str, Any], names: tuple[str, ...], lang: str = DEFAULT_LANG) -> dict[str, Any]:
+    """{name: parsed value} of `names` in `form`, checked in that order; InputError on the first bad one."""
+    return {name: FIELD_CHECKS[name](form[name], lang) for name in names}
 
 
 def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
@@ -259,7 +270,21 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
     return errors
 
 
-# ---------------------------------------------------------------- whole forms
+def _sampling(form: Mapping[str, Any], lang: str) -> SamplingConfig:
+    return sampling_config(form["temperature"], form["top_k"], form["top_p"], lang)
+
+
+def _pair_ids(form: Mapping[str, Any], lang: str) -> tuple[str | None, str | None]:
+    return pair_ids(form["pair"], form["draft_id"], form["target_id"], lang)
+
+
+# ---------------------------------------------------------------- whole forms, by the names of their fields
+RUN_FORM = ("prompt", "raw", "k", "adaptive", "temperature", "top_k", "top_p", "max_new", "seed", "pair",
+            "draft_id", "target_id", "compare_switch", "drafter", "compile")
+SWEEP_FORM = ("prompt", "raw", "temperature", "top_k", "top_p", "seed", "pair", "draft_id", "target_id",
+              "k_lo", "k_hi", "sweep_tokens")
+
+
 @dataclass(frozen=True)
 class RunSettings:
     prompt: str
@@ -275,19 +300,19 @@ class RunSettings:
     compile: str = "auto"                # auto | on | off (specviz.decoding.COMPILE_CHOICES)
 
 
-def run_settings(prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id, target_id,
-                 compare, method="model", compile="auto", lang: str = DEFAULT_LANG) -> RunSettings:
-    """The Generate form, checked; raises InputError on the first bad field."""
-    method = drafter(method, lang)
+def run_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> RunSettings:
+    """The Generate form ({field name: value}, names in RUN_FORM; the drafter and compile fields may be left out),
+    checked; raises InputError on the first bad field."""
+    form = {"drafter": "model", "compile": "auto", **form}
+    method = checked(form, ("drafter",), lang)["drafter"]
+    v = checked(form, ("prompt", "k"), lang)
+    adaptive = adaptive_threshold(form["adaptive"], method, lang)
+    v.update(checked(form, ("max_new", "seed"), lang))
     return RunSettings(
-        prompt=check_prompt(prompt, lang), raw=bool(raw),
-        k=whole_number(k, "field.k", 1, APP_MAX_K, lang),
-        adaptive_threshold=adaptive_threshold(adaptive, method, lang),
-        max_new_tokens=whole_number(max_new, "field.max_new", 1, APP_MAX_NEW_TOKENS, lang),
-        seed=whole_number(seed, "field.seed", 0, MAX_SEED, lang),
-        sampling=sampling_config(temperature, top_k, top_p, lang),
-        pair_ids=pair_ids(choice, draft_id, target_id, lang), compare=bool(compare),
-        drafter=method, compile=compile_mode(compile, lang))
+        prompt=v["prompt"], raw=bool(form["raw"]), k=v["k"], adaptive_threshold=adaptive,
+        max_new_tokens=v["max_new"], seed=v["seed"], sampling=_sampling(form, lang),
+        pair_ids=_pair_ids(form, lang), compare=bool(form["compare_switch"]),
+        drafter=method, compile=checked(form, ("compile",), lang)["compile"])
 
 
 @dataclass(frozen=True)
@@ -301,16 +326,11 @@ class SweepSettings:
     n_tokens: int
 
 
-def sweep_settings(prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo, k_hi, n_tokens,
-                   lang: str = DEFAULT_LANG) -> SweepSettings:
-    """The sweep form, checked; the K range may be given either way round."""
-    prompt = check_prompt(prompt, lang)
-    k_lo = whole_number(k_lo, "field.k_lo", 1, APP_MAX_K, lang)
-    k_hi = whole_number(k_hi, "field.k_hi", 1, APP_MAX_K, lang)
-    k_lo, k_hi = min(k_lo, k_hi), max(k_lo, k_hi)
+def sweep_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> SweepSettings:
+    """The sweep form ({field name: value}, names in SWEEP_FORM), checked; the K range may be given either way
+    round."""
+    v = checked(form, ("prompt", "k_lo", "k_hi", "sweep_tokens", "seed"), lang)
+    k_lo, k_hi = min(v["k_lo"], v["k_hi"]), max(v["k_lo"], v["k_hi"])
     return SweepSettings(
-        prompt=prompt, raw=bool(raw),
-        n_tokens=whole_number(n_tokens, "field.sweep_tokens", 4, APP_MAX_SWEEP_TOKENS, lang),
-        seed=whole_number(seed, "field.seed", 0, MAX_SEED, lang),
-        sampling=sampling_config(temperature, top_k, top_p, lang),
-        pair_ids=pair_ids(choice, draft_id, target_id, lang), ks=list(range(k_lo, k_hi + 1)))
+        prompt=v["prompt"], raw=bool(form["raw"]), n_tokens=v["sweep_tokens"], seed=v["seed"],
+        sampling=_sampling(form, lang), pair_ids=_pair_ids(form, lang), ks=list(range(k_lo, k_hi + 1)))

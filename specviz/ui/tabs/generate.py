@@ -25,15 +25,11 @@ from ...viz import html as vh
 from ...viz import pays as vp
 from ...viz.format import drafter_name, strip_special
 from .. import inputs, pays, waiting, worker
-from ..events import listen
+from ..events import listen, listen_form
 from ..inputs import InputError, RunSettings
 from ..session import AppContext, end_run, end_session, new_run, stop_run, submit
 from ..stream import VIEWS, StreamView, inspector_updates, status
 from ..worker import BaselineDone, BaselineProgress, DecodeJob, Failed, Finished, RoundDone, SpecDone, WarmupDone
-
-RUN_INPUTS = ("prompt", "raw", "k", "adaptive", "temperature", "top_k", "top_p", "max_new", "seed", "pair",
-              "draft_id", "target_id", "compare_switch", "drafter", "compile")
-
 
 # ---------------------------------------------------------------- layout
 def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int, pair_label: str | None,
@@ -83,7 +79,8 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
 
 
 def field_validator(ctx: AppContext, names: tuple[str, ...]):
-    """Gradio's `validator`: a sentence beside each bad field, and the event is not queued at all."""
+    """Gradio's `validator` (it gets the inputs by position, in `names` order): a sentence beside each bad field,
+    and the event is not queued at all."""
     def check(*values):
         errors = inputs.field_errors(dict(zip(names, values)), ctx.lang)
         return [gr.validate(name not in errors, errors.get(name, "")) for name in names]
@@ -95,9 +92,10 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> list:
     """Listeners of the form; returns the run event."""
     ctx.concurrency_limit = concurrency_limit
     listen(c["pair"].change, pair_visibility, ctx, c, ["pair"], ["draft_id", "target_id"], queue=False)
-    listen(c["run_btn"].click, submitted, ctx, c, RUN_INPUTS, ["status"], queue=False, show_progress="hidden")
-    return [listen(c["run_btn"].click, generate, ctx, c, RUN_INPUTS, VIEWS, gpu=True, concurrency_limit=concurrency_limit,
-                   concurrency_id="decode", show_progress="minimal", validator=field_validator(ctx, RUN_INPUTS))]
+    listen_form(c["run_btn"].click, submitted, ctx, c, inputs.RUN_FORM, ["status"], queue=False, show_progress="hidden")
+    return [listen_form(c["run_btn"].click, generate, ctx, c, inputs.RUN_FORM, VIEWS, gpu=True,
+                        concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
+                        validator=field_validator(ctx, inputs.RUN_FORM))]
 
 
 def wire_stop(ctx: AppContext, c: dict, demo: gr.Blocks | None = None, **_ignored) -> None:
@@ -122,12 +120,11 @@ def stop(ctx: AppContext, request: gr.Request) -> None:
     stop_run(request)
 
 
-def submitted(ctx: AppContext, prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
-              target_id, compare, method, compile_mode, request: gr.Request):
-    """Right after the click, before the queue: a bad field's sentence, or the place in the queue."""
+def submitted(ctx: AppContext, form: dict, request: gr.Request):
+    """Right after the click, before the queue: a bad field's sentence, or the place in the queue.
+    `form`: {name: value} of the fields in `inputs.RUN_FORM`."""
     try:
-        inputs.run_settings(prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
-                            target_id, compare, method, compile_mode, ctx.lang)
+        inputs.run_settings(form, ctx.lang)
     except InputError as e:
         return status(str(e), "error")
     ahead, busy = submit(request)
@@ -148,21 +145,20 @@ class Outcome:
     stopped: bool = False              # the user pressed Stop (or the page went away)
 
 
-def generate(ctx: AppContext, prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed, choice, draft_id,
-             target_id, compare, method, compile_mode, request: gr.Request):
+def generate(ctx: AppContext, form: dict, request: gr.Request):
+    """The run (`form`: {name: value} of the fields in `inputs.RUN_FORM`), as a stream of page updates."""
     run = new_run(request)
     try:
-        yield from _generate(ctx, run, request, (prompt, raw, k, adaptive, temperature, top_k, top_p, max_new, seed,
-                                                 choice, draft_id, target_id, compare, method, compile_mode))
+        yield from _generate(ctx, run, request, form)
     finally:
         run.stop.set()  # a cancelled or closed page stops the decoder too
         end_run(run)
 
 
-def _generate(ctx: AppContext, run, request, form: tuple):
+def _generate(ctx: AppContext, run, request, form: dict):
     lang = ctx.lang
     try:
-        s = inputs.run_settings(*form, lang)
+        s = inputs.run_settings(form, lang)
     except InputError as e:
         yield status(str(e), "error")
         return

@@ -14,15 +14,11 @@ from ...strings import t
 from ...viz import charts
 from ...viz import html as vh
 from .. import inputs, waiting, worker
-from ..events import listen
+from ..events import listen_form
 from ..inputs import InputError
 from ..session import AppContext, end_run, new_run, submit
 from ..worker import Failed, Progress, Result, Stopped
 from .generate import field_validator
-
-SWEEP_INPUTS = ("prompt", "raw", "temperature", "top_k", "top_p", "seed", "pair", "draft_id", "target_id",
-                "k_lo", "k_hi", "sweep_tokens")
-
 
 def tab(lang: str) -> dict:
     c = {}
@@ -44,11 +40,11 @@ def tab(lang: str) -> dict:
 
 def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> None:
     # Same concurrency slot as Generate: a sweep never overlaps a run, so both timings stay honest.
-    listen(c["sweep_btn"].click, submitted, ctx, c, SWEEP_INPUTS, ["sweep_status", "status"], queue=False,
-           show_progress="hidden")
-    listen(c["sweep_btn"].click, sweep, ctx, c, SWEEP_INPUTS, ["sweep_plot", "sweep_status", "status"], gpu=True,
-           concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
-           validator=field_validator(ctx, SWEEP_INPUTS))
+    listen_form(c["sweep_btn"].click, submitted, ctx, c, inputs.SWEEP_FORM, ["sweep_status", "status"], queue=False,
+                show_progress="hidden")
+    listen_form(c["sweep_btn"].click, sweep, ctx, c, inputs.SWEEP_FORM, ["sweep_plot", "sweep_status", "status"],
+                gpu=True, concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
+                validator=field_validator(ctx, inputs.SWEEP_FORM))
 
 
 def say(message: str, kind: str) -> dict:
@@ -57,11 +53,10 @@ def say(message: str, kind: str) -> dict:
     return {"sweep_status": html, "status": html}
 
 
-def submitted(ctx: AppContext, prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo, k_hi,
-              n_tokens, request: gr.Request):
+def submitted(ctx: AppContext, form: dict, request: gr.Request):
+    """`form`: {name: value} of the fields in `inputs.SWEEP_FORM`."""
     try:
-        inputs.sweep_settings(prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo, k_hi,
-                              n_tokens, ctx.lang)
+        inputs.sweep_settings(form, ctx.lang)
     except InputError as e:
         return say(str(e), "error")
     ahead, busy = submit(request)
@@ -70,21 +65,19 @@ def submitted(ctx: AppContext, prompt, raw, temperature, top_k, top_p, seed, cho
     return {}
 
 
-def sweep(ctx: AppContext, prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo, k_hi,
-          n_tokens, request: gr.Request):
+def sweep(ctx: AppContext, form: dict, request: gr.Request):
     run = new_run(request)
     try:
-        yield from _sweep(ctx, run, (prompt, raw, temperature, top_k, top_p, seed, choice, draft_id, target_id, k_lo,
-                                     k_hi, n_tokens))
+        yield from _sweep(ctx, run, form)
     finally:
         run.stop.set()
         end_run(run)
 
 
-def _sweep(ctx: AppContext, run, form: tuple):
+def _sweep(ctx: AppContext, run, form: dict):
     lang = ctx.lang
     try:
-        s = inputs.sweep_settings(*form, lang)
+        s = inputs.sweep_settings(form, lang)
     except InputError as e:
         yield say(str(e), "error")
         return
