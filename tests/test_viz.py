@@ -11,6 +11,7 @@ import pytest
 from specviz.trace import Alt, Choice, DraftToken, Round, Trace
 from specviz.tracefile import TraceFormatError
 from specviz.viz import charts
+from specviz.viz import cards as vc
 from specviz.viz import html as vh
 
 XSS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", '"quoted" & \'single\'']
@@ -104,18 +105,18 @@ def test_greedy_hover_labels_confidence_not_the_rule():
     title = spans(vh.round_fragment_html(rejected_round(), greedy=True), "rejected")[0]["data-tip"]
     assert "confidence (untempered softmax, display only)" in title
     assert "accepted iff it is the target's top token" in title
-    card = vh.round_card_html(rejected_round(), greedy=True)
+    card = vc.round_card_html(rejected_round(), greedy=True)
     assert "draft confidence" in card and "target confidence" in card
 
 
 def test_round_card_bars_u_marker_verdicts_correction_and_bonus():
-    card = vh.round_card_html(rejected_round(), greedy=False)
+    card = vc.round_card_html(rejected_round(), greedy=False)
     tags = parse(card).tags
     assert sum(1 for t, a in tags if "sv-u" in (a.get("class") or "").split()) == 2  # discarded: not checked
     assert "left:70.0%" in card and "width:25.0%" in card       # u = 0.7 marked against a = 0.25
     assert "✗ rejected" in card and "✓ accepted" in card and "discarded" in card
     assert "correction" in card and "Residual top-5" in card
-    card2 = vh.round_card_html(bonus_round(), greedy=False)
+    card2 = vc.round_card_html(bonus_round(), greedy=False)
     assert "bonus" in card2 and "position 3" in card2
 
 
@@ -131,7 +132,7 @@ def test_tokens_prompts_and_titles_are_escaped():
     live = vh.LiveText(XSS[0] + XSS[1] + XSS[2], greedy=False)
     live.add(rejected_round())
     live.add(bonus_round())
-    log = vh.RoundLog(False)
+    log = vc.RoundLog(False)
     log.add(rejected_round())
     log.add(bonus_round())
     for markup in (live.html(), log.html()):
@@ -170,7 +171,7 @@ def test_incremental_live_text_is_append_only():
 
 
 def test_round_log_newest_first_and_bounded():
-    log = vh.RoundLog(False, limit=3)
+    log = vc.RoundLog(False, limit=3)
     for i in range(5):
         r = bonus_round()
         r.index = i

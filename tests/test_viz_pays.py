@@ -8,6 +8,7 @@ import pytest
 
 from specviz.strings import LANGUAGES
 from specviz.trace import DraftToken, Round
+from specviz.viz import cards as vc
 from specviz.viz import html as vh
 from specviz.viz import pays as vp
 from specviz.viz.format import drafter_name
@@ -96,11 +97,11 @@ def test_prompt_lookup_tokens_carry_a_visible_marker_and_say_so():
 
 
 def test_round_card_names_the_drafter_and_a_hybrid_rounds_source():
-    assert "drafter: prompt lookup (n-gram)" in vh.round_card_html(rnd("ngram", ["ngram"]), False)
-    card = vh.round_card_html(rnd("hybrid", ["ngram", "ngram"]), False)
+    assert "drafter: prompt lookup (n-gram)" in vc.round_card_html(rnd("ngram", ["ngram"]), False)
+    card = vc.round_card_html(rnd("hybrid", ["ngram", "ngram"]), False)
     assert 'data-drafter="hybrid"' in card and "this round: prompt lookup (n-gram)" in card
     assert card.count("sv-src-ngram") == 2
-    assert "drafter: draft model" in vh.round_card_html(rnd("model", ["model"]), False)
+    assert "drafter: draft model" in vc.round_card_html(rnd("model", ["model"]), False)
 
 
 def test_unknown_drafters_and_sources_fall_back_to_their_escaped_names():
@@ -108,7 +109,7 @@ def test_unknown_drafters_and_sources_fall_back_to_their_escaped_names():
     assert drafter_name("oracle") == "oracle" and drafter_name("oracle", "es") == "oracle"
     hostile = '<img src=x onerror=alert(1)>'
     r = rnd(hostile, [hostile])
-    for markup in (vh.round_card_html(r, False), vh.round_fragment_html(r, False)):
+    for markup in (vc.round_card_html(r, False), vh.round_fragment_html(r, False)):
         assert "<img" not in markup and "&lt;img" in markup
         assert "sv-src-ngram" not in markup
 

@@ -14,6 +14,7 @@ import gradio as gr
 from ..strings import DEFAULT_LANG
 from ..trace import Round, Trace, metrics
 from ..viz import charts
+from ..viz import cards as vc
 from ..viz import html as vh
 
 # Every view a run or a replay updates, by name (the components are made in the tab modules).
@@ -30,7 +31,7 @@ class StreamView:
 
     def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0):
         self.lang, self.chart_interval_s = lang, chart_interval_s
-        self.live, self.log = vh.LiveText(prompt, greedy, lang=lang), vh.RoundLog(greedy, lang=lang)
+        self.live, self.log = vh.LiveText(prompt, greedy, lang=lang), vc.RoundLog(greedy, lang=lang)
         self.rounds: list[Round] = []
         self.metrics = metrics([])
         self._last_chart: float | None = None    # the first update always draws the charts
@@ -78,4 +79,4 @@ def inspector_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
     return {"insp_round": gr.update(maximum=max(2, n), value=n, interactive=True),
             "insp_pos": gr.update(maximum=max(2, r.k + (1 if r.bonus else 0)), value=pos, interactive=True),
             "insp_plot": charts.inspector_figure(r, pos, trace.greedy, lang=lang),
-            "insp_card": vh.round_card_html(r, trace.greedy, lang=lang)}
+            "insp_card": vc.round_card_html(r, trace.greedy, lang=lang)}

@@ -5,7 +5,7 @@ import gradio as gr
 
 from ...strings import t
 from ...viz import charts
-from ...viz import html as vh
+from ...viz import cards as vc
 from ..events import listen
 from ..session import AppContext
 
@@ -40,5 +40,5 @@ def inspect(ctx: AppContext, trace, round_no, position):
     top = max(1, r.k + (1 if r.bonus else 0))
     pos = max(1, min(int(position or 1), top))
     return {"insp_plot": charts.inspector_figure(r, pos, trace.greedy, lang=ctx.lang),
-            "insp_card": vh.round_card_html(r, trace.greedy, lang=ctx.lang),
+            "insp_card": vc.round_card_html(r, trace.greedy, lang=ctx.lang),
             "insp_pos": gr.update(maximum=max(2, top), value=pos)}

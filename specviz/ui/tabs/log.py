@@ -4,9 +4,9 @@ from __future__ import annotations
 import gradio as gr
 
 from ...strings import t
-from ...viz import html as vh
+from ...viz import cards as vc
 
 
 def tab(lang: str) -> dict:
     with gr.Tab(t("tab.log", lang), id="log"):
-        return {"log": gr.HTML(vh.RoundLog(True, lang=lang).html(), elem_id="sv-log")}
+        return {"log": gr.HTML(vc.RoundLog(True, lang=lang).html(), elem_id="sv-log")}
