@@ -99,21 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         args, sampling = _parse(build_parser(), argv)
     except SystemExit as e:   # a bad argument (already reported in one line) or --help
         return int(e.code or 0)
-
-    # Imported here so that argument errors answer at once, without loading torch models.
-    from ..models import ModelLoadError, load_pair
-    from ..speculative import speculative_generate
-
-    def progress(fraction, message):
-        print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
-
-    try:
-        pair = load_pair(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
-                         progress=progress, **({"linear": args.linear} if args.linear != "auto" else {}),
-                         **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}),
-                         **({"target_weights": args.target_weights} if args.target_weights != "auto" else {}))
-    except ModelLoadError as e:
-        print(f"specviz: error: {e}", file=sys.stderr)
+    pair = _load(args)
+    if pair is None:
         return 2
     ids = pair.encode(args.prompt) if args.raw else pair.encode_chat(args.prompt)
     context = getattr(pair.target.config, "max_position_embeddings", None)
@@ -121,30 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"specviz: error: the prompt has {len(ids)} tokens; with --max-new-tokens "
               f"{args.max_new_tokens} that exceeds the model's context of {context}", file=sys.stderr)
         return 2
-
-    from ..decoding import resolve_compile
-
-    compiled = resolve_compile(args.compile, pair.device)[1]
-    print(f"{pair.name} on {pair.device} ({str(pair.dtype).removeprefix('torch.')}, "
-          f"{getattr(pair, 'linear_path', 'default')} linear kernels, draft weights "
-          f"{getattr(pair, 'draft_weights', 'as-loaded')}, target weights "
-          f"{pair.weights_label() if hasattr(pair, 'weights_label') else 'as loaded'}), K={args.k}, "
-          f"drafter {args.drafter}, {'greedy' if sampling.greedy else sampling}, "
-          f"{'compiled' if compiled else 'eager'} forwards", file=sys.stderr)
-    if compiled:
-        print("compiling and capturing the forwards before the timed run (once per process and shape) ...",
-              file=sys.stderr, flush=True)
-    stats: dict = {}
-    rounds = []
-    start = time.perf_counter()
-    draft = None if args.drafter == "ngram" else pair.draft
-    for rnd in speculative_generate(pair.target, draft, ids, k=args.k, sampling=sampling,
-                                    max_new_tokens=args.max_new_tokens, seed=args.seed,
-                                    tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids, stats=stats,
-                                    adaptive_threshold=args.adaptive, method=args.drafter, compile=args.compile):
-        rounds.append(rnd)
-        print(round_line(rnd, pair.decode), flush=True)
-    wall = time.perf_counter() - start - stats.get("prefill_seconds", 0.0) - stats.get("warmup_seconds", 0.0)
+    _announce(args, pair, sampling)
+    rounds, stats, wall = _decode(args, pair, ids, sampling)
     output = [t for r in rounds for t in r.emitted]
     m = metrics(rounds, seconds=wall)
     print("\n" + pair.decode(output) + "\n")
@@ -158,6 +123,57 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         _compare(args, pair, ids, sampling, output, m["tokens_per_s"])
     return 0
+
+
+def _load(args):
+    """The pair the arguments name, with the loader's progress on stderr; None (said in one line) if it cannot load."""
+    # Imported here so that argument errors answer at once, without loading torch models.
+    from ..models import ModelLoadError, load_pair
+
+    def progress(fraction, message):
+        print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
+
+    try:
+        return load_pair(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
+                         progress=progress, **({"linear": args.linear} if args.linear != "auto" else {}),
+                         **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}),
+                         **({"target_weights": args.target_weights} if args.target_weights != "auto" else {}))
+    except ModelLoadError as e:
+        print(f"specviz: error: {e}", file=sys.stderr)
+        return None
+
+
+def _announce(args, pair, sampling: SamplingConfig) -> None:
+    """What is about to run, on stderr: the pair, where and how it is stored, K, the drafter, the sampling."""
+    from ..decoding import resolve_compile
+
+    compiled = resolve_compile(args.compile, pair.device)[1]
+    print(f"{pair.name} on {pair.device} ({str(pair.dtype).removeprefix('torch.')}, "
+          f"{pair.linear_path} linear kernels, draft weights {pair.draft_weights}, target weights "
+          f"{pair.weights_label()}), K={args.k}, "
+          f"drafter {args.drafter}, {'greedy' if sampling.greedy else sampling}, "
+          f"{'compiled' if compiled else 'eager'} forwards", file=sys.stderr)
+    if compiled:
+        print("compiling and capturing the forwards before the timed run (once per process and shape) ...",
+              file=sys.stderr, flush=True)
+
+
+def _decode(args, pair, ids: list[int], sampling: SamplingConfig) -> tuple[list, dict, float]:
+    """The speculative run, one line per round on stdout: (rounds, the decoder's stats, decode wall seconds)."""
+    from ..speculative import speculative_generate
+
+    stats: dict = {}
+    rounds = []
+    start = time.perf_counter()
+    draft = None if args.drafter == "ngram" else pair.draft
+    for rnd in speculative_generate(pair.target, draft, ids, k=args.k, sampling=sampling,
+                                    max_new_tokens=args.max_new_tokens, seed=args.seed,
+                                    tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids, stats=stats,
+                                    adaptive_threshold=args.adaptive, method=args.drafter, compile=args.compile):
+        rounds.append(rnd)
+        print(round_line(rnd, pair.decode), flush=True)
+    wall = time.perf_counter() - start - stats.get("prefill_seconds", 0.0) - stats.get("warmup_seconds", 0.0)
+    return rounds, stats, wall
 
 
 def _write_trace(args, pair, ids, sampling: SamplingConfig, rounds, output: list[int], stats: dict) -> None:
@@ -187,7 +203,7 @@ def _compare(args, pair, ids, sampling: SamplingConfig, output: list[int], token
                  - base_stats.get("warmup_seconds", 0.0))
     base_ids = [s.token_id for s in steps]
     base_rate = len(base_ids) / base_wall
-    weights = pair.weights_label() if hasattr(pair, "weights_label") else "as loaded"
+    weights = pair.weights_label()
     print(f"target alone (the same target, weights {weights}): {len(base_ids)} tokens, {base_rate:.2f} tokens/s; "
           f"speedup {tokens_per_s / base_rate:.2f}x")
     if sampling.greedy:

@@ -23,7 +23,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
-from ..decoding import input_device, resolve_compile
+from ..decoding import resolve_compile
 from ..strings import t
 from ..viz.pays import PaysCheck
 from . import waiting, worker
@@ -48,13 +48,7 @@ def gpu_available() -> bool:
 
 
 def device_of(pair) -> str:
-    device = getattr(pair, "device", None)
-    if device is None:
-        try:
-            device = input_device(pair.target)
-        except Exception:  # noqa: BLE001 - a stand-in pair without parameters
-            device = "cpu"
-    return str(device)
+    return str(pair.device)
 
 
 def compiles(mode: str, pair) -> bool:

@@ -17,7 +17,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from specviz.models import ModelLoadError, validate_model_id  # noqa: E402
+from specviz.models import ModelLoadError, ModelPair, validate_model_id  # noqa: E402
 from tests.tiny import tiny_model  # noqa: E402
 
 VOCAB = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", ' "quoted"', " &amp; ", " the", " cat",
@@ -55,7 +55,10 @@ class Slow:
         return self._model(*args, **kwargs)
 
 
-class TinyPair:
+class TinyPair(ModelPair):
+    """A real `specviz.models.ModelPair` around tiny random models and the fake tokenizer (its chat prompt: two fixed
+    ids, then the text), so the app and the CLI meet the attributes every loaded pair has."""
+
     def __init__(self, delay: float = 0.0):
         target = tiny_model(1)
         draft = tiny_model(1)
@@ -64,21 +67,16 @@ class TinyPair:
             for p in draft.parameters():
                 p.add_(0.3 * p.std() * torch.randn(p.shape, generator=g))
         # A draft is cheaper than its target (here 10×), which is what makes speculative decoding pay off.
-        self.target, self.draft = Slow(target, delay), Slow(draft, delay / 10)
-        self.tokenizer = FakeTokenizer()
-        self.draft_name, self.target_name = "tiny-draft <i>x</i>", 'tiny-target "&"'
-        self.name = f"{self.draft_name} → {self.target_name}"
-        self.device, self.dtype = torch.device("cpu"), torch.float32
-        self.eos_token_ids: list[int] = []
+        draft_name, target_name = "tiny-draft <i>x</i>", 'tiny-target "&"'
+        super().__init__(target=Slow(target, delay), draft=Slow(draft, delay / 10), tokenizer=FakeTokenizer(),
+                         name=f"{draft_name} → {target_name}", device=torch.device("cpu"), dtype=torch.float32,
+                         load_seconds=0.0, draft_name=draft_name, target_name=target_name)
 
-    def encode(self, text):
-        return self.tokenizer.encode(text)
+    __eq__ = object.__eq__       # one pair is one pair (the app caches by identity)
+    __hash__ = object.__hash__
 
     def encode_chat(self, text):
         return [4, 5] + self.tokenizer.encode(text)
-
-    def decode(self, ids):
-        return self.tokenizer.decode(list(ids))
 
 
 def tiny_loader(delay: float = 0.0):

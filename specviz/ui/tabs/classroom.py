@@ -395,6 +395,6 @@ def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, progress=g
         return {"why_plot": gr.update(), "why_text": vh.status_html(t("why.failed", lang, error=inputs.error_message(e)),
                                                                    "error"), "cls_costs": gr.update()}
     pr = whatif.premise({k_ + 1: s for k_, s in costs.target_k.items()}, costs.draft_1)
-    device = f"{getattr(pair, 'device', '')} {str(getattr(pair, 'dtype', '')).replace('torch.', '')}".strip()
+    device = f"{pair.device} {str(pair.dtype).replace('torch.', '')}"
     return {"why_plot": vc.premise_figure(pr, lang), "why_text": vc.premise_html(pr, device, lang),
             "cls_costs": {"c": costs.c}}

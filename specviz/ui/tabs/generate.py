@@ -251,7 +251,7 @@ def clean_text(pair, ids: list[int]) -> str:
 def draft_label(pair, method: str) -> str:
     """The trace's draft_model: the draft's name, with the drafter when it is not the model alone (trace files are
     language-neutral: English names)."""
-    name = getattr(pair, "draft_name", "")
+    name = pair.draft_name
     if method == "model":
         return name
     return drafter_name(method, "en") if method == "ngram" else f"{name} + {drafter_name(method, 'en')}"
@@ -260,12 +260,12 @@ def draft_label(pair, method: str) -> str:
 def make_trace(pair, s: RunSettings, ids: list[int], view: StreamView, outcome: Outcome) -> Trace:
     rounds = list(view.rounds)
     return Trace(prompt=s.prompt, prompt_ids=ids, draft_model=draft_label(pair, s.drafter),
-                 target_model=getattr(pair, "target_name", ""), k=s.k, max_new_tokens=s.max_new_tokens, seed=s.seed,
+                 target_model=pair.target_name, k=s.k, max_new_tokens=s.max_new_tokens, seed=s.seed,
                  sampling=s.sampling.to_dict(), rounds=rounds,
                  output_text=clean_text(pair, [tok for r in rounds for tok in r.emitted]),
                  prefill_seconds=float(outcome.spec_stats.get("prefill_seconds", 0.0)),
-                 device=str(getattr(pair, "device", "")), dtype=str(getattr(pair, "dtype", "")).replace("torch.", ""),
-                 target_weights=pair.weights_label() if hasattr(pair, "weights_label") else "",
+                 device=str(pair.device), dtype=str(pair.dtype).replace("torch.", ""),
+                 target_weights=pair.weights_label(),
                  adaptive_threshold=s.adaptive_threshold)
 
 
