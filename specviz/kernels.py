@@ -234,10 +234,4 @@ def fast_linear(linear: torch.nn.Linear, path: str = "default", rows_hint: int =
     """`linear` on `path` (pass the owning model's `linear_path(model)`)."""
     if path == "int8":
         return Int8WeightLinear(linear)
-    if path in ("int4", "bf16"):   # a model whose weights specviz.weights stored so
-        from .weights import Bf16WeightLinear, Int4WeightLinear, int4_usable
-
-        if path == "int4":
-            return Int4WeightLinear(linear) if int4_usable(linear) else Int8WeightLinear(linear)
-        return Bf16WeightLinear(linear)
     return OneDNNLinear(linear, rows_hint) if path == "onednn" else linear

@@ -11,7 +11,6 @@ surface as one ``ModelLoadError`` with a short message.
 from __future__ import annotations
 
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ import torch
 
 from .devices import _resolve_device_dtype, default_device_and_dtype, parse_dtype  # noqa: F401 (API)
 from .errors import ModelLoadError
+from .sources import _looks_like_path, _resolve_source, _Source, validate_model_id  # noqa: F401 (API)
 from .kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_draft_weights, resolve_linear_path,
                       use_linear_path)
 from .weights import candidate_weights, convert_target_weights, probe_target_weights, resolve_target_weights
@@ -27,105 +27,6 @@ from .packaged import _PACKAGED_DRAFT, _PACKAGED_TARGET, PACKAGED_PAIR_NAME, Pro
 
 __all__ = ["ModelLoadError", "ModelPair", "PACKAGED_PAIR_NAME", "cache_dir", "default_device_and_dtype", "load_pair",
            "parse_dtype", "validate_model_id"]
-
-
-# --------------------------------------------------------------------------- #
-# Hub ids and local folders
-# --------------------------------------------------------------------------- #
-
-# Hub rules: owner and name use letters, digits, '-', '_', '.'; neither starts or
-# ends with '-' or '.'; '--' and '..' are reserved.
-_ID_PART = r"[A-Za-z0-9_](?:[\w.\-]*[A-Za-z0-9_])?"
-_ID_RE = re.compile(rf"^{_ID_PART}(?:/{_ID_PART})?$", re.ASCII)
-
-
-def validate_model_id(s: str) -> str:
-    """Return the stripped Hub id ``owner/name`` (or ``name``), or raise ModelLoadError."""
-    if not isinstance(s, str):
-        raise ModelLoadError(f"model id must be a string, got {type(s).__name__}")
-    sid = s.strip()
-    if not sid:
-        raise ModelLoadError("model id is empty; give a Hub id like Qwen/Qwen2.5-0.5B-Instruct")
-    if len(sid) > 200 or not _ID_RE.match(sid) or ".." in sid or "--" in sid:
-        raise ModelLoadError(
-            f"invalid model id {s.strip()[:80]!r}: expected a Hub id like Qwen/Qwen2.5-0.5B-Instruct "
-            f"(letters, digits, '-', '_', '.', one '/')"
-        )
-    return sid
-
-
-def _looks_like_path(s: str) -> bool:
-    """Hub ids never start with '/', '.', '~' and hold at most one '/'; paths may."""
-    return (s.startswith(("/", ".", "~", "\\")) or "\\" in s or s.count("/") > 1
-            or (len(s) > 1 and s[1] == ":"))  # Windows drive letter
-
-
-@dataclass(frozen=True)
-class _Source:
-    ref: str            # what from_pretrained gets: a Hub id or an absolute folder
-    is_local: bool
-    local_files_only: bool = False
-
-
-def _resolve_source(spec: str, role: str, allow_local: bool) -> _Source:
-    """Decide whether ``spec`` is a local folder or a Hub id, and check it early."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ModelLoadError(f"{role} model is empty; give a Hub id like Qwen/Qwen2.5-0.5B-Instruct")
-    spec = spec.strip()
-    expanded = Path(spec).expanduser()
-    if expanded.is_dir() or _looks_like_path(spec):
-        if not allow_local:
-            # from_pretrained prefers a matching local folder over a Hub id, so a
-            # page user could otherwise read server folders by naming them.
-            raise ModelLoadError(f"{role} model {spec!r}: local folders are not allowed here; use a Hub id")
-        if not expanded.is_dir():
-            raise ModelLoadError(f"{role} model folder {spec} does not exist")
-        if not (expanded / "config.json").is_file():
-            raise ModelLoadError(f"{role} model folder {spec} is not a model (no config.json)")
-        return _Source(str(expanded.resolve()), True)
-    repo_id = validate_model_id(spec)
-    return _Source(repo_id, False, _hub_preflight(repo_id, role))
-
-
-def _hub_preflight(repo_id: str, role: str) -> bool:
-    """One quick metadata call before from_pretrained; return True to load from cache only.
-
-    Without it, an offline from_pretrained retries with backoff for ~25 s before
-    failing with a generic OSError.  Here: unknown ids, gated repos and an
-    unreachable Hub are told apart in well under a second.
-    """
-    from huggingface_hub import HfApi, constants, try_to_load_from_cache
-    from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError
-
-    cached = isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
-    if constants.HF_HUB_OFFLINE:
-        if not cached:
-            raise ModelLoadError(f"{role} model {repo_id} is not in the local Hugging Face cache "
-                                 f"and HF_HUB_OFFLINE is set")
-        return True
-    try:
-        HfApi().model_info(repo_id, timeout=float(os.environ.get("SPECVIZ_HUB_TIMEOUT", "10")))
-    except GatedRepoError:
-        if cached:
-            return True
-        raise ModelLoadError(f"{role} model {repo_id} is gated: accept its licence on huggingface.co "
-                             f"and set HF_TOKEN") from None
-    except RepositoryNotFoundError:
-        raise ModelLoadError(f"{role} model {repo_id} was not found on the Hugging Face Hub "
-                             f"(check the spelling; private repos need HF_TOKEN)") from None
-    except HfHubHTTPError as e:
-        if cached:
-            return True
-        status = getattr(getattr(e, "response", None), "status_code", "?")
-        raise ModelLoadError(f"the Hugging Face Hub answered HTTP {status} for {role} model {repo_id}") from None
-    except Exception as e:  # connection refused, DNS failure, timeout, proxy...
-        if cached:
-            return True
-        raise ModelLoadError(
-            f"cannot reach the Hugging Face Hub ({constants.ENDPOINT}) to fetch {role} model {repo_id}, "
-            f"and it is not in the local cache ({type(e).__name__}: {str(e)[:80]})"
-        ) from None
-    return False
 
 
 def _load_model(src: _Source | Path, role: str, device: torch.device, dtype: torch.dtype, auto_map: bool):
@@ -295,7 +196,34 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
 
     if (draft is None) != (target is None):
         raise ModelLoadError("give both a draft and a target model, or neither for the packaged pair")
+    loaded = _load_both(draft, target, dev, dt, _load_dtype(target_weights, dt), allow_local, report)
+    target_weights, target_probe, target_layers = _store_target(loaded.target, target_weights, dev, dt, report)
+    path, probe = _target_kernels(loaded.target, path, linear, target_weights, report)
+    _store_draft(loaded.draft, draft_weights, path, report)
+    report(1.0, "models ready")
+    return ModelPair(target=loaded.target, draft=loaded.draft, tokenizer=loaded.tokenizer, name=loaded.name,
+                     device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
+                     draft_name=loaded.draft_name, target_name=loaded.target_name, linear_path=path,
+                     linear_probe=probe, draft_weights=draft_weights, draft_source=loaded.draft_source,
+                     target_weights=target_weights, target_probe=target_probe, target_layers=target_layers,
+                     target_source=loaded.target_source)
 
+
+@dataclass
+class _Loaded:
+    """Both models and the tokenizer as from_pretrained gave them, with where each came from."""
+    target: object
+    draft: object
+    tokenizer: object
+    name: str
+    draft_name: str
+    target_name: str
+    draft_source: object
+    target_source: object
+
+
+def _load_both(draft: str | None, target: str | None, dev, dt, target_dt, allow_local: bool, report) -> _Loaded:
+    """The packaged pair (both None) or two Hub ids / folders, loaded in `dt` (the target in `target_dt`)."""
     if draft is None:
         draft_dir = _convert(_PACKAGED_DRAFT, with_tokenizer=False, progress=report, lo=0.0, hi=0.3)
         # The two GGUFs carry the same Qwen2.5 tokenizer; convert it once, with the target.
@@ -303,55 +231,51 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         report(0.7, "loading tokenizer")
         tokenizer = _load_tokenizer(target_dir, "target")
         report(0.72, "loading draft model")
-        draft_source = draft_dir
         draft_model = _load_model(draft_dir, "draft", dev, dt, auto_map=False)
         report(0.8, "loading target model")
-        target_source = target_dir
-        target_model = _load_model(target_dir, "target", dev, _load_dtype(target_weights, dt), auto_map=False)
-        name = PACKAGED_PAIR_NAME
-        draft_name, target_name = _PACKAGED_DRAFT.label, _PACKAGED_TARGET.label
-    else:
-        report(0.0, "checking model ids")
-        dsrc = _resolve_source(draft, "draft", allow_local)
-        tsrc = _resolve_source(target, "target", allow_local)
-        report(0.05, "loading tokenizers")
-        draft_tok = _load_tokenizer(dsrc, "draft")
-        tokenizer = _load_tokenizer(tsrc, "target")
-        _check_same_vocab(draft_tok, tokenizer, dsrc.ref, tsrc.ref)
-        del draft_tok
-        report(0.1, f"loading draft model {dsrc.ref}")
-        draft_source = dsrc
-        draft_model = _load_model(dsrc, "draft", dev, dt, auto_map=False)
-        report(0.4, f"loading target model {tsrc.ref}")
-        target_source = tsrc
-        target_model = _load_model(tsrc, "target", dev, _load_dtype(target_weights, dt),
+        target_model = _load_model(target_dir, "target", dev, target_dt,
                                    auto_map=dev.type == "cuda" and dev.index is None)
-        name = f"{draft.strip()} → {target.strip()}"
-        draft_name, target_name = dsrc.ref, tsrc.ref
+        return _Loaded(target_model, draft_model, tokenizer, PACKAGED_PAIR_NAME, _PACKAGED_DRAFT.label,
+                       _PACKAGED_TARGET.label, draft_dir, target_dir)
+    report(0.0, "checking model ids")
+    dsrc = _resolve_source(draft, "draft", allow_local)
+    tsrc = _resolve_source(target, "target", allow_local)
+    report(0.05, "loading tokenizers")
+    draft_tok = _load_tokenizer(dsrc, "draft")
+    tokenizer = _load_tokenizer(tsrc, "target")
+    _check_same_vocab(draft_tok, tokenizer, dsrc.ref, tsrc.ref)
+    del draft_tok
+    report(0.1, f"loading draft model {dsrc.ref}")
+    draft_model = _load_model(dsrc, "draft", dev, dt, auto_map=False)
+    report(0.4, f"loading target model {tsrc.ref}")
+    target_model = _load_model(tsrc, "target", dev, target_dt, auto_map=dev.type == "cuda" and dev.index is None)
+    return _Loaded(target_model, draft_model, tokenizer, f"{draft.strip()} → {target.strip()}", dsrc.ref, tsrc.ref,
+                   dsrc, tsrc)
 
-    target_weights, target_probe, target_layers = _store_target(target_model, target_weights, dev, dt, report)
-    probe = None
+
+def _target_kernels(model, path: str, linear: str, target_weights: str, report) -> tuple[str, dict | None]:
+    """The linear kernels of a target kept as loaded (oneDNN where it measures faster); a stored one has its own."""
     if target_weights != "as-loaded":
-        path = "default" if path == "onednn" else path   # the target's kernels are its own now
+        return ("default" if path == "onednn" else path), None
+    probe = None
     if path == "onednn" and linear == "auto" and not os.environ.get(LINEAR_ENV_VAR):
         report(0.9, "timing the linear kernels")
-        probe = probe_linear_paths(target_model)
+        probe = probe_linear_paths(model)
         path = probe["choice"]
     if path != "default":
         report(0.95, f"preparing {path} kernels")
-        use_linear_path(target_model, path)
+        use_linear_path(model, path)
+    return path, probe
+
+
+def _store_draft(model, draft_weights: str, path: str, report) -> None:
+    """The draft's weights as chosen: int8/int4 (cheaper drafting, the same exact output) or on the target's path."""
     if draft_weights in ("int8", "int4"):
         report(0.97, f"storing the draft's weights as {draft_weights}")
     if draft_weights == "int4":
-        convert_target_weights(draft_model, "int4", strict_grid=False)
+        convert_target_weights(model, "int4", strict_grid=False)
     else:
-        use_linear_path(draft_model, "int8" if draft_weights == "int8" else path)
-    report(1.0, "models ready")
-    return ModelPair(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name,
-                     device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
-                     draft_name=draft_name, target_name=target_name, linear_path=path, linear_probe=probe,
-                     draft_weights=draft_weights, draft_source=draft_source, target_weights=target_weights,
-                     target_probe=target_probe, target_layers=target_layers, target_source=target_source)
+        use_linear_path(model, "int8" if draft_weights == "int8" else path)
 
 
 def _load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:

@@ -134,8 +134,9 @@ def subset_from_ranking(ranking: torch.Tensor, size: int, fixed=()) -> torch.Ten
 # ---------------------------------------------------------------- the head
 def trimmed_head(model, subset: torch.Tensor) -> torch.nn.Module:
     """nn.Linear(H, N) holding the subset's rows of the output weight, on the model's kernel path
-    (specviz.kernels.fast_linear); built once per model and subset (cached on the model)."""
-    from .kernels import fast_linear, linear_path, output_weight
+    (specviz.weights.stored_linear); built once per model and subset (cached on the model)."""
+    from .kernels import linear_path, output_weight
+    from .weights import stored_linear
 
     out = model.get_output_embeddings()
     if getattr(out, "bias", None) is not None:
@@ -152,5 +153,5 @@ def trimmed_head(model, subset: torch.Tensor) -> torch.nn.Module:
             head.weight.copy_(rows)
             del weight, rows
         heads.clear()   # one subset per model in practice: do not keep old copies of 100+ MB alive
-        heads[key] = fast_linear(head.eval(), path)
+        heads[key] = stored_linear(head.eval(), path)
     return heads[key]

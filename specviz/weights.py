@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from .kernels import Int8WeightLinear, OneDNNLinear, _checked_choice, dense_weight
+from .kernels import Int8WeightLinear, OneDNNLinear, _checked_choice, dense_weight, fast_linear
 
 TARGET_WEIGHTS = ("auto", "as-loaded", "bf16", "int8", "int4")
 TARGET_ENV_VAR = "SPECVIZ_TARGET_WEIGHTS"   # force: as-loaded | bf16 | int8 | int4 (auto when unset)
@@ -67,13 +67,13 @@ def _on_grid(wg: torch.Tensor, lo: torch.Tensor, step: torch.Tensor) -> torch.Te
     return (k <= 15) & ((k * step[..., None] + lo[..., None] - wg).abs() <= 1e-3 * step[..., None])
 
 
-def _grid_rows(wg: torch.Tensor):
+def _grid_rows(wg: torch.Tensor, exact: bool):
     """int4_grid for a block of rows [r, groups, group]: (scale, minimum) per group."""
     lo, hi = wg.amin(-1), wg.amax(-1)
     span = hi - lo
     scale = (span / 15).clamp_min(1e-12)
-    bad = ~_on_grid(wg, lo, scale).all(-1)
-    if bad.any():   # a group without both end codes: its step is a gap between its values
+    bad = ~_on_grid(wg, lo, scale).all(-1) if exact else None
+    if exact and bad.any():   # a group without both end codes: its step is a gap between its values
         sub, sub_lo, sub_span = wg[bad], lo[bad], span[bad]
         gaps = sub.sort(-1).values.diff(dim=-1)
         gaps = torch.where(gaps > sub_span[..., None] * 1e-4, gaps, torch.full_like(gaps, float("inf"))).amin(-1)
@@ -86,14 +86,15 @@ def _grid_rows(wg: torch.Tensor):
     return scale, lo
 
 
-def int4_grid(weight: torch.Tensor, group: int = GROUP, rows: int = 256):
+def int4_grid(weight: torch.Tensor, group: int = GROUP, rows: int = 256, exact: bool = True):
     """Group-affine 4-bit codes of `weight` [out, in]: (codes 0..15 int32, scale, minimum), both [out, in/group].
 
     w ~ minimum + code * scale. A dequantized Q4_K group (w = d*sc*q - dmin*m, q in 0..15) is
     reproduced exactly: (max - min) / 15 when it uses both end codes, else the smallest gap
     between its values (or a half or a third of it), checked against every weight. Groups on
     no such grid (6-bit tensors, ordinary weights) keep (max - min) / 15. Blocks of `rows` rows
-    keep the temporaries in cache.
+    keep the temporaries in cache. `exact=False` skips the search: (max - min) / 15 everywhere
+    (a draft, which only proposes, needs no exact grid and loads faster).
     """
     out, inp = weight.shape
     wg = weight.reshape(out, inp // group, group)
@@ -102,7 +103,7 @@ def int4_grid(weight: torch.Tensor, group: int = GROUP, rows: int = 256):
     codes = torch.empty(out, inp // group, group, dtype=torch.int32)
     for r in range(0, out, rows):
         block = wg[r:r + rows]
-        scale[r:r + rows], lo[r:r + rows] = _grid_rows(block)
+        scale[r:r + rows], lo[r:r + rows] = _grid_rows(block, exact)
         codes[r:r + rows] = torch.round((block - lo[r:r + rows, :, None]) / scale[r:r + rows, :, None]).clamp(0, 15)
     return codes.reshape(out, inp), scale, lo
 
@@ -122,11 +123,11 @@ class Int4WeightLinear(torch.nn.Module):
     Its fp32-scale variant would reproduce a Q4_K weight exactly but ran ~30x slower here.
     """
 
-    def __init__(self, linear: torch.nn.Module, group: int = GROUP, grid=None):
+    def __init__(self, linear: torch.nn.Module, group: int = GROUP, grid=None, exact: bool = True):
         super().__init__()
         weight, bias = _linear_parts(linear)
         self.in_features, self.out_features, self.group = weight.shape[1], weight.shape[0], group
-        codes, scale, lo = grid if grid is not None else int4_grid(weight, group)
+        codes, scale, lo = grid if grid is not None else int4_grid(weight, group, exact=exact)
         zero = lo + 8 * scale
         self.register_buffer("packed", torch.ops.aten._convert_weight_to_int4pack_for_cpu(codes.contiguous(), 1))
         sz = torch.stack([scale, zero], -1).transpose(0, 1).contiguous()   # [in/group, out, 2]
@@ -173,10 +174,12 @@ def _converted(linear: torch.nn.Module, kind: str, strict_grid: bool) -> tuple[t
     if kind == "int8" or not int4_usable(linear):
         return Int8WeightLinear(linear), "int8"
     weight, _ = _linear_parts(linear)
-    if strict_grid and grid_error(weight[:64], int4_grid(weight[:64])) > ON_GRID:
+    if not strict_grid:
+        return Int4WeightLinear(linear, grid=int4_grid(weight, exact=False)), "int4"
+    if grid_error(weight[:64], int4_grid(weight[:64])) > ON_GRID:
         return Int8WeightLinear(linear), "int8"   # a first look is enough to tell a 6-bit tensor
     grid = int4_grid(weight)
-    if not strict_grid or grid_error(weight, grid) <= ON_GRID:
+    if grid_error(weight, grid) <= ON_GRID:
         return Int4WeightLinear(linear, grid=grid), "int4"
     return Int8WeightLinear(linear), "int8"   # 6-bit and wider tensors keep their bits
 
@@ -270,6 +273,15 @@ def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
     med = {k: statistics.median(v) for k, v in times.items()}
     return {"choice": min(med, key=med.get), "layer": "x".join(map(str, dense_weight(layer).shape[::-1])),
             "ms": {k: round(v * 1e3, 3) for k, v in med.items()}}
+
+
+def stored_linear(linear: torch.nn.Module, path: str) -> torch.nn.Module:
+    """`linear` stored like the rest of a model whose linear path is `path` (a new layer, e.g. a trimmed head)."""
+    if path == "int4":
+        return Int4WeightLinear(linear, exact=False) if int4_usable(linear) else Int8WeightLinear(linear)
+    if path == "bf16":
+        return Bf16WeightLinear(linear)
+    return fast_linear(linear, path)
 
 
 def weights_label(model) -> str:
