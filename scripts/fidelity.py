@@ -1,7 +1,9 @@
 """How far each stored precision of the target is from the fp32 model it came from.
 
 The reference is the packaged target dequantized to fp32 (the GGUF file's own
-values). For each configuration (bf16, int8, int4: see specviz.weights) and
+values). For each configuration as this machine runs it (the pair's automatic
+dtype for everything outside the linear layers; "as-loaded" is the whole model
+in that dtype; bf16, int8, int4: see specviz.weights) and
 each prompt: the reference's greedy continuation of 64 tokens; teacher-forced
 over it, the mean KL(p_fp32 || p_config) of the next-token distribution and the
 share of positions where both argmaxes agree; free-running, the share of the
@@ -14,6 +16,7 @@ configuration runs; this says what each configuration costs in fidelity.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import time
@@ -22,7 +25,8 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate
 from specviz.limits import ASSET_PROMPTS
-from specviz.models import load_pair
+from specviz.models import default_device_and_dtype, load_pair
+from specviz.weights import resolve_target_weights
 
 GREEDY = SamplingConfig(temperature=0)
 
@@ -57,7 +61,7 @@ def main() -> None:
     ap.add_argument("--prompts", default=str(ASSET_PROMPTS))
     ap.add_argument("--limit", type=int, default=8)
     ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--weights", nargs="+", default=["bf16", "int8", "int4"])
+    ap.add_argument("--weights", nargs="+", default=["as-loaded", "bf16", "int8", "int4"])
     ap.add_argument("--json", help="write the figures here too")
     args = ap.parse_args()
     prompts = [json.loads(line)["prompt"] for line in open(args.prompts, encoding="utf-8") if line.strip()]
@@ -73,12 +77,15 @@ def main() -> None:
     print(f"reference: fp32, {len(cases)} prompts x {args.tokens} greedy tokens ({time.perf_counter() - t0:.0f} s)",
           flush=True)
     results = {}
-    for kind in args.weights:
-        model = pair.target_variant(kind)
-        results[kind] = compare(model, cases, args.tokens)
+    machine = dataclasses.replace(pair, dtype=default_device_and_dtype()[1])   # the dtype the app would pick
+    kinds = [resolve_target_weights(k, machine.device, machine.dtype) for k in args.weights]
+    for kind in dict.fromkeys(kinds):   # bf16 on a bf16 machine is the model as loaded: measured once
+        model = machine.target_variant(kind)
+        label = f"{kind} ({str(next(model.parameters()).dtype).removeprefix('torch.')} elsewhere)"
+        results[label] = compare(model, cases, args.tokens)
         del model
-        r = results[kind]
-        print(f"{kind:>5}: mean KL {r['mean_kl']:.5f} nats, top-1 agreement (teacher forced) "
+        r = results[label]
+        print(f"{label:>24}: mean KL {r['mean_kl']:.5f} nats, top-1 agreement (teacher forced) "
               f"{r['top1_teacher_forced']:.3f}, same greedy tokens {r['greedy_same_tokens']:.3f}, "
               f"first divergence (median) {r['greedy_first_divergence_median']}", flush=True)
     if args.json:

@@ -72,7 +72,7 @@ def results(lang: str) -> dict:
 
 def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | None = None,
               replay_delay: float = 0.12, concurrency_limit: int = 1, default_prompt: str | None = None,
-              default_max_new_tokens: int = 64, default_k: int = 4, pair_label: str | None = None,
+              default_max_new_tokens: int = 64, default_k: int = 3, pair_label: str | None = None,
               lang: str = DEFAULT_LANG, gpu: bool | None = None, default_pair: str | None = None) -> gr.Blocks:
     """The Blocks app. `pair_loader(draft_id|None, target_id|None, progress)` -> a ModelPair-like object.
 
