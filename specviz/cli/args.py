@@ -31,3 +31,30 @@ def bounded(kind, lo, hi, name):
             raise argparse.ArgumentTypeError(f"{name} must be in [{lo}, {hi}], got {text}")
         return value
     return parse
+
+
+def add_weight_options(p: argparse.ArgumentParser) -> None:
+    """--linear, --draft-weights and --target-weights: how the pair's weights are stored and multiplied on a CPU.
+
+    One definition for every command that loads the pair, so their choices and defaults never drift apart.
+    """
+    from ..kernels import DRAFT_WEIGHTS, LINEAR_PATHS
+    from ..weights import TARGET_WEIGHTS
+
+    p.add_argument("--linear", default="auto", choices=LINEAR_PATHS,
+                   help="CPU kernels of an fp32 target's linear layers: oneDNN on packed weights or PyTorch's "
+                        "default; auto = oneDNN when it measures faster at load (default: auto)")
+    p.add_argument("--draft-weights", default="auto", choices=DRAFT_WEIGHTS,
+                   help="how the draft stores its weights: int8/int4 read a quarter/an eighth of fp32's bytes per "
+                        "draft step; the output is still exactly the target's (default: auto = int4 on a CPU "
+                        "where PyTorch has the kernel, else int8)")
+    p.add_argument("--target-weights", default="auto", choices=TARGET_WEIGHTS,
+                   help="how the target stores its weights; the speculative decoder and the target alone always "
+                        "run the same one: auto = the fastest one-token layer measured at load on a CPU "
+                        "(default: auto)")
+
+
+def weight_kwargs(args) -> dict:
+    """load_pair's keyword arguments for the options add_weight_options defined (auto: left to load_pair)."""
+    return {key: value for key, value in (("linear", args.linear), ("draft_weights", args.draft_weights),
+                                          ("target_weights", args.target_weights)) if value != "auto"}

@@ -16,12 +16,11 @@ from ..bench import BenchError, Prompt, format_table, load_prompts, run_benchmar
 from ..bench.methods import METHODS, default_methods
 from ..bench.prompts import EXTRA_CATEGORY, default_prompts, select_categories
 from ..decoding import COMPILE_CHOICES
-from ..kernels import DRAFT_WEIGHTS, LINEAR_PATHS
 from ..weights import TARGET_WEIGHTS, candidate_weights
 from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
                       SHARED_PROMPTS)
 from ..sampling import SamplingConfig
-from .args import Parser, bounded
+from .args import Parser, add_weight_options, bounded, weight_kwargs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,16 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", help="target model (Hub id or folder); with --draft")
     p.add_argument("--device", help="cpu, cuda, cuda:0 ... (default: automatic)")
     p.add_argument("--dtype", help="float32, bfloat16, float16 (default: automatic)")
-    p.add_argument("--linear", default="auto", choices=LINEAR_PATHS,
-                   help="CPU kernels of the linear layers, for every method alike: oneDNN on packed weights or "
-                        "PyTorch's default; auto = oneDNN for fp32 on a CPU when it measures faster at load")
-    p.add_argument("--draft-weights", default="auto", choices=DRAFT_WEIGHTS,
-                   help="how specviz's draft stores its weights; auto = int8 for an fp32 pair on a CPU. "
-                        "transformers' assisted methods get the draft as loaded unless --hf-assistant specviz "
-                        "(default: auto)")
-    p.add_argument("--target-weights", default="auto", choices=TARGET_WEIGHTS,
-                   help="how the target stores its weights for the main run; auto = the fastest one-token "
-                        "layer measured at load on a CPU (default: auto)")
+    add_weight_options(p)
     p.add_argument("--baselines", nargs="+", default=["auto"], choices=("auto", "none") + TARGET_WEIGHTS[1:],
                    metavar="WEIGHTS",
                    help="other configurations of the same target, each run after the main run as a target-alone "
@@ -132,9 +122,7 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
           file=sys.stderr)
     try:
         pair = load(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
-                    **({"linear": args.linear} if args.linear != "auto" else {}),
-                    **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}),
-                    **({"target_weights": args.target_weights} if args.target_weights != "auto" else {}))
+                    **weight_kwargs(args))
     except (ValueError, RuntimeError, OSError) as e:
         print(f"specviz bench: error: cannot load the models: {e}", file=sys.stderr)
         return 1

@@ -7,12 +7,10 @@ import time
 
 from ..decoding import COMPILE_CHOICES
 from ..drafters import DRAFTERS
-from ..kernels import DRAFT_WEIGHTS, LINEAR_PATHS
-from ..weights import TARGET_WEIGHTS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
 from ..sampling import SamplingConfig
 from ..trace import Trace, first_difference, metrics
-from .args import Parser, bounded
+from .args import Parser, add_weight_options, bounded, weight_kwargs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,16 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--compare", action="store_true", help="also run the target alone and print the speedup")
     gen.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: automatic)")
     gen.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"], help="default: automatic")
-    gen.add_argument("--linear", default="auto", choices=LINEAR_PATHS,
-                     help="CPU kernels of the linear layers: oneDNN on packed weights or PyTorch's default; "
-                          "auto = oneDNN for fp32 on a CPU when it measures faster at load (default: auto)")
-    gen.add_argument("--draft-weights", default="auto", choices=DRAFT_WEIGHTS,
-                     help="how the draft stores its weights: int8/int4 read a quarter/an eighth of fp32's bytes per "
-                          "draft step; the output is still exactly the target's (default: auto = int4 on a CPU "
-                          "where PyTorch has the kernel, else int8)")
-    gen.add_argument("--target-weights", default="auto", choices=TARGET_WEIGHTS,
-                     help="how the target stores its weights (the speculative run and --compare's target alone "
-                          "use the same one): auto = the fastest measured at load on a CPU (default: auto)")
+    add_weight_options(gen)
     gen.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
                      help="static KV caches and CUDA-graph forwards (torch.compile), compiled and captured before "
                           "the timed run; auto = on with CUDA, off on a CPU (default: auto)")
@@ -136,9 +125,7 @@ def _load(args):
 
     try:
         return load_pair(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
-                         progress=progress, **({"linear": args.linear} if args.linear != "auto" else {}),
-                         **({"draft_weights": args.draft_weights} if args.draft_weights != "auto" else {}),
-                         **({"target_weights": args.target_weights} if args.target_weights != "auto" else {}))
+                         progress=progress, **weight_kwargs(args))
     except ModelLoadError as e:
         print(f"specviz: error: {e}", file=sys.stderr)
         return None
