@@ -1,18 +1,19 @@
 """The benchmark on tiny models: shared K sweep, the CLI's files, argument errors."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
 import torch
 
 from specviz import bench, theory
 from specviz.cli import bench as bench_cli
+from specviz.models import ModelPair
 from specviz.sampling import SamplingConfig
 from tiny import tiny_model
 
@@ -31,9 +32,15 @@ def pair():
     with torch.no_grad():
         for w in draft.parameters():
             w.add_(0.3 * torch.randn(w.shape, generator=g) * w.std().clamp_min(1e-3))
-    return SimpleNamespace(target=target, draft=draft, tokenizer=None, name="tiny → tiny",
-                           device=torch.device("cpu"), dtype=torch.float32,
-                           encode_chat=lambda text: [ord(ch) % 16 for ch in text][:10] or [0])
+    return BenchPair(target=target, draft=draft, tokenizer=None, name="tiny → tiny", device=torch.device("cpu"),
+                     dtype=torch.float32, load_seconds=0.0)
+
+
+class BenchPair(ModelPair):
+    """A real ModelPair around tiny models, with no tokenizer: its chat encoding maps characters to the 16 ids."""
+
+    def encode_chat(self, text):
+        return [ord(ch) % 16 for ch in text][:10] or [0]
 
 
 @pytest.mark.parametrize("temperature", [0.0, 0.7])
@@ -349,7 +356,11 @@ def test_transformers_assistant_is_the_draft_as_loaded_unless_asked(pair, tmp_pa
     from specviz.bench import measure
 
     as_loaded = tiny_model(11)
-    int8_pair = SimpleNamespace(**vars(pair), draft_weights="int8", draft_as_loaded=lambda: as_loaded)
+    class Int8Pair(BenchPair):
+        def draft_as_loaded(self):
+            return as_loaded
+
+    int8_pair = Int8Pair(**{f.name: getattr(pair, f.name) for f in dataclasses.fields(pair)} | {"draft_weights": "int8"})
     assistants = []
     real = measure._run_hf
 

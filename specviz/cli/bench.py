@@ -127,15 +127,15 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
         print(f"specviz bench: error: cannot load the models: {e}", file=sys.stderr)
         return 1
     encoded = [pair.encode_chat(p.text) for p in prompts]
-    device = getattr(pair, "device", None) or args.device or "cpu"
+    device = pair.device
     chosen = args.methods or default_methods(device)
     args.methods = [m for m in METHODS if m in chosen]   # in METHODS order, as recorded in meta
     hf_draft = None
-    if args.hf_assistant == "as-loaded" and getattr(pair, "draft_weights", "as-loaded") != "as-loaded" and {
+    if args.hf_assistant == "as-loaded" and pair.draft_weights != "as-loaded" and {
             "hf_assisted", "hf_assisted_default"} & set(args.methods):
         print("loading the draft as loaded, for transformers' assisted generation ...", file=sys.stderr)
         hf_draft = pair.draft_as_loaded()
-    result = run_benchmark(pair.target, pair.draft, getattr(pair, "tokenizer", None), prompts, encoded,
+    result = run_benchmark(pair.target, pair.draft, pair.tokenizer, prompts, encoded,
                            list(dict.fromkeys(args.k)), samplings, args.max_new_tokens, args.repeats,
                            args.methods, seed=args.seed,
                            warmup=not args.no_warmup, quiet=args.quiet,
@@ -151,9 +151,13 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
 
 def _variants(pair, baselines: list[str]) -> list[tuple[str, Callable[[], Any]]]:
     """(label, loader) for each other target configuration to run as a baseline (see --baselines)."""
-    if "none" in baselines or not hasattr(pair, "target_variant"):
+    if "none" in baselines:
         return []
-    main = getattr(pair, "target_weights", "as-loaded")
+    if pair.target_source is None:   # built in memory: there is nothing to load the other configurations from
+        print("specviz bench: this pair was not loaded from files; no other target configurations to compare",
+              file=sys.stderr)
+        return []
+    main = pair.target_weights
     wanted = candidate_weights(pair.device, pair.dtype) if "auto" in baselines else baselines
     seen = {pair.weights_label(main)}
     out = []
@@ -167,9 +171,9 @@ def _variants(pair, baselines: list[str]) -> list[tuple[str, Callable[[], Any]]]
 
 def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
     """What was run, where and when: enough to reproduce or question a number in the report."""
-    device = getattr(pair, "device", None)
+    device = pair.device
     meta = {
-        "pair": getattr(pair, "name", ""), "device": str(device), "dtype": str(getattr(pair, "dtype", "")),
+        "pair": pair.name, "device": str(device), "dtype": str(pair.dtype),
         "command": "python -m specviz bench " + " ".join(argv),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
         "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
@@ -178,10 +182,8 @@ def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
         "prompts": [asdict(p) for p in prompts],
         "max_new_tokens": args.max_new_tokens, "repeats": args.repeats, "ks": list(dict.fromkeys(args.k)),
         "methods": args.methods, "compile": args.compile,
-        "linear_path": getattr(pair, "linear_path", "default"), "linear_probe": getattr(pair, "linear_probe", None),
-        "draft_weights": getattr(pair, "draft_weights", "as-loaded"),
-        "target_weights": pair.weights_label() if hasattr(pair, "weights_label") else "as-loaded",
-        "target_layers": getattr(pair, "target_layers", None), "target_probe": getattr(pair, "target_probe", None),
+        "linear_path": pair.linear_path, "linear_probe": pair.linear_probe, "draft_weights": pair.draft_weights,
+        "target_weights": pair.weights_label(), "target_layers": pair.target_layers, "target_probe": pair.target_probe,
         "hf_assistant": ("the draft as loaded (the pair's dtype, the target's kernels)"
                          if args.hf_assistant == "as-loaded" else "specviz's draft"),
     }
