@@ -22,7 +22,8 @@ from .errors import ModelLoadError
 from .sources import _looks_like_path, _resolve_source, _Source, validate_model_id  # noqa: F401 (API)
 from .kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_draft_weights, resolve_linear_path,
                       use_linear_path)
-from .weights import candidate_weights, convert_target_weights, probe_target_weights, resolve_target_weights
+from .weights import (candidate_weights, convert_target_weights, probe_target_weights, resolve_target_weights,
+                      weights_name)
 from .packaged import _PACKAGED_DRAFT, _PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, _convert, cache_dir  # noqa: F401
 
 __all__ = ["ModelLoadError", "ModelPair", "PACKAGED_PAIR_NAME", "cache_dir", "default_device_and_dtype", "load_pair",
@@ -118,9 +119,7 @@ class ModelPair:
 
     def weights_label(self, weights: str | None = None) -> str:
         """A configuration as people name it: "int4", "int8", "bf16", "fp32" (as loaded, by dtype)."""
-        weights = self.target_weights if weights is None else weights
-        return weights if weights != "as-loaded" else {torch.float32: "fp32", torch.bfloat16: "bf16",
-                                                       torch.float16: "fp16"}.get(self.dtype, str(self.dtype))
+        return weights_name(self.target_weights if weights is None else weights, self.dtype)
 
     def draft_as_loaded(self):
         """A second copy of the draft as transformers would load it (the pair's dtype, the target's
@@ -284,20 +283,21 @@ def _load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:
 
 
 def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict | None, dict | None]:
-    """The target's weights as `choice` ("auto": measured here), the rest of the model in `dtype`."""
+    """The target's weights as `choice` ("auto": measured here), the rest of the model in `dtype`.
+
+    The model arrives in fp32 when it is to be requantized (see _load_dtype); bf16 weights in a bf16
+    pair are simply the pair's dtype, so they count as loaded."""
     probe = None
     if choice == "auto":
         report(0.88, "timing the target's weight formats")
         probe = probe_target_weights(model, candidate_weights(device, torch.float32))
         choice = probe["choice"]
-        if choice == "as-loaded" and dtype != torch.float32:
-            choice = "bf16" if dtype == torch.bfloat16 else choice
+    if choice == "bf16" and dtype == torch.bfloat16:
+        choice = "as-loaded"
     layers = None
-    if choice not in ("as-loaded",):
+    if choice != "as-loaded":
         report(0.9, f"storing the target's weights as {choice}")
         layers = convert_target_weights(model, choice)
     if next(model.parameters()).dtype != dtype:
         model.to(dtype)
-    if choice == "bf16" and dtype == torch.bfloat16:
-        choice = "as-loaded"
     return choice, probe, layers

@@ -20,6 +20,9 @@ copy reproduces it up to the kernel's bf16 scales; a layer that is not on a
 """
 from __future__ import annotations
 
+import statistics
+import time
+
 import torch
 
 from .kernels import Int8WeightLinear, OneDNNLinear, _checked_choice, dense_weight, fast_linear
@@ -250,9 +253,6 @@ def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
     the target alone fastest, so speculation is measured against its hardest
     baseline. Converting one layer and timing it takes well under a second.
     """
-    import statistics
-    import time
-
     linears = [m for m in model.modules() if type(m) in LINEAR_TYPES and m is not model.get_output_embeddings()]
     if not linears:
         return {"choice": "as-loaded", "reason": "no linear layers"}
@@ -284,13 +284,18 @@ def stored_linear(linear: torch.nn.Module, path: str) -> torch.nn.Module:
     return fast_linear(linear, path)
 
 
-def weights_label(model) -> str:
-    """The model's configuration as people name it: "int4", "int8", "bf16", "fp32" (as loaded, by dtype)."""
-    kind = target_weights(model)
+def weights_name(kind: str, dtype: torch.dtype) -> str:
+    """A configuration as people name it: "int4", "int8", "bf16", or the dtype for weights kept as loaded."""
     if kind != "as-loaded":
         return kind
+    return {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(dtype, str(dtype))
+
+
+def weights_label(model) -> str:
+    """`weights_name` of a loaded model (its stored kind, else the dtype of its parameters)."""
+    kind = target_weights(model)
     try:
         dtype = next(model.parameters()).dtype
     except (AttributeError, StopIteration):   # not a torch module (a test double)
         return kind
-    return {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(dtype, str(dtype))
+    return weights_name(kind, dtype)
