@@ -261,10 +261,10 @@ class HybridDrafter:
 DRAFTERS = ("model", "ngram", "hybrid", "trimmed")
 
 
-def make_drafter(method: str, draft, vocab: int, *, adaptive_threshold: float | None = None,
+def make_drafter(name: str, draft, vocab: int, *, adaptive_threshold: float | None = None,
                  eos_ids=(), cache_options: dict | None = None, trim_size: int | None = None,
                  tokenizer=None, table=None) -> Drafter:
-    """`draft` as a Drafter: a Drafter is used as it is; a draft model (or None) drafts by `method`.
+    """`draft` as a Drafter: a Drafter is used as it is; a draft model (or None) drafts by `name`.
 
     "model" (the draft model), "ngram" (prompt lookup; `draft` may be None), "hybrid", or "trimmed" (the
     draft model with its output layer cut to the `trim_size` most frequent tokens of `table`, by default
@@ -272,26 +272,26 @@ def make_drafter(method: str, draft, vocab: int, *, adaptive_threshold: float | 
     table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole). With compiled
     `cache_options` a model drafter captures its CUDA graphs as it is built.
     """
-    if method not in DRAFTERS:
-        raise ValueError(f"unknown drafter {method!r}; choose one of {', '.join(DRAFTERS)}")
+    if name not in DRAFTERS:
+        raise ValueError(f"unknown drafter {name!r}; choose one of {', '.join(DRAFTERS)}")
     if is_drafter(draft):
         if adaptive_threshold is not None:
             raise ValueError("adaptive_threshold applies to a draft model; configure the drafter instead")
-        if method != "model":
-            raise ValueError(f"method={method!r} applies to a draft model; a Drafter is used as it is")
+        if name != "model":
+            raise ValueError(f"drafter {name!r} applies to a draft model; a Drafter is used as it is")
         return draft
     lookup = PromptLookupDrafter(vocab, eos_ids=eos_ids)
-    if method == "ngram":
+    if name == "ngram":
         if adaptive_threshold is not None:
             raise ValueError("adaptive_threshold applies to a draft model, not to the ngram drafter")
         return lookup
     if draft is None:
-        raise ValueError(f"the {method} drafter needs a draft model")
-    if method == "trimmed":
+        raise ValueError(f"the {name} drafter needs a draft model")
+    if name == "trimmed":
         subset = _trimmed_subset(draft, vocab, trim_size, tokenizer, table, eos_ids)
         return ModelDrafter(draft, vocab, adaptive_threshold, cache_options, vocab_subset=subset)
     model = ModelDrafter(draft, vocab, adaptive_threshold, cache_options)
-    return model if method == "model" else HybridDrafter(model, lookup)
+    return model if name == "model" else HybridDrafter(model, lookup)
 
 
 def _trimmed_subset(draft_model, vocab: int, size: int | None, tokenizer, table, eos_ids) -> torch.Tensor | None:

@@ -25,13 +25,13 @@ MIN_EXPECTED = 5.0   # chi-square cells expecting fewer samples are pooled into 
 @torch.inference_mode()
 def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: int, k: int,
                     sampling: SamplingConfig, seed: int = 0, adaptive_threshold: float | None = None,
-                    method: str = "model", static_cache: bool = False, chunk: int = 20_000) -> Counter:
+                    drafter: str = "model", static_cache: bool = False, chunk: int = 20_000) -> Counter:
     """Counts of the first `n_tokens` emitted after `prompt`, over `n_samples` independent runs.
 
     Rows that still need tokens after a round are grouped by length and run
     through another round together; caches are not used (every round reads its
     rows afresh), which is what lets rows of different histories share a forward.
-    `method` is the drafter, as in `speculative_generate` ("model", "ngram", "hybrid").
+    `drafter` is the drafter's name, as in `speculative_generate` ("model", "ngram", "hybrid").
     `static_cache=True` prefills each group into static caches first, so the
     round reads through the decoder's static-cache path (cache positions, masks).
     """
@@ -49,13 +49,13 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
             for group in by_length.values():
                 tokens = torch.tensor([prompt + rows[r] for r in group], device=device)
                 options = dict(static=True, max_len=tokens.shape[1] + k + 2) if static_cache else None
-                drafter = make_drafter(method, draft, vocab, adaptive_threshold=adaptive_threshold,
-                                       cache_options=options)
+                drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold,
+                                        cache_options=options)
                 target_cache = None
                 if static_cache:
                     target_cache = prefill(target, tokens, **options)
-                    drafter.begin(tokens)
-                state, _ = speculative_round(target, target_cache, drafter, tokens, k, sampling, gen, vocab)
+                    drafting.begin(tokens)
+                state, _ = speculative_round(target, target_cache, drafting, tokens, k, sampling, gen, vocab)
                 out, lengths = emitted_tokens(state.proposal.ids, state.verdict)
                 for r, toks, n in zip(group, out.tolist(), lengths.tolist()):
                     rows[r] += toks[:n]

@@ -65,13 +65,13 @@ def speculative_generate(
     record: bool = True,
     stats: dict | None = None,
     adaptive_threshold: float | None = None,
-    method: str = "model",
+    drafter: str = "model",
     compile: str = "auto",
     static_cache: bool | None = None,
 ) -> Iterator[Round]:
     """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
 
-    `draft` is a draft model or any `Drafter`. `method` picks how a draft model is
+    `draft` is a draft model or any `Drafter`. `drafter` picks how a draft model is
     used: "model" (it drafts every token), "ngram" (prompt lookup; `draft` may be
     None) or "hybrid" (prompt lookup when its match is long enough, else the model).
     `adaptive_threshold=t` stops drafting a round early once the draft model's
@@ -89,15 +89,15 @@ def speculative_generate(
                     compile=compile, static_cache=static_cache, stats=stats, room=k + 2)
     vocab = shared_vocab(target, draft)
     with run.timed("warmup_seconds", when=run.compiled):   # a compiled drafter captures its graphs as it is built
-        drafter = make_drafter(method, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
-                               cache_options=run.cache_options, tokenizer=tokenizer)
+        drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
+                                cache_options=run.cache_options, tokenizer=tokenizer)
         if run.compiled:
             warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True)
     with run.timed("prefill_seconds"):
         target_cache = prefill(target, run.tokens[None], **run.cache_options)
-        drafter.begin(run.tokens[None])
+        drafting.begin(run.tokens[None])
     recorder = RoundRecorder(tokenizer, sampling, record, run.clock)
-    yield from _rounds(run, target, target_cache, drafter, recorder, k, sampling, max_new_tokens, vocab)
+    yield from _rounds(run, target, target_cache, drafting, recorder, k, sampling, max_new_tokens, vocab)
 
 
 def _rounds(run: Run, target, target_cache, drafter: Drafter, recorder: RoundRecorder, k: int,

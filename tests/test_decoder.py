@@ -238,9 +238,9 @@ def test_the_compiled_path_warms_each_model_once_and_decodes_like_the_static_one
     monkeypatch.setattr(spec, "warm_up", lambda model, lengths, *a, **kw: warmed.append((model, lengths)))
     monkeypatch.setattr(drafters, "warm_up", lambda model, lengths, *a, **kw: warmed.append((model, lengths)))
     cfg, stats = SamplingConfig(0.9), {}
-    compiled = run(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5, max_new_tokens=24, method=method,
+    compiled = run(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5, max_new_tokens=24, drafter=method,
                    compile="on", stats=stats)
-    static = run(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5, max_new_tokens=24, method=method,
+    static = run(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5, max_new_tokens=24, drafter=method,
                  static_cache=True)
     assert emitted(compiled) == emitted(static)
     expected = [("target", [1, 2, 3, 4])] + ([] if method == "ngram" else [("draft", [1, 2])])

@@ -86,12 +86,12 @@ def test_make_drafter_wraps_models_and_refuses_a_threshold_for_a_drafter():
 @pytest.mark.parametrize("method", ["ngram", "hybrid"])
 @pytest.mark.parametrize("static", [False, True])
 def test_lookup_methods_give_the_target_alone_output(method, static):
-    """speculative_generate(method=...) with prompt lookup: greedy output is the target's, token for token."""
+    """speculative_generate(drafter=...) with prompt lookup: greedy output is the target's, token for token."""
     target = tiny_model(11)
     prompt = [1, 2, 3, 4, 1, 2, 3, 4, 1, 2]
     draft = None if method == "ngram" else noisy_copy(target, 3, 0.5)
     rounds = list(speculative_generate(target, draft, prompt, k=4, sampling=GREEDY, max_new_tokens=30,
-                                       method=method, static_cache=static))
+                                       drafter=method, static_cache=static))
     assert [t for r in rounds for t in r.emitted] == [
         s.token_id for s in autoregressive_generate(target, prompt, sampling=GREEDY, max_new_tokens=30)]
     assert all(r.drafter == method for r in rounds)

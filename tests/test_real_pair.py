@@ -54,7 +54,7 @@ def test_lookup_drafters_give_the_target_alone_output_on_real_pair(pair_fp32, me
     greedy = SamplingConfig(temperature=0)
     rounds = list(speculative_generate(pair_fp32.target, pair_fp32.draft, ids, k=4, sampling=greedy,
                                        max_new_tokens=32, tokenizer=pair_fp32.tokenizer,
-                                       eos_token_id=pair_fp32.eos_token_ids, method=method))
+                                       eos_token_id=pair_fp32.eos_token_ids, drafter=method))
     spec = [t for r in rounds for t in r.emitted]
     assert spec == _plain(pair_fp32, tuple(ids), 32)
     assert any(t.source == "ngram" for r in rounds for t in r.drafted)   # the lookup really proposed

@@ -72,7 +72,7 @@ def test_adaptive_draft_length_and_top_p_keep_the_target_distribution(models, te
 @pytest.mark.parametrize("method, temperature", [("model", 1.0), ("hybrid", 0.7)])
 def test_the_static_cache_path_keeps_the_target_distribution(models, method, temperature):
     """The same round read through prefilled static caches (the compiled path's cache, without graphs)."""
-    impossible, p_value = fit(models, 3, SamplingConfig(temperature=temperature), method=method, static_cache=True)
+    impossible, p_value = fit(models, 3, SamplingConfig(temperature=temperature), drafter=method, static_cache=True)
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
 
@@ -94,7 +94,7 @@ def test_prompt_lookup_and_hybrid_drafting_keep_the_target_distribution(models, 
     """One-hot q (lookup) and rows mixing lookup and model drafts: the same exact rule."""
     target, draft = models
     cfg = SamplingConfig(temperature=temperature)
-    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, method=method)
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, drafter=method)
     impossible, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
@@ -104,7 +104,7 @@ def test_hybrid_drafting_with_the_adaptive_stop_keeps_the_target_distribution(mo
     """The bench's hybrid: lookup rows, model rows that stop at different points, one round."""
     target, draft = models
     cfg = SamplingConfig(temperature=0.7)
-    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, method="hybrid",
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, drafter="hybrid",
                              adaptive_threshold=0.3)
     impossible, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
@@ -116,7 +116,7 @@ def test_a_one_hot_rule_that_forgets_to_remove_the_rejected_token_is_caught(mode
     target, draft = models
     monkeypatch.setattr(rule, "residual", _residual_is_p)
     cfg = SamplingConfig(temperature=1.0)
-    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, method="ngram")
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, drafter="ngram")
     _, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
     assert p_value < 1e-6, f"a broken one-hot rule went unnoticed (p = {p_value:.2e})"
 

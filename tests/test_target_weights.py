@@ -146,6 +146,6 @@ def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind):
     alone = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy, max_new_tokens=24,
                                                          seed=0, ignore_eos=True)]
     spec = [t for r in speculative_generate(pair.target, pair.draft, ids, k=4, sampling=greedy, max_new_tokens=24,
-                                            seed=0, ignore_eos=True, record=False, method="hybrid")
+                                            seed=0, ignore_eos=True, record=False, drafter="hybrid")
             for t in r.emitted]
     assert spec == alone

@@ -28,8 +28,8 @@ def trace_of(rounds, **kw):
 
 @pytest.mark.parametrize("kw", [
     dict(sampling=SamplingConfig(0.0)), dict(sampling=SamplingConfig(0.8)), dict(sampling=SamplingConfig(1.3, 5, 0.9)),
-    dict(sampling=SamplingConfig(1.0), adaptive_threshold=0.6), dict(sampling=SamplingConfig(1.0), method="ngram"),
-    dict(sampling=SamplingConfig(0.0), method="hybrid"),
+    dict(sampling=SamplingConfig(1.0), adaptive_threshold=0.6), dict(sampling=SamplingConfig(1.0), drafter="ngram"),
+    dict(sampling=SamplingConfig(0.0), drafter="hybrid"),
 ])
 def test_every_decoder_trace_validates(models, kw):
     target, draft = models

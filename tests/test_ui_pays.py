@@ -107,9 +107,9 @@ def test_worker_passes_drafter_and_compile_and_reports_the_warm_up(monkeypatch, 
 
     monkeypatch.setattr(worker, "speculative_generate", spy)
     job = worker.DecodeJob(pair, pair.encode_chat("the cat"), 3, inputs.sampling_config(0, 0, 1), 12, 0,
-                           method="ngram", compile="on")
+                           drafter="ngram", compile="on")
     events = [e for b in worker.batches(worker.start(job, Run())) for e in b]
-    assert seen["method"] == "ngram" and seen["compile"] == "on" and seen["draft"] is None
+    assert seen["drafter"] == "ngram" and seen["compile"] == "on" and seen["draft"] is None
     rounds = [e.round for e in events if isinstance(e, worker.RoundDone)]
     assert rounds and {r.drafter for r in rounds} == {"ngram"}
     out: queue.Queue = queue.Queue()

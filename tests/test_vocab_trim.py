@@ -136,7 +136,7 @@ _EXACT: dict = {}
 def _fit(models, cfg, monkeypatch, wrap=None, **options):
     target, draft = models
     monkeypatch.setattr(lossless, "make_drafter", _trimmed_factory(wrap))
-    counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES, 3, cfg, method="trimmed", **options)
+    counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES, 3, cfg, drafter="trimmed", **options)
     if cfg not in _EXACT:
         _EXACT[cfg] = exact_prefixes(target, PROMPT, N_TOKENS, cfg)
     return counts, chi_square_fit(counts, _EXACT[cfg])
@@ -185,7 +185,7 @@ def test_greedy_trimmed_output_is_the_target_alone(monkeypatch, static):
     monkeypatch.setattr(speculative, "make_drafter", _trimmed_factory())
     prompt = [1, 2, 3]
     rounds = list(speculative_generate(target, draft, prompt, k=3, sampling=SamplingConfig(0), max_new_tokens=40,
-                                       method="trimmed", static_cache=static))
+                                       drafter="trimmed", static_cache=static))
     out = [t for r in rounds for t in r.emitted]
     assert out == [s.token_id for s in autoregressive_generate(target, prompt, sampling=SamplingConfig(0),
                                                                max_new_tokens=40)]
@@ -269,7 +269,7 @@ def test_greedy_trimmed_drafting_gives_the_target_alone_output_on_real_pair(pair
     ids = pair_fp32.encode_chat("Write a Python function that checks whether a string is a palindrome.")
     greedy = SamplingConfig(temperature=0)
     rounds = list(speculative_generate(pair_fp32.target, pair_fp32.draft, ids, k=4, sampling=greedy,
-                                       max_new_tokens=24, eos_token_id=pair_fp32.eos_token_ids, method="trimmed"))
+                                       max_new_tokens=24, eos_token_id=pair_fp32.eos_token_ids, drafter="trimmed"))
     spec = [t for r in rounds for t in r.emitted]
     plain = [s.token_id for s in autoregressive_generate(pair_fp32.target, ids, sampling=greedy, max_new_tokens=24,
                                                          eos_token_id=pair_fp32.eos_token_ids)]

@@ -111,7 +111,7 @@ def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling
                                        max_new_tokens=max_new_tokens, seed=seed,
                                        tokenizer=tokenizer if record else None,
                                        ignore_eos=True, record=record, adaptive_threshold=threshold,
-                                       method=drafter, compile=compile, stats=stats))
+                                       drafter=drafter, compile=compile, stats=stats))
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]

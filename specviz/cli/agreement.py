@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         for k in args.k:
             spec = [t for r in speculative_generate(pair.target, draft, ids, k=k, sampling=greedy,
                                                     max_new_tokens=args.max_new_tokens, record=False,
-                                                    eos_token_id=pair.eos_token_ids, method=args.drafter)
+                                                    eos_token_id=pair.eos_token_ids, drafter=args.drafter)
                     for t in r.emitted]
             at = first_difference(spec, plain)
             same += at is None

@@ -157,7 +157,7 @@ def _decode(args, pair, ids: list[int], sampling: SamplingConfig) -> tuple[list,
     for rnd in speculative_generate(pair.target, draft, ids, k=args.k, sampling=sampling,
                                     max_new_tokens=args.max_new_tokens, seed=args.seed,
                                     tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids, stats=stats,
-                                    adaptive_threshold=args.adaptive, method=args.drafter, compile=args.compile):
+                                    adaptive_threshold=args.adaptive, drafter=args.drafter, compile=args.compile):
         rounds.append(rnd)
         print(round_line(rnd, pair.decode), flush=True)
     wall = time.perf_counter() - start - stats.get("prefill_seconds", 0.0) - stats.get("warmup_seconds", 0.0)

@@ -80,11 +80,11 @@ def compile_mode(value, lang: str = DEFAULT_LANG) -> str:
     return str(value)
 
 
-def adaptive_threshold(value, method: str, lang: str = DEFAULT_LANG) -> float | None:
+def adaptive_threshold(value, drafter: str, lang: str = DEFAULT_LANG) -> float | None:
     """The adaptive stop's threshold, or None; refused with the n-gram drafter (no draft model to be unsure)."""
     if not value:
         return None
-    if method == "ngram":
+    if drafter == "ngram":
         raise InputError(t("input.ngram_adaptive", lang))
     return ADAPTIVE_THRESHOLD
 
@@ -304,15 +304,15 @@ def run_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> RunSettin
     """The Generate form ({field name: value}, names in RUN_FORM; the drafter and compile fields may be left out),
     checked; raises InputError on the first bad field."""
     form = {"drafter": "model", "compile": "auto", **form}
-    method = checked(form, ("drafter",), lang)["drafter"]
+    drafter = checked(form, ("drafter",), lang)["drafter"]
     v = checked(form, ("prompt", "k"), lang)
-    adaptive = adaptive_threshold(form["adaptive"], method, lang)
+    adaptive = adaptive_threshold(form["adaptive"], drafter, lang)
     v.update(checked(form, ("max_new", "seed"), lang))
     return RunSettings(
         prompt=v["prompt"], raw=bool(form["raw"]), k=v["k"], adaptive_threshold=adaptive,
         max_new_tokens=v["max_new"], seed=v["seed"], sampling=_sampling(form, lang),
         pair_ids=_pair_ids(form, lang), compare=bool(form["compare_switch"]),
-        drafter=method, compile=checked(form, ("compile",), lang)["compile"])
+        drafter=drafter, compile=checked(form, ("compile",), lang)["compile"])
 
 
 @dataclass(frozen=True)

@@ -95,10 +95,10 @@ class CostCache:
 COSTS = CostCache()
 
 
-def wanted(pair, method: str, compiled: bool) -> bool:
+def wanted(pair, drafter: str, compiled: bool) -> bool:
     """Whether this run's costs mean anything: a draft model drafts each token with one plain forward (the forwards
     are timed compiled or not, as the run runs them)."""
-    return pair.draft is not None and method in PLAIN_DRAFT_FORWARD
+    return pair.draft is not None and drafter in PLAIN_DRAFT_FORWARD
 
 
 def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[float, str], None]):
@@ -111,11 +111,11 @@ def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[fl
     return costs
 
 
-def costs(ctx: AppContext, run: Run, pair, ids: list[int], k: int, method: str, compiled: bool,
+def costs(ctx: AppContext, run: Run, pair, ids: list[int], k: int, drafter: str, compiled: bool,
           say: waiting.Say) -> Iterator[dict]:
     """The pair's costs at K: cached, or measured now with a status line every second; None when not wanted,
     stopped or failed (a failure only costs the sentence, never the run)."""
-    if not wanted(pair, method, compiled):
+    if not wanted(pair, drafter, compiled):
         return None
     hit = COSTS.get(pair, k, compiled)
     if hit is not None:

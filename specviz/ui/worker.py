@@ -99,7 +99,7 @@ class DecodeJob:
     seed: int
     compare: bool = False
     adaptive_threshold: float | None = None
-    method: str = "model"            # the drafter (specviz.drafters.DRAFTERS)
+    drafter: str = "model"           # the drafter (specviz.drafters.DRAFTERS)
     compile: str = "auto"            # auto | on | off, for the speculative run and the target alone alike
 
     @property
@@ -125,11 +125,11 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
     try:
         stats = _Stats(out)
         pair = job.pair
-        draft = None if job.method == "ngram" else pair.draft   # prompt lookup needs no draft model
+        draft = None if job.drafter == "ngram" else pair.draft   # prompt lookup needs no draft model
         gen = speculative_generate(pair.target, draft, job.prompt_ids, k=job.k, sampling=job.sampling,
                                    max_new_tokens=job.max_new_tokens, seed=job.seed, tokenizer=pair.tokenizer,
                                    eos_token_id=job.eos_token_ids, stats=stats,
-                                   adaptive_threshold=job.adaptive_threshold, method=job.method, compile=job.compile)
+                                   adaptive_threshold=job.adaptive_threshold, drafter=job.drafter, compile=job.compile)
         try:
             for rnd in gen:
                 out.put(RoundDone(rnd))

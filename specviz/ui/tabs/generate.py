@@ -248,13 +248,13 @@ def clean_text(pair, ids: list[int]) -> str:
         return strip_special(_decode(pair, ids))
 
 
-def draft_label(pair, method: str) -> str:
+def draft_label(pair, drafter: str) -> str:
     """The trace's draft_model: the draft's name, with the drafter when it is not the model alone (trace files are
     language-neutral: English names)."""
     name = pair.draft_name
-    if method == "model":
+    if drafter == "model":
         return name
-    return drafter_name(method, "en") if method == "ngram" else f"{name} + {drafter_name(method, 'en')}"
+    return drafter_name(drafter, "en") if drafter == "ngram" else f"{name} + {drafter_name(drafter, 'en')}"
 
 
 def make_trace(pair, s: RunSettings, ids: list[int], view: StreamView, outcome: Outcome) -> Trace:
