@@ -540,4 +540,9 @@ STRINGS: dict[str, str] = {
                      "alone this app measured here."),
     "pays.hint_cpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-7B on a GPU.",
     "pays.hint_gpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-14B with compiled forwards.",
+    # --- the API a program sees (issue 22)
+    "api.flag": "“{name}” takes true or false, not {value}.",
+    "api.text": "“{name}” takes text.",
+    "api.no_trace": "Give a trace: the object generate returned, or the text of a trace file (.json).",
+    "api.not_a_trace": "it is not a trace object",
 }

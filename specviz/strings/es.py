@@ -564,4 +564,9 @@ STRINGS: dict[str, str] = {
     "pays.hint_cpu": "Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-7B en una GPU.",
     "pays.hint_gpu": ("Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-14B con "
                       "pasadas compiladas."),
+    # --- the API a program sees (issue 22)
+    "api.flag": "«{name}» admite true o false, no {value}.",
+    "api.text": "«{name}» admite texto.",
+    "api.no_trace": "Da una traza: el objeto que devolvió generate, o el texto de un archivo de traza (.json).",
+    "api.not_a_trace": "no es un objeto de traza",
 }

@@ -18,6 +18,7 @@ from ..strings import DEFAULT_LANG, LANGUAGES, t
 from ..trace import metrics
 from ..viz import classroom as vc
 from ..viz import html as vh
+from . import api
 from .session import AppContext, PairCache, PairLoader, default_cache
 from .events import listen
 from .inputs import default_pair as _default_pair
@@ -91,6 +92,7 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
                     default_max_new_tokens=default_max_new_tokens, pair_label=pair_label, gpu=gpu,
                     pair=_default_pair(default_pair, gpu))
     with gr.Blocks(title=t("app.title", lang)) as demo:
+        api.register(ctx, concurrency_limit)   # first, so the endpoints keep their plain names; once for all pages
         page(demo, ctx, **settings)
     for other in LANGUAGES:        # every other language: the same page at /<code> (e.g. /es)
         if other != lang:

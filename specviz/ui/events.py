@@ -56,7 +56,10 @@ def bind(fn: Callable, ctx: AppContext, components: Mapping[str, Any], *, form: 
 
 def listen(trigger: Callable, fn: Callable, ctx: AppContext, components: Mapping[str, Any],
            inputs: Sequence[str] = (), outputs: Sequence[str] = (), *, gpu: bool = False, **kwargs):
-    """`trigger(bound fn, input components, output components, **kwargs)`, e.g. trigger=button.click."""
+    """`trigger(bound fn, input components, output components, **kwargs)`, e.g. trigger=button.click.
+
+    Private unless told otherwise: a page event is no API (the API is `ui.api`, one set for every language)."""
+    kwargs.setdefault("api_visibility", "private")
     return trigger(bind(fn, ctx, components, gpu=gpu), [components[n] for n in inputs],
                    [components[n] for n in outputs], **kwargs)
 
@@ -64,5 +67,6 @@ def listen(trigger: Callable, fn: Callable, ctx: AppContext, components: Mapping
 def listen_form(trigger: Callable, fn: Callable, ctx: AppContext, components: Mapping[str, Any],
                 form: Sequence[str], outputs: Sequence[str] = (), *, gpu: bool = False, **kwargs):
     """As `listen`, for `fn(ctx, form: dict, ...)`: the inputs named in `form` reach it as one {name: value}."""
+    kwargs.setdefault("api_visibility", "private")
     return trigger(bind(fn, ctx, components, form=tuple(form), gpu=gpu), [components[n] for n in form],
                    [components[n] for n in outputs], **kwargs)

@@ -74,7 +74,7 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
         c["run_btn"] = gr.Button(t("ui.generate", lang), variant="primary", elem_id="sv-run")
         c["stop_btn"] = gr.Button(t("ui.stop", lang), variant="stop", elem_id="sv-stop")
     gr.Examples([e[:3] for e in examples], inputs=[c["prompt"], c["k"], c["temperature"]],
-                example_labels=[e[3] for e in examples], label=t("ui.examples", lang))
+                example_labels=[e[3] for e in examples], label=t("ui.examples", lang), api_visibility="private")
     return c
 
 

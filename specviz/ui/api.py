@@ -1,0 +1,261 @@
+"""The API a program sees: `generate`, `replay`, `sweep` and `what_if`, one set for every language of the app.
+
+Every other event of the page is private (`events.listen`): a program that opens
+"Use via API", or `gradio_client.Client(url).view_api()`, meets these four
+endpoints only. They take their settings by name, with integers typed as
+integers, and return plain JSON (numbers, text, the trace in its file format),
+never page fragments. Inputs go through the page's own checks
+(`inputs.run_settings`, `inputs.sweep_settings`, `inputs.FIELD_CHECKS`), so the
+limits in `specviz.limits` hold here too; a refused input is a `gr.Error` whose
+sentence comes from the strings table (in English: the API has no page language).
+
+No `from __future__ import annotations` here: Gradio reads the parameter and
+return types of each method to document the endpoint, and needs real types.
+"""
+import json
+from dataclasses import asdict
+from typing import Any
+
+import gradio as gr
+
+from ..classroom import whatif
+from ..limits import APP_MAX_TRACE_BYTES
+from ..stats import finite
+from ..strings import DEFAULT_LANG, t
+from ..trace import Round, Trace
+from ..tracefile import TraceFormatError
+from ..viz.format import strip_special
+from ..viz.html import plain_rounds_text
+from . import inputs, worker
+from .inputs import InputError, RunSettings
+from .session import AppContext, Run, gpu
+from .tabs.generate import clean_text, draft_label
+from .worker import Failed, RoundDone, SpecDone
+
+LANG = DEFAULT_LANG          # the API's sentences: English (a program has no page language)
+ENDPOINTS = ("generate", "replay", "sweep", "what_if")
+USES_MODELS = {"generate", "sweep"}   # these share the page's "decode" slot: no two timed runs overlap
+
+
+def register(ctx: AppContext, concurrency_limit: int = 1) -> None:
+    """Add the four endpoints to the Blocks being built (call it once, inside the app's `with gr.Blocks()`)."""
+    api = Endpoints(ctx)
+    for name in ENDPOINTS:
+        fn = getattr(api, name)
+        if name in USES_MODELS:
+            gr.api(gpu(fn), api_name=name, concurrency_limit=concurrency_limit, concurrency_id="decode")
+        else:   # no model: a replay or a what-if never waits behind a decode
+            gr.api(fn, api_name=name, concurrency_limit=None)
+
+
+def _refused(e: BaseException) -> gr.Error:
+    return gr.Error(inputs.error_message(e, LANG), print_exception=False)
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A true/false parameter; anything else (a string "false" would read as true) is refused."""
+    if isinstance(value, bool) or value in (0, 1):
+        return bool(value)
+    raise InputError(t("api.flag", LANG, name=name, value=repr(value)[:40]))
+
+
+def _text(value: Any, name: str) -> str:
+    """A text parameter (None reads as empty); a number or a list is refused."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(t("api.text", LANG, name=name))
+    return value
+
+
+class Endpoints:
+    """The endpoints as methods over one app's context (its model cache and its sweep)."""
+
+    def __init__(self, ctx: AppContext):
+        self.ctx = ctx
+
+    def generate(self, prompt: str, k: int = 3, max_new_tokens: int = 64, temperature: float = 0.0,
+                 top_k: int = 0, top_p: float = 1.0, seed: int = 0, drafter: str = "model", adaptive: bool = False,
+                 raw: bool = False, pair: str = "packaged", draft_id: str = "", target_id: str = "",
+                 compile: str = "auto") -> dict:
+        """Run speculative decoding (draft q proposes, target p verifies) on a prompt; return the text, metrics, trace.
+
+        Parameters:
+            prompt: the text to continue (wrapped in the model's chat template unless raw is true)
+            k: draft tokens per round, 1 to 16 (with adaptive, the most per round)
+            max_new_tokens: tokens to generate, 1 to 512
+            temperature: 0 (greedy) to 2
+            top_k: keep the k most likely tokens; 0 is off
+            top_p: nucleus sampling, in (0, 1]
+            seed: 0 to 2^31 - 1; the same seed and settings give the same output
+            drafter: "model" (the draft model), "ngram" (prompt lookup), "hybrid" or "trimmed"
+            adaptive: stop a round's drafting once the draft is unsure (K becomes a maximum)
+            raw: send the prompt as is, without the chat template
+            pair: "packaged" (the app's own pair), a Hub preset of the page's pair list, or "custom"
+            draft_id: the draft's Hub id, when pair is "custom"
+            target_id: the target's Hub id, when pair is "custom"
+            compile: "auto", "on" or "off" (compiled forwards; "auto" compiles on a GPU only)
+        Returns:
+            {"text": the decoded output, "metrics": acceptance rate, tau, tokens/s... of the run,
+            "trace": the whole run in the trace file format (give it to replay, or save it as .json)}
+        """
+        try:
+            s = inputs.run_settings({
+                "prompt": _text(prompt, "prompt"), "k": k, "max_new": max_new_tokens, "temperature": temperature,
+                "top_k": top_k, "top_p": top_p, "seed": seed, "drafter": drafter, "compile": compile, "pair": pair,
+                "draft_id": _text(draft_id, "draft_id"), "target_id": _text(target_id, "target_id"),
+                "adaptive": _flag(adaptive, "adaptive"), "raw": _flag(raw, "raw"), "compare_switch": False}, LANG)
+        except InputError as e:
+            raise _refused(e) from None
+        loaded = self._load(s.pair_ids)
+        try:
+            ids = inputs.encode_prompt(loaded, s.prompt, s.raw, s.max_new_tokens, s.k, LANG)
+        except InputError as e:
+            raise _refused(e) from None
+        rounds, stats = decode(worker.DecodeJob(loaded, ids, s.k, s.sampling, s.max_new_tokens, s.seed, False,
+                                                s.adaptive_threshold, s.drafter, s.compile))
+        trace = run_trace(loaded, s, ids, rounds, stats)
+        return {"text": trace.output_text, "metrics": finite(trace.metrics()), "trace": json.loads(trace.to_json())}
+
+    def replay(self, trace: str | dict) -> dict:
+        """Read a trace without any model and return its metrics and its text.
+
+        Parameters:
+            trace: a trace as generate returns it, or the text of a trace file (.json) the page saved
+        Returns:
+            {"text": the output the trace recorded, "metrics": acceptance rate, tau, tokens/s... as recorded,
+            "rounds": the number of rounds}
+        """
+        parsed = read_trace(trace)
+        return {"text": replayed_text(parsed), "metrics": finite(parsed.metrics()), "rounds": len(parsed.rounds)}
+
+    def sweep(self, prompt: str, k_lo: int = 1, k_hi: int = 8, tokens: int = 32, temperature: float = 0.0,
+              top_k: int = 0, top_p: float = 1.0, seed: int = 0, raw: bool = False, pair: str = "packaged",
+              draft_id: str = "", target_id: str = "") -> dict:
+        """Measure throughput against K: the target alone once, then speculative decoding at each K in k_lo..k_hi.
+
+        Parameters:
+            prompt: the text to continue (chat template unless raw)
+            k_lo: the smallest K, 1 to 16
+            k_hi: the largest K, 1 to 16 (the range may be given either way round)
+            tokens: tokens per run, 4 to 256
+            temperature: 0 (greedy) to 2
+            top_k: keep the k most likely tokens; 0 is off
+            top_p: nucleus sampling, in (0, 1]
+            seed: 0 to 2^31 - 1
+            raw: send the prompt as is, without the chat template
+            pair: "packaged", a Hub preset of the page's pair list, or "custom"
+            draft_id: the draft's Hub id, when pair is "custom"
+            target_id: the target's Hub id, when pair is "custom"
+        Returns:
+            {"target_tokens_per_s", "best_k", "rows": [{"k", "tokens_per_s", "speedup", "acceptance_rate", "alpha",
+            "tau", "c", "verify_cost", "theory_speedup", ...} per K], ...}; a number that could not be measured is null
+        """
+        try:
+            s = inputs.sweep_settings({
+                "prompt": _text(prompt, "prompt"), "k_lo": k_lo, "k_hi": k_hi, "sweep_tokens": tokens,
+                "temperature": temperature, "top_k": top_k, "top_p": top_p, "seed": seed, "pair": pair,
+                "draft_id": _text(draft_id, "draft_id"), "target_id": _text(target_id, "target_id"),
+                "raw": _flag(raw, "raw")}, LANG)
+        except InputError as e:
+            raise _refused(e) from None
+        loaded = self._load(s.pair_ids)
+        try:
+            ids = inputs.encode_prompt(loaded, s.prompt, s.raw, s.n_tokens, s.ks[-1], LANG)
+            result = self.ctx.sweep()(loaded.target, loaded.draft, ids, s.ks, s.sampling, s.n_tokens, seed=s.seed,
+                                      tokenizer=loaded.tokenizer)
+        except InputError as e:
+            raise _refused(e) from None
+        except Exception as e:  # noqa: BLE001 - said as a sentence, the server keeps serving
+            raise gr.Error(t("sweep.failed", LANG, error=inputs.error_message(e, LANG)), print_exception=False) from e
+        return finite(result.to_dict())
+
+    def what_if(self, alpha: float, k: int = 5, c: float = 0.114) -> dict:
+        """The theory's expectation for a per-token acceptance alpha, K draft tokens and a draft/target cost ratio c.
+
+        Parameters:
+            alpha: the chance that the target accepts a draft token, 0 to 1
+            k: draft tokens per round, 1 to 16
+            c: one draft forward's cost over one target forward's, 0 to 2
+        Returns:
+            {"expected_tokens" and "speedup" at k, "best_k", and per K = 1..16 the curves "ks",
+            "tokens_per_round", "speedups"; "worked_example": the seed text's example (alpha 0.78, K 5, c 8/70)}
+        """
+        try:
+            a = inputs.number_between(alpha, "whatif.alpha_name", 0.0, 1.0, LANG)
+            kk = inputs.whole_number(k, "whatif.k_name", 1, whatif.K_MAX, LANG)
+            cc = inputs.number_between(c, "whatif.c_name", 0.0, whatif.C_MAX, LANG)
+        except InputError as e:
+            raise _refused(e) from None
+        curves = whatif.curves(a, cc)
+        at = curves.ks.index(kk)
+        return finite({"alpha": a, "k": kk, "c": cc, "expected_tokens": curves.tokens[at],
+                       "speedup": curves.speedup[at], "best_k": curves.best_k, "ks": curves.ks,
+                       "tokens_per_round": curves.tokens, "speedups": curves.speedup,
+                       "worked_example": asdict(whatif.worked_example())})
+
+    def _load(self, pair_ids):
+        """The pair from the app's cache; a refused id or a failed load is a sentence, as on the page."""
+        try:
+            return self.ctx.load(pair_ids, lambda fraction, message: None)
+        except Exception as e:  # noqa: BLE001 - worded as waiting.load words it
+            known = isinstance(e, InputError) or type(e).__name__ == "ModelLoadError"
+            message = inputs.error_message(e, LANG)
+            raise gr.Error(message if known else t("status.prepare_failed", LANG, error=message),
+                           print_exception=False) from e
+
+
+def decode(job: worker.DecodeJob) -> tuple[list[Round], dict]:
+    """The run through the page's own decode worker (same decoder call, drafters, EOS): its rounds and stats."""
+    rounds, stats, error = [], {}, None
+    for batch in worker.batches(worker.start(job, Run())):
+        for event in batch:
+            if isinstance(event, RoundDone):
+                rounds.append(event.round)
+            elif isinstance(event, SpecDone):
+                stats = event.stats
+            elif isinstance(event, Failed):
+                error = event.error
+    if error is not None:
+        raise gr.Error(t("status.failed", LANG, error=inputs.error_message(error, LANG)), print_exception=False)
+    return rounds, stats
+
+
+def run_trace(pair, s: RunSettings, ids: list[int], rounds: list[Round], stats: dict) -> Trace:
+    """The run as a trace, with the fields the page's download has (`tabs.generate.make_trace`)."""
+    return Trace(prompt=s.prompt, prompt_ids=list(ids), draft_model=draft_label(pair, s.drafter),
+                 target_model=pair.target_name, k=s.k, max_new_tokens=s.max_new_tokens, seed=s.seed,
+                 sampling=s.sampling.to_dict(), rounds=rounds,
+                 output_text=clean_text(pair, [tok for r in rounds for tok in r.emitted]),
+                 prefill_seconds=float(stats.get("prefill_seconds", 0.0)), device=str(pair.device),
+                 dtype=str(pair.dtype).replace("torch.", ""), target_weights=pair.weights_label(),
+                 adaptive_threshold=s.adaptive_threshold)
+
+
+def read_trace(value: Any) -> Trace:
+    """A trace given as JSON text or as the object itself: size-checked, then read with every field checked."""
+    try:
+        if isinstance(value, dict):
+            value = json.dumps(value, ensure_ascii=False)
+        if not isinstance(value, (str, bytes)) or not value.strip():
+            raise InputError(t("api.no_trace", LANG))
+        size = len(value.encode("utf-8") if isinstance(value, str) else value)
+        if size > APP_MAX_TRACE_BYTES:
+            raise TraceFormatError("input.trace_size", mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}")
+        return Trace.from_json(value)
+    except InputError as e:
+        raise _refused(e) from None
+    except (TraceFormatError, ValueError, RecursionError) as e:
+        raise gr.Error(t("replay.unusable", LANG, error=_trace_error(e)), print_exception=False) from None
+
+
+def _trace_error(e: BaseException) -> str:
+    if isinstance(e, TraceFormatError):
+        return inputs.error_message(e, LANG)
+    return t("api.not_a_trace", LANG)   # json.dumps of a hostile object: its own text is Python's, not a sentence
+
+
+def replayed_text(trace: Trace) -> str:
+    """The text a replay shows: the recorded output, or the rounds' token texts when the trace has none."""
+    return strip_special(trace.output_text) if trace.output_text else strip_special(plain_rounds_text(trace.rounds))
+

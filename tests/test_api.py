@@ -1,0 +1,152 @@
+"""The API a program sees (`specviz.ui.api`), called through `gradio_client` against the app served on tiny models.
+
+One set of four endpoints for both languages, settings by name, integers as integers, plain JSON back; every
+page event is private, and a refused input comes back as a sentence from the strings table.
+"""
+from __future__ import annotations
+
+import json
+import math
+import urllib.request
+
+import pytest
+
+from specviz import theory
+from specviz.classroom import whatif
+from specviz.limits import APP_MAX_K
+from specviz.strings import t
+from specviz.trace import Trace, TraceFormatError
+
+ENDPOINTS = {"/generate", "/replay", "/sweep", "/what_if"}
+
+
+@pytest.fixture(scope="module")
+def app():
+    from tests.browser.tiny_app import serve
+
+    demo, url = serve(delay=0.0, replay_delay=0.0)
+    yield url
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    gradio_client = pytest.importorskip("gradio_client")
+    return gradio_client.Client(app, verbose=False, download_files=False)
+
+
+@pytest.fixture(scope="module")
+def run(client):
+    return client.predict(prompt="the cat sat", k=2, max_new_tokens=12, seed=3, api_name="/generate")
+
+
+def _refusal(client, api_name: str, **kwargs) -> str:
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError) as caught:
+        client.predict(api_name=api_name, **kwargs)
+    return caught.value.message
+
+
+# ---------------------------------------------------------------- what is listed
+def test_the_api_lists_the_four_endpoints_once_and_nothing_of_the_page(app, client):
+    listed = client.view_api(print_info=False, return_format="dict")
+    assert set(listed["named_endpoints"]) == ENDPOINTS and not listed["unnamed_endpoints"]
+    # Undocumented endpoints are callable too: there must be none (examples, page events) besides the four.
+    with urllib.request.urlopen(app + "gradio_api/info?all_endpoints=true", timeout=30) as response:
+        everything = json.load(response)
+    assert set(everything["named_endpoints"]) == ENDPOINTS and not everything["unnamed_endpoints"]
+
+
+def test_parameters_are_named_and_integers_are_typed_as_integers(client):
+    listed = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    types = {p["parameter_name"]: p["type"].get("type") for p in listed["/generate"]["parameters"]}
+    assert types["prompt"] == "string"
+    assert {types[n] for n in ("k", "max_new_tokens", "seed", "top_k")} == {"integer"}
+    assert {types[n] for n in ("temperature", "top_p")} == {"number"}
+    assert {p["parameter_name"] for p in listed["/sweep"]["parameters"]} >= {"k_lo", "k_hi", "tokens"}
+    assert listed["/generate"]["description"].startswith("Run speculative decoding")
+
+
+def test_a_page_event_cannot_be_called_by_a_program(client):
+    with pytest.raises(ValueError):
+        client.predict(api_name="/submitted")
+    with pytest.raises(ValueError):
+        client.predict("x", api_name="/generate_1")      # the page's own run, in either language
+
+
+# ---------------------------------------------------------------- generate and replay
+def test_generate_returns_the_text_the_metrics_and_the_trace(run):
+    from tests.browser.tiny_app import VOCAB
+
+    trace = run["trace"]
+    emitted = [tok for r in trace["rounds"] for tok in r["emitted"]]
+    assert run["text"] == "".join(VOCAB[i] for i in emitted) and run["text"]
+    assert trace["output_text"] == run["text"] and trace["format"] == "specviz-trace"
+    assert type(trace["k"]) is int and trace["k"] == 2 and trace["seed"] == 3 and trace["max_new_tokens"] == 12
+    m = run["metrics"]
+    assert type(m["tokens"]) is int and m["tokens"] == len(emitted) == 12
+    assert type(m["rounds"]) is int and m["rounds"] == len(trace["rounds"])
+    assert 0.0 <= m["acceptance_rate"] <= 1.0 and m["tokens_per_s"] > 0
+    assert Trace.from_dict(trace).metrics()["tokens"] == 12        # the trace file format, checked on reading
+
+
+def test_the_same_seed_gives_the_same_trace_tokens(client, run):
+    again = client.predict(prompt="the cat sat", k=2, max_new_tokens=12, seed=3, api_name="/generate")
+    assert again["text"] == run["text"]
+    assert [r["emitted"] for r in again["trace"]["rounds"]] == [r["emitted"] for r in run["trace"]["rounds"]]
+
+
+def test_replay_of_generates_trace_gives_its_metrics_and_text(client, run):
+    for given in (run["trace"], json.dumps(run["trace"])):     # the object, or a trace file's text
+        replayed = client.predict(trace=given, api_name="/replay")
+        assert replayed["metrics"] == run["metrics"]
+        assert replayed["text"] == run["text"]
+        assert replayed["rounds"] == run["metrics"]["rounds"] and type(replayed["rounds"]) is int
+
+
+# ---------------------------------------------------------------- sweep and what-if
+def test_sweep_returns_the_measured_numbers_per_k(client):
+    result = client.predict(prompt="the cat", k_lo=2, k_hi=1, tokens=4, api_name="/sweep")
+    assert [row["k"] for row in result["rows"]] == [1, 2] and all(type(r["k"]) is int for r in result["rows"])
+    assert result["target_tokens_per_s"] > 0 and result["best_k"] in (1, 2)
+    for row in result["rows"]:
+        assert row["tokens_per_s"] > 0 and row["new_tokens"] == 4
+        assert math.isclose(row["speedup"], row["tokens_per_s"] / result["target_tokens_per_s"], rel_tol=1e-9)
+
+
+def test_what_if_gives_the_theorys_numbers(client):
+    result = client.predict(alpha=0.78, k=5, c=8 / 70, api_name="/what_if")
+    assert type(result["k"]) is int and type(result["best_k"]) is int
+    assert math.isclose(result["speedup"], theory.expected_speedup(0.78, 5, 8 / 70))
+    assert math.isclose(result["expected_tokens"], theory.expected_tokens_per_round(0.78, 5))
+    assert result["ks"] == list(range(1, whatif.K_MAX + 1)) and len(result["speedups"]) == whatif.K_MAX
+    assert result["best_k"] == theory.optimal_k(0.78, 8 / 70, whatif.K_MAX)
+    assert math.isclose(result["worked_example"]["claimed"], 2.5)
+
+
+# ---------------------------------------------------------------- refusals: the page's checks, as sentences
+def test_generate_refuses_what_the_page_refuses_with_the_pages_sentence(client):
+    said = _refusal(client, "/generate", prompt="x", k=APP_MAX_K + 1)
+    assert said == t("input.not_whole", name=t("field.k"), lo=1, hi=APP_MAX_K, value=APP_MAX_K + 1)
+    assert "temperature" in _refusal(client, "/generate", prompt="x", temperature=5.0)
+    assert said != _refusal(client, "/generate", prompt="x", k=2.5)          # not whole: refused, not rounded
+    assert _refusal(client, "/generate", prompt="  ") == t("input.no_prompt")
+    assert _refusal(client, "/generate", prompt="x", raw="false") == t("api.flag", name="raw", value="'false'")
+    assert _refusal(client, "/generate", prompt=12) == t("api.text", name="prompt")
+    assert "ngram" not in _refusal(client, "/generate", prompt="x", drafter="ngram", adaptive=True)
+
+
+def test_replay_refuses_what_is_not_a_trace_with_a_sentence(client):
+    with pytest.raises(TraceFormatError) as caught:
+        Trace.from_json("not json")
+    assert _refusal(client, "/replay", trace="not json") == t("replay.unusable", error=caught.value.text("en"))
+    assert _refusal(client, "/replay", trace="") == t("api.no_trace")
+    broken = _refusal(client, "/replay", trace={"format": "specviz-trace", "version": 1})
+    assert broken.startswith(t("replay.unusable", error=""))
+
+
+def test_what_if_and_sweep_refuse_out_of_range_values(client):
+    assert t("whatif.alpha_name") in _refusal(client, "/what_if", alpha=1.5)
+    assert t("whatif.k_name") in _refusal(client, "/what_if", alpha=0.5, k=whatif.K_MAX + 1)
+    assert t("field.sweep_tokens") in _refusal(client, "/sweep", prompt="x", tokens=10_000)
