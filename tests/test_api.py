@@ -13,7 +13,7 @@ import pytest
 
 from specviz import theory
 from specviz.classroom import whatif
-from specviz.limits import APP_MAX_K
+from specviz.limits import APP_MAX_K, MAX_SEED
 from specviz.strings import t
 from specviz.trace import Trace, TraceFormatError
 
@@ -134,6 +134,9 @@ def test_generate_refuses_what_the_page_refuses_with_the_pages_sentence(client):
     assert _refusal(client, "/generate", prompt="  ") == t("input.no_prompt")
     assert _refusal(client, "/generate", prompt="x", raw="false") == t("api.flag", name="raw", value="'false'")
     assert _refusal(client, "/generate", prompt=12) == t("api.text", name="prompt")
+    assert _refusal(client, "/generate", prompt="x", pair=["packaged"]) == t("api.text", name="pair")
+    said = _refusal(client, "/generate", prompt="x", seed=2**63)         # the seed echoed exactly
+    assert said == t("input.not_whole", name=t("field.seed"), lo=0, hi=MAX_SEED, value=2**63)
     assert "ngram" not in _refusal(client, "/generate", prompt="x", drafter="ngram", adaptive=True)
 
 

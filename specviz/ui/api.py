@@ -102,8 +102,8 @@ class Endpoints:
         try:
             s = inputs.run_settings({
                 "prompt": _text(prompt, "prompt"), "k": k, "max_new": max_new_tokens, "temperature": temperature,
-                "top_k": top_k, "top_p": top_p, "seed": seed, "drafter": drafter, "compile": compile, "pair": pair,
-                "draft_id": _text(draft_id, "draft_id"), "target_id": _text(target_id, "target_id"),
+                "top_k": top_k, "top_p": top_p, "seed": seed, "drafter": _text(drafter, "drafter"),
+                "compile": _text(compile, "compile"), "pair": _text(pair, "pair"), "draft_id": _text(draft_id, "draft_id"), "target_id": _text(target_id, "target_id"),
                 "adaptive": _flag(adaptive, "adaptive"), "raw": _flag(raw, "raw"), "compare_switch": False}, LANG)
         except InputError as e:
             raise _refused(e) from None
@@ -154,7 +154,7 @@ class Endpoints:
         try:
             s = inputs.sweep_settings({
                 "prompt": _text(prompt, "prompt"), "k_lo": k_lo, "k_hi": k_hi, "sweep_tokens": tokens,
-                "temperature": temperature, "top_k": top_k, "top_p": top_p, "seed": seed, "pair": pair,
+                "temperature": temperature, "top_k": top_k, "top_p": top_p, "seed": seed, "pair": _text(pair, "pair"),
                 "draft_id": _text(draft_id, "draft_id"), "target_id": _text(target_id, "target_id"),
                 "raw": _flag(raw, "raw")}, LANG)
         except InputError as e:
