@@ -153,3 +153,14 @@ def test_what_if_and_sweep_refuse_out_of_range_values(client):
     assert t("whatif.alpha_name") in _refusal(client, "/what_if", alpha=1.5)
     assert t("whatif.k_name") in _refusal(client, "/what_if", alpha=0.5, k=whatif.K_MAX + 1)
     assert t("field.sweep_tokens") in _refusal(client, "/sweep", prompt="x", tokens=10_000)
+
+
+def test_a_trace_over_the_size_limit_is_refused_before_it_is_read(monkeypatch):
+    import gradio as gr
+
+    from specviz.ui import api
+
+    monkeypatch.setattr(api, "APP_MAX_TRACE_BYTES", 10)
+    with pytest.raises(gr.Error) as caught:
+        api.read_trace('{"format": "specviz-trace", "version": 1}')      # 42 bytes: not even parsed
+    assert caught.value.message == t("replay.unusable", error=t("input.trace_size", mb="0.0", limit="0"))
