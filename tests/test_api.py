@@ -90,6 +90,17 @@ def test_generate_returns_the_text_the_metrics_and_the_trace(run):
     assert Trace.from_dict(trace).metrics()["tokens"] == 12        # the trace file format, checked on reading
 
 
+def test_generate_with_compare_runs_the_target_alone_and_gives_the_speedup(client, run):
+    assert run["comparison"] is None                                   # not asked for
+    compared = client.predict(prompt="the cat sat", k=2, max_new_tokens=12, seed=3, compare=True,
+                              api_name="/generate")
+    c = compared["comparison"]
+    assert c["greedy"] is True and c["identical"] is True and c["first_difference"] is None   # greedy: the same text
+    assert type(c["target_tokens"]) is int and c["target_tokens"] == 12
+    assert c["target_tokens_per_s"] > 0
+    assert math.isclose(c["speedup"], compared["metrics"]["tokens_per_s"] / c["target_tokens_per_s"], rel_tol=1e-9)
+
+
 def test_the_same_seed_gives_the_same_trace_tokens(client, run):
     again = client.predict(prompt="the cat sat", k=2, max_new_tokens=12, seed=3, api_name="/generate")
     assert again["text"] == run["text"]

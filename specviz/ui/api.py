@@ -19,10 +19,11 @@ from typing import Any
 import gradio as gr
 
 from ..classroom import whatif
+from ..compare import compare_runs
 from ..limits import APP_MAX_TRACE_BYTES
 from ..stats import finite
 from ..strings import DEFAULT_LANG, t
-from ..trace import Round, Trace
+from ..trace import Round, Step, Trace
 from ..tracefile import TraceFormatError
 from ..viz.format import strip_special
 from ..viz.html import plain_rounds_text
@@ -30,7 +31,7 @@ from . import inputs, worker
 from .inputs import InputError, RunSettings
 from .session import AppContext, Run, gpu
 from .tabs.generate import clean_text, draft_label
-from .worker import Failed, RoundDone, SpecDone
+from .worker import BaselineDone, Failed, RoundDone, SpecDone
 
 LANG = DEFAULT_LANG          # the API's sentences: English (a program has no page language)
 ENDPOINTS = ("generate", "replay", "sweep", "what_if")
@@ -77,7 +78,7 @@ class Endpoints:
     def generate(self, prompt: str, k: int = 3, max_new_tokens: int = 64, temperature: float = 0.0,
                  top_k: int = 0, top_p: float = 1.0, seed: int = 0, drafter: str = "model", adaptive: bool = False,
                  raw: bool = False, pair: str = "packaged", draft_id: str = "", target_id: str = "",
-                 compile: str = "auto") -> dict:
+                 compile: str = "auto", compare: bool = False) -> dict:
         """Run speculative decoding (draft q proposes, target p verifies) on a prompt; return the text, metrics, trace.
 
         Parameters:
@@ -95,16 +96,20 @@ class Endpoints:
             draft_id: the draft's Hub id, when pair is "custom"
             target_id: the target's Hub id, when pair is "custom"
             compile: "auto", "on" or "off" (compiled forwards; "auto" compiles on a GPU only)
+            compare: also run the target alone afterwards (same seed and settings) for the speedup
         Returns:
             {"text": the decoded output, "metrics": acceptance rate, tau, tokens/s... of the run,
-            "trace": the whole run in the trace file format (give it to replay, or save it as .json)}
+            "trace": the whole run in the trace file format (give it to replay, or save it as .json),
+            "comparison": with compare, the target alone's tokens/s, the speedup and (greedy) whether the outputs
+            are identical; else null}
         """
         try:
             s = inputs.run_settings({
                 "prompt": _text(prompt, "prompt"), "k": k, "max_new": max_new_tokens, "temperature": temperature,
                 "top_k": top_k, "top_p": top_p, "seed": seed, "drafter": _text(drafter, "drafter"),
                 "compile": _text(compile, "compile"), "pair": _text(pair, "pair"), "draft_id": _text(draft_id, "draft_id"), "target_id": _text(target_id, "target_id"),
-                "adaptive": _flag(adaptive, "adaptive"), "raw": _flag(raw, "raw"), "compare_switch": False}, LANG)
+                "adaptive": _flag(adaptive, "adaptive"), "raw": _flag(raw, "raw"),
+                "compare_switch": _flag(compare, "compare")}, LANG)
         except InputError as e:
             raise _refused(e) from None
         loaded = self._load(s.pair_ids)
@@ -112,10 +117,12 @@ class Endpoints:
             ids = inputs.encode_prompt(loaded, s.prompt, s.raw, s.max_new_tokens, s.k, LANG)
         except InputError as e:
             raise _refused(e) from None
-        rounds, stats = decode(worker.DecodeJob(loaded, ids, s.k, s.sampling, s.max_new_tokens, s.seed, False,
-                                                s.adaptive_threshold, s.drafter, s.compile))
+        rounds, stats, steps = decode(worker.DecodeJob(loaded, ids, s.k, s.sampling, s.max_new_tokens, s.seed,
+                                                       s.compare, s.adaptive_threshold, s.drafter, s.compile))
         trace = run_trace(loaded, s, ids, rounds, stats)
-        return {"text": trace.output_text, "metrics": finite(trace.metrics()), "trace": json.loads(trace.to_json())}
+        m = trace.metrics()
+        return {"text": trace.output_text, "metrics": finite(m), "trace": json.loads(trace.to_json()),
+                "comparison": comparison(trace, m, steps)}
 
     def replay(self, trace: str | dict) -> dict:
         """Read a trace without any model and return its metrics and its text.
@@ -205,20 +212,33 @@ class Endpoints:
                            print_exception=False) from e
 
 
-def decode(job: worker.DecodeJob) -> tuple[list[Round], dict]:
-    """The run through the page's own decode worker (same decoder call, drafters, EOS): its rounds and stats."""
-    rounds, stats, error = [], {}, None
+def decode(job: worker.DecodeJob) -> tuple[list[Round], dict, list[Step]]:
+    """The run through the page's own decode worker (same decoder call, drafters, EOS): its rounds, its stats and
+    the target alone's steps (with `job.compare`; else none)."""
+    rounds, stats, steps, error = [], {}, [], None
     for batch in worker.batches(worker.start(job, Run())):
         for event in batch:
             if isinstance(event, RoundDone):
                 rounds.append(event.round)
             elif isinstance(event, SpecDone):
                 stats = event.stats
+            elif isinstance(event, BaselineDone):
+                steps = event.steps
             elif isinstance(event, Failed):
                 error = event.error
     if error is not None:
         raise gr.Error(t("status.failed", LANG, error=inputs.error_message(error, LANG)), print_exception=False)
-    return rounds, stats
+    return rounds, stats, steps
+
+
+def comparison(trace: Trace, m: dict, steps: list[Step]) -> dict | None:
+    """The speculative run against the target alone (`specviz.compare`), as JSON; None without the target's run."""
+    c = compare_runs(trace.output_ids, m["tokens_per_s"], steps, trace.greedy)
+    if c is None:
+        return None
+    return finite({"target_tokens_per_s": c.base_tokens_per_s, "tokens_per_s": c.spec_tokens_per_s,
+                   "speedup": c.speedup, "greedy": c.greedy, "identical": c.identical,
+                   "first_difference": c.first_diff, "target_tokens": c.n_base})
 
 
 def run_trace(pair, s: RunSettings, ids: list[int], rounds: list[Round], stats: dict) -> Trace:
