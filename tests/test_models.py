@@ -76,15 +76,23 @@ def test_packaged_pair_encodes_and_runs(packaged_pair):
     assert torch.isfinite(ld).all() and torch.isfinite(lt).all()
 
 
-def test_packaged_second_load_is_fast(packaged_pair, monkeypatch):
+def test_packaged_second_load_uses_the_cache(packaged_pair, monkeypatch):
+    """A second load reads the converted cache: it never locates the wheels' parts nor rebuilds.
+
+    (How long that takes is a benchmark's business, not a unit test's: this machine's speed varies 2-4x.)"""
+    from specviz import packaged
+
+    def rebuilt(*args, **kwargs):
+        raise AssertionError("the packaged pair was converted again instead of read from the cache")
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(packaged, "_locate_parts", rebuilt)
+    monkeypatch.setattr(packaged, "_build", rebuilt)
     fractions = []
     t0 = time.perf_counter()
     pair = load_pair(device="cpu", progress=lambda f, m: fractions.append(f))
-    seconds = time.perf_counter() - t0
-    print(f"\npackaged pair, load from cache: {seconds:.1f} s")
+    print(f"\npackaged pair, load from cache: {time.perf_counter() - t0:.1f} s")
     try:
-        assert seconds < 30
         assert fractions == sorted(fractions) and fractions[-1] == 1.0
         assert all(0.0 <= f <= 1.0 for f in fractions)
     finally:
