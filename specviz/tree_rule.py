@@ -78,13 +78,16 @@ def child_table(shape: TreeShape, device) -> torch.Tensor:
 
 
 def verify_tree(P: torch.Tensor, Q: torch.Tensor, ids: torch.Tensor, shape: TreeShape,
-                generator: torch.Generator | None, greedy: bool) -> TreeVerdict:
-    """Walk B rows down the tree: P [B, N+1, V] (row 0 at the root, row i+1 after node i), Q [B, N, V], ids [B, N]."""
+                generator: torch.Generator | None, greedy: bool, u: torch.Tensor | None = None) -> TreeVerdict:
+    """Walk B rows down the tree: P [B, N+1, V] (row 0 at the root, row i+1 after node i), Q [B, N, V], ids [B, N].
+
+    `u` [B, N] replaces the uniform draws (the exact enumeration and a replay pass them; the decoder never does).
+    """
     B, N = ids.shape
     device = P.device
     rows = torch.arange(B, device=device)
     table = child_table(shape, device)
-    u = torch.rand(B, N, generator=generator, device=device)
+    u = torch.rand(B, N, generator=generator, device=device) if u is None else u.to(device)
     accept_prob = torch.zeros(B, N, device=device)
     tried = torch.zeros(B, N, dtype=torch.bool, device=device)
     path = torch.full((B, shape.max_depth), -1, dtype=torch.long, device=device)
