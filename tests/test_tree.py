@@ -267,3 +267,48 @@ def test_the_decoder_refuses_trees_it_cannot_run(models):
         with pytest.raises(ValueError):
             list(speculative_generate(target, draft, PROMPT, tree="2x2", **kwargs))
     assert KVCache(target).get_seq_length() == 0
+
+
+def _trace(rounds, k=4, max_new_tokens=40):
+    return Trace(prompt="", prompt_ids=PROMPT, draft_model="d", target_model="t", k=k,
+                 max_new_tokens=max_new_tokens, seed=0, sampling=SamplingConfig(1.0).to_dict(), rounds=rounds)
+
+
+def test_tree_traces_with_eos_inside_the_path_load_back():
+    target = tiny_model(51, vocab=8, scale=0.6, eos_token_id=3)
+    draft = noisy_copy(target, 7, 0.3)
+    for seed in range(40):
+        rounds = list(speculative_generate(target, draft, PROMPT, tree="2x2x1", seed=seed, max_new_tokens=40,
+                                           sampling=SamplingConfig(1.0)))
+        assert Trace.from_json(_trace(rounds, 3).to_json()).rounds == rounds
+
+
+@pytest.mark.parametrize("field, value, key", [("status", "maybe", "tracefile.tree_status"),
+                                                 ("parent", 7, "tracefile.range"),
+                                                 ("u", 1.5, "tracefile.probability")])
+def test_a_tampered_tree_is_refused(models, field, value, key):
+    from specviz.trace import TraceFormatError
+
+    target, draft = models
+    rounds = list(speculative_generate(target, draft, PROMPT, tree="2x2", seed=1, max_new_tokens=8,
+                                       sampling=SamplingConfig(1.0)))
+    data = _trace(rounds, 2, 8).to_dict()
+    data["rounds"][0]["tree"][1][field] = value
+    with pytest.raises(TraceFormatError) as err:
+        Trace.from_dict(data)
+    assert err.value.key == key
+
+
+def test_a_tree_whose_accepted_nodes_are_not_one_path_is_refused(models):
+    from specviz.trace import TraceFormatError
+
+    target, draft = models
+    rounds = list(speculative_generate(target, draft, PROMPT, tree="3x1", seed=2, max_new_tokens=8,
+                                       sampling=SamplingConfig(1.0)))
+    data = _trace(rounds, 2, 8).to_dict()
+    tree = data["rounds"][0]["tree"]
+    for node in tree[:3]:   # two accepted siblings: not a path (u < a keeps the verdicts consistent)
+        node.update(status="accepted", u=0.0, accept_prob=1.0)
+    with pytest.raises(TraceFormatError) as err:
+        Trace.from_dict(data)
+    assert err.value.key == "tracefile.tree_path"

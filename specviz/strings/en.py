@@ -540,4 +540,8 @@ STRINGS: dict[str, str] = {
                      "alone this app measured here."),
     "pays.hint_cpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-7B on a GPU.",
     "pays.hint_gpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-14B with compiled forwards.",
+    # --- draft trees (issue 21)
+    "tracefile.tree_status": "{where} must be \"accepted\", \"rejected\" or \"untried\", got {value}",
+    "tracefile.tree_path": ("{where}: the accepted nodes must form one path from the root, each the child of the "
+                            "one before, spelling the round's accepted drafts"),
 }

@@ -564,4 +564,8 @@ STRINGS: dict[str, str] = {
     "pays.hint_cpu": "Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-7B en una GPU.",
     "pays.hint_gpu": ("Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-14B con "
                       "pasadas compiladas."),
+    # --- draft trees (issue 21)
+    "tracefile.tree_status": "{where} debe ser \"accepted\", \"rejected\" o \"untried\", no {value}",
+    "tracefile.tree_path": ("{where}: los nodos aceptados deben formar un único camino desde la raíz, cada uno hijo "
+                            "del anterior, que deletree los borradores aceptados de la ronda"),
 }
