@@ -56,13 +56,38 @@ class TreeShape:
         return cls(tuple(parents))
 
     @classmethod
+    def spine(cls, length: int, branches: int) -> "TreeShape":
+        """A chain of `length` (the draft's top choice at every depth) with the runner-up beside it as a
+        leaf at the first `branches` depths: a second chance where the draft is least sure of the future."""
+        if not 1 <= length or not 0 <= branches <= length:
+            raise ValueError(f"a spine needs length >= 1 and 0 <= branches <= length, got {length}, {branches}")
+        parents, main = [], -1
+        for depth in range(length):
+            parents.append(main)
+            if depth < branches:
+                parents.append(main)
+            main = len(parents) - (2 if depth < branches else 1)
+        return cls(tuple(parents))
+
+    @classmethod
+    def for_budget(cls, nodes: int) -> "TreeShape":
+        """The bench's tree of `nodes` nodes: a spine with a runner-up at its first nodes // 3 depths."""
+        branches = nodes // 3
+        return cls.spine(nodes - branches, branches)
+
+    @classmethod
     def parse(cls, text: str) -> "TreeShape":
-        """'2x2x1x1' -> from_widths((2, 2, 1, 1)): the command line's and the bench's spelling."""
+        """'2x2x1x1' -> from_widths((2, 2, 1, 1)); '-1,-1,0' -> the parent list itself (as `spelled` writes it)."""
+        text = str(text).strip().lower()
         try:
-            widths = [int(w) for w in str(text).lower().split("x")]
-        except ValueError:
-            raise ValueError(f"a tree is written as widths per depth, e.g. 2x2x1, got {text!r}") from None
-        return cls.from_widths(widths)
+            if "," in text:
+                return cls(tuple(int(p) for p in text.split(",")))
+            return cls.from_widths([int(w) for w in text.split("x")])
+        except ValueError as e:
+            if "tree" in str(e) or "node" in str(e):
+                raise
+            raise ValueError(f"a tree is written as widths per depth (2x2x1) or parents (-1,-1,0), got {text!r}") \
+                from None
 
     @property
     def size(self) -> int:
