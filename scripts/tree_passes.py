@@ -12,7 +12,6 @@ from pathlib import Path
 from specviz import SamplingConfig, speculative_generate
 from specviz.limits import default_prompts_file
 from specviz.models import load_pair
-from specviz.tree import TreeShape
 
 GREEDY = SamplingConfig(temperature=0)
 
@@ -28,7 +27,8 @@ def main(argv=None) -> int:
     ap.add_argument("--prompts", type=Path, default=default_prompts_file())
     ap.add_argument("--n", type=int, default=4, help="prompts: the first of each category, then in order")
     ap.add_argument("--budgets", type=int, nargs="+", default=[4, 6, 8])
-    ap.add_argument("--trees", nargs="*", default=[], help="extra tree shapes to try (widths or parent lists)")
+    ap.add_argument("--trees", nargs="*", default=[],
+                    help="extra trees to try: widths (2x1x1), parent lists (-1,-1,0) or dynamic:N[:depth[:top_k]]")
     ap.add_argument("--tokens", type=int, default=64)
     args = ap.parse_args(argv)
     rows = [json.loads(line) for line in args.prompts.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -37,9 +37,8 @@ def main(argv=None) -> int:
     pair = load_pair(dtype="fp32", device="cpu")
     methods = []
     for n in args.budgets:
-        methods += [(f"chain K={n}", dict(k=n)), (f"tree N={n} {TreeShape.for_budget(n).spelled()}",
-                                                   dict(tree=TreeShape.for_budget(n)))]
-    methods += [(f"tree {t} N={TreeShape.parse(t).size}", dict(tree=t)) for t in args.trees]
+        methods += [(f"chain K={n}", dict(k=n)), (f"tree dynamic:{n}", dict(tree=f"dynamic:{n}"))]
+    methods += [(f"tree {t}", dict(tree=t)) for t in args.trees]
     totals = {name: [0, 0] for name, _ in methods}
     for row in chosen:
         ids = pair.encode_chat(row["prompt"])

@@ -106,7 +106,7 @@ def speculative_generate(
     "auto" | "on" | "off": static KV caches and CUDA-graph forwards ("auto": on
     CUDA only); `static_cache=True` runs the static cache without graphs. `stats`,
     if given, receives `prefill_seconds` (and `warmup_seconds` when compiling).
-    `tree` (a TreeShape or widths such as "2x2x1") drafts a tree with the draft model
+    `tree` (a TreeShape, widths such as "2x2x1", or "dynamic:N") drafts a tree with the draft model
     instead of a chain (specviz.tree_drafter; `k` is then the tree's depth); trees
     run on dynamic caches only, so "auto" does not compile them.
     """
@@ -157,18 +157,17 @@ def _rounds(run: Run, target, target_cache, drafter: Drafter, recorder: RoundRec
 def _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, *, tokenizer, eos_token_id,
                    ignore_eos, record, stats, drafter, compile, static_cache, adaptive_threshold) -> Iterator[Round]:
     """`speculative_generate` with a tree drafter: the same set-up on dynamic caches, then `_tree_rounds`."""
-    from .tree_drafter import TreeDrafter
+    from .tree_drafter import make_tree_drafter
     from .tree_recording import TreeRecorder
 
-    shape = tree if isinstance(tree, TreeShape) else TreeShape.parse(tree)
     if drafter != "model" or draft is None or hasattr(draft, "propose") or adaptive_threshold is not None:
         raise ValueError("a tree is drafted by a draft model (drafter='model', no adaptive_threshold)")
     if compile == "on" or static_cache:
         raise ValueError("draft trees run on dynamic caches: use compile='off' (or 'auto') without static_cache")
     run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile="off", static_cache=False, stats=stats, room=shape.size + 2)
+                    compile="off", static_cache=False, stats=stats, room=2)
     vocab = shared_vocab(target, draft)
-    drafting = TreeDrafter(draft, vocab, shape)
+    drafting = make_tree_drafter(draft, vocab, tree)
     with run.timed("prefill_seconds"):
         target_cache = prefill(target, run.tokens[None])
         drafting.begin(run.tokens[None])
@@ -182,7 +181,7 @@ def _tree_rounds(run: Run, target, target_cache, drafter, recorder, sampling: Sa
     tokens, clock, produced = run.tokens, run.clock, 0
     for index in itertools.count():
         started, n = clock(), len(tokens)
-        depth = min(drafter.shape.max_depth, max_new_tokens - produced - 1)   # K drafts + 1 bonus fit the budget
+        depth = min(drafter.max_depth, max_new_tokens - produced - 1)   # K drafts + 1 bonus fit the budget
         if depth < 1:   # one token left: the target alone (a chain round with no drafts)
             state, drafted_at = speculative_round(target, target_cache, drafter, tokens[None], 0, sampling,
                                                   run.generator, vocab, clock)

@@ -312,3 +312,52 @@ def test_a_tree_whose_accepted_nodes_are_not_one_path_is_refused(models):
     with pytest.raises(TraceFormatError) as err:
         Trace.from_dict(data)
     assert err.value.key == "tracefile.tree_path"
+
+
+# ------------------------------------------------------------ EAGLE-2's dynamic tree (greedy)
+@pytest.mark.parametrize("tree", ["dynamic:6", "dynamic:4:3:3", "dynamic:8:8:1", "dynamic:1"])
+@pytest.mark.parametrize("noise", [0.3, 1.0])
+def test_greedy_dynamic_trees_match_target_alone(tree, noise):
+    target = tiny_model(11, vocab=32)
+    draft = noisy_copy(target, 3, noise)
+    rounds = list(speculative_generate(target, draft, [1, 2, 3], tree=tree, sampling=GREEDY, max_new_tokens=40))
+    assert [t for r in rounds for t in r.emitted] == baseline(target, [1, 2, 3], max_new_tokens=40)
+
+
+def test_a_dynamic_tree_changes_shape_with_the_draft_and_keeps_its_budget():
+    """The shape follows the draft's confidence round by round; every untruncated round has 6 nodes."""
+    from specviz.tree import TreeShape
+
+    target = tiny_model(11, vocab=32)
+    rounds = list(speculative_generate(target, noisy_copy(target, 3, 0.9), [1, 2, 3], tree="dynamic:6",
+                                       sampling=GREEDY, max_new_tokens=60))
+    shapes = {TreeShape(tuple(n.parent for n in r.tree)) for r in rounds[:-2] if r.tree}
+    assert len(shapes) > 2 and all(s.size == 6 for s in shapes)
+    assert max(s.max_depth for s in shapes) >= 3 and max(len(s.children[0]) for s in shapes) == 2
+
+
+def test_a_dynamic_tree_of_one_branch_is_the_chain():
+    """top_k = 1 grows one path: the same rounds as the chain of the same K (tokens and passes)."""
+    target = tiny_model(11, vocab=32)
+    draft = noisy_copy(target, 3, 0.9)
+    chain = list(speculative_generate(target, draft, [1, 2, 3], k=5, sampling=GREEDY, max_new_tokens=40))
+    tree = list(speculative_generate(target, draft, [1, 2, 3], tree="dynamic:5:5:1", sampling=GREEDY,
+                                     max_new_tokens=40))
+    assert [r.emitted for r in tree] == [r.emitted for r in chain]
+
+
+@pytest.mark.parametrize("tree", ["dynamic:", "dynamic:0", "dynamic:4:5", "dynamic:4:2:0", "dynamic:99", "2y2"])
+def test_bad_tree_spellings_are_refused(models, tree):
+    target, draft = models
+    with pytest.raises(ValueError):
+        list(speculative_generate(target, draft, PROMPT, tree=tree, max_new_tokens=4))
+
+
+def test_a_sampled_dynamic_tree_drafts_the_static_budget_shape(models):
+    from specviz.tree import TreeShape
+
+    target, draft = models
+    rounds = list(speculative_generate(target, draft, PROMPT, tree="dynamic:6", sampling=SamplingConfig(1.0),
+                                       max_new_tokens=10, seed=4))
+    assert all(tuple(n.parent for n in r.tree) == TreeShape.for_budget(6).parents[:len(r.tree)]
+               for r in rounds if r.tree)

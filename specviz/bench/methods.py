@@ -13,7 +13,7 @@ METHODS = (
     "specviz_ngram",        # no trace; prompt lookup drafts (what followed the last n-gram earlier), no draft model
     "specviz_hybrid",       # no trace; lookup on a match of 3+ tokens, else the draft model with the adaptive stop
     "specviz_trimmed",      # no trace; the draft model with its output layer cut to the 32k most frequent tokens
-    "specviz_tree",         # no trace; a draft tree of K nodes (TreeShape.for_budget): K nodes per target pass
+    "specviz_tree",         # no trace; a draft tree of K nodes per target pass (EAGLE-2's dynamic tree when greedy)
 )
 # The methods that draft: measured at every K of a sweep (the others once per prompt).
 K_METHODS = ("hf_assisted", "hf_prompt_lookup", "specviz", "specviz_notrace", "specviz_adaptive",
