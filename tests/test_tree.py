@@ -361,3 +361,28 @@ def test_a_sampled_dynamic_tree_drafts_the_static_budget_shape(models):
                                        max_new_tokens=10, seed=4))
     assert all(tuple(n.parent for n in r.tree) == TreeShape.for_budget(6).parents[:len(r.tree)]
                for r in rounds if r.tree)
+
+
+# ------------------------------------------------------------ the picture
+def test_a_tree_round_is_drawn_as_a_tree_escaped_in_both_languages(models):
+    import dataclasses
+
+    from specviz.viz.cards import round_card_html
+    from specviz.viz.tree import tree_html
+
+    target, draft = models
+    rounds = list(speculative_generate(target, draft, PROMPT, tree="3x1", seed=5, sampling=SamplingConfig(1.0),
+                                       max_new_tokens=30))
+    rnd = next(r for r in rounds if r.tree and r.correction and any(n.status == "rejected" for n in r.tree))
+    nodes = [dataclasses.replace(n, text="<b>x</b>&") for n in rnd.tree]
+    html = tree_html(dataclasses.replace(rnd, tree=nodes), "en")
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;&amp;" in html
+    for status in ("accepted", "rejected", "untried"):
+        assert html.count(f"sv-tn-{status}") == sum(n.status == status for n in rnd.tree)
+    assert html.count("sv-correction") == 1 and "sv-bonus" not in html
+    assert html.count("<ul") == html.count("</ul>") and html.count("<li") == html.count("</li>")
+    es = tree_html(rnd, "es")
+    assert "Árbol de borradores" in es and "Draft tree" in tree_html(rnd, "en")
+    assert tree_html(rounds[-1] if rounds[-1].tree is None else dataclasses.replace(rnd, tree=None)) == ""
+    card = round_card_html(rnd, False, "en")
+    assert 'class="sv-tree"' in card and "draft tree" in card
