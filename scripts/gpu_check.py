@@ -14,8 +14,8 @@ each guarded so one failure does not hide the rest:
              forward costs eager vs compiled (c, verify cost), then tokens/s of the
              target alone (specviz eager/compiled, transformers generate eager/static)
              and of speculative decoding (specviz compiled with and without trace,
-             eager, transformers assisted generation at the same K), and the trace
-             overhead. Speedups against the fastest target-alone method of the pair.
+             eager, a dynamic draft tree of K nodes eager, transformers assisted
+             generation at the same K), and the trace overhead. Speedups against the fastest target-alone method of the pair.
 """
 from __future__ import annotations
 
@@ -94,6 +94,9 @@ def lossless():
         counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, 3, cfg, static_cache=True)
         impossible, p = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
         out[f"static_T{temperature}"] = {"p_value": p, "impossible": len(impossible)}
+        counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, 3, cfg, tree="2x2")   # a draft tree (issue 21)
+        impossible, p = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
+        out[f"tree_T{temperature}"] = {"p_value": p, "impossible": len(impossible)}
     same = 0
     for seed in range(20):
         run = lambda c: [t for r in speculative_generate(target, draft, [1, 2], k=3, seed=seed, compile=c,
@@ -118,6 +121,11 @@ def greedy():
             spec = [t for r in speculative_generate(target, draft, prompt, k=k, max_new_tokens=40, compile=COMPILE)
                     for t in r.emitted]
             same += spec == plain == plain_c
+            runs += 1
+        for tree in ("2x2x1", "dynamic:6"):   # draft trees: eager, dynamic caches, tree-masked verify
+            spec = [t for r in speculative_generate(target, draft, prompt, tree=tree, max_new_tokens=40)
+                    for t in r.emitted]
+            same += spec == plain
             runs += 1
     return {"identical": f"{same}/{runs}"}
 
@@ -205,6 +213,9 @@ def pair_figures(draft_shape: str, target_shape: str):
         "specviz_eager": spec("off"),
         "specviz_compiled": spec(COMPILE),
         "specviz_compiled_notrace": spec(COMPILE, record=False),
+        # A draft tree of K nodes (EAGLE-2's dynamic tree), eager: trees run on dynamic caches.
+        "specviz_tree_eager": lambda: specviz_events(speculative_generate(
+            target, draft, prompt, tree=f"dynamic:{k}", max_new_tokens=n_new, ignore_eos=True, record=False)),
         "hf_assisted": hf(assistant_model=draft, num_assistant_tokens=k, num_assistant_tokens_schedule="constant",
                           assistant_confidence_threshold=0.0),
     }

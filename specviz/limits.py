@@ -8,6 +8,7 @@ from pathlib import Path
 
 # ---------------------------------------------------------------- the decoder (Python API)
 MAX_K = 32                      # draft tokens per round
+MAX_TREE_NODES = 64             # nodes of a draft tree (issue 21): one verify forward reads them all
 DECODER_MAX_NEW_TOKENS = 100_000
 MAX_TEMPERATURE = 10.0
 TOP_N = 5                       # alternatives recorded per position in a trace

@@ -25,7 +25,8 @@ MIN_EXPECTED = 5.0   # chi-square cells expecting fewer samples are pooled into 
 @torch.inference_mode()
 def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: int, k: int,
                     sampling: SamplingConfig, seed: int = 0, adaptive_threshold: float | None = None,
-                    drafter: str = "model", static_cache: bool = False, chunk: int = 20_000) -> Counter:
+                    drafter: str = "model", static_cache: bool = False, chunk: int = 20_000,
+                    tree=None) -> Counter:
     """Counts of the first `n_tokens` emitted after `prompt`, over `n_samples` independent runs.
 
     Rows that still need tokens after a round are grouped by length and run
@@ -34,6 +35,7 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
     `drafter` is the drafter's name, as in `speculative_generate` ("model", "ngram", "hybrid").
     `static_cache=True` prefills each group into static caches first, so the
     round reads through the decoder's static-cache path (cache positions, masks).
+    `tree` (a TreeShape or widths such as "2x2") runs the tree round instead (`k` is ignored).
     """
     device = input_device(target)
     vocab = shared_vocab(target, draft)
@@ -48,6 +50,11 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
                 by_length.setdefault(len(rows[r]), []).append(r)
             for group in by_length.values():
                 tokens = torch.tensor([prompt + rows[r] for r in group], device=device)
+                if tree is not None:
+                    out, lengths = _tree_sample(target, draft, tokens, tree, sampling, gen, vocab)
+                    for r, toks, n in zip(group, out.tolist(), lengths.tolist()):
+                        rows[r] += toks[:n]
+                    continue
                 options = dict(static=True, max_len=tokens.shape[1] + k + 2) if static_cache else None
                 drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold,
                                         cache_options=options)
@@ -62,6 +69,19 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
             waiting = [r for r in waiting if len(rows[r]) < n_tokens]
         counts.update(tuple(r[:n_tokens]) for r in rows)
     return counts
+
+
+def _tree_sample(target, draft, tokens, tree, sampling, gen, vocab):
+    """One tree round for every row of `tokens` (no caches): the emitted tokens [B, D+1] and their counts [B]."""
+    from .speculative import tree_round
+    from .tree import TreeShape
+    from .tree_drafter import TreeDrafter
+    from .tree_rule import tree_emitted
+
+    shape = tree if isinstance(tree, TreeShape) else TreeShape.parse(tree)
+    state, _ = tree_round(target, None, TreeDrafter(draft, vocab, shape), tokens, shape.max_depth, sampling, gen,
+                          vocab)
+    return tree_emitted(state.proposal.ids, state.verdict)
 
 
 @torch.inference_mode()

@@ -27,6 +27,7 @@ from .recording import RoundRecorder, RoundTensors
 from .rule import settle, verify
 from .sampling import SamplingConfig, probabilities
 from .trace import Round
+from .tree import TreeShape, forward_masked, keep_path, verify_mask, verify_positions
 
 
 def speculative_round(target, target_cache, drafter: Drafter, tokens: torch.Tensor, k: int,
@@ -49,6 +50,29 @@ def speculative_round(target, target_cache, drafter: Drafter, tokens: torch.Tens
     return RoundTensors(proposal, p_logits, P, verdict), t_drafted
 
 
+def tree_round(target, target_cache, drafter, tokens: torch.Tensor, depth: int, sampling: SamplingConfig,
+               generator: torch.Generator | None, vocab: int, clock=None):
+    """`speculative_round` for a tree drafter: one target forward over the pending tokens and every node.
+
+    The nodes follow the pending tokens, each at the last position + its depth,
+    under the tree mask (specviz.tree); the rule is specviz.tree_rule's.
+    """
+    from .tree_recording import TreeRoundTensors
+    from .tree_rule import verify_tree
+
+    proposal = drafter.propose(tokens, depth, sampling, generator)
+    t_drafted = clock() if clock else None
+    shape, seen = proposal.shape, target_cache.get_seq_length() if target_cache is not None else 0
+    pending = tokens[:, seen:]
+    p_logits = forward_masked(target, torch.cat([pending, proposal.ids], 1), target_cache,
+                              verify_positions(shape, seen, pending.shape[1]),
+                              verify_mask(shape, seen, pending.shape[1]), shape.size + 1)
+    p_logits = p_logits[..., :vocab].to(tokens.device)                         # [B, N+1, V]
+    P = probabilities(p_logits, sampling)
+    verdict = verify_tree(P, proposal.q, proposal.ids, shape, generator, sampling.greedy)
+    return TreeRoundTensors(proposal, p_logits, P, verdict), t_drafted
+
+
 @torch.inference_mode()
 def speculative_generate(
     target,
@@ -68,6 +92,7 @@ def speculative_generate(
     drafter: str = "model",
     compile: str = "auto",
     static_cache: bool | None = None,
+    tree: TreeShape | str | None = None,
 ) -> Iterator[Round]:
     """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
 
@@ -81,7 +106,16 @@ def speculative_generate(
     "auto" | "on" | "off": static KV caches and CUDA-graph forwards ("auto": on
     CUDA only); `static_cache=True` runs the static cache without graphs. `stats`,
     if given, receives `prefill_seconds` (and `warmup_seconds` when compiling).
+    `tree` (a TreeShape, widths such as "2x2x1", or "dynamic:N") drafts a tree with the draft model
+    instead of a chain (specviz.tree_drafter; `k` is then the tree's depth); trees
+    run on dynamic caches only, so "auto" does not compile them.
     """
+    if tree is not None:
+        yield from _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, tokenizer=tokenizer,
+                                  eos_token_id=eos_token_id, ignore_eos=ignore_eos, record=record, stats=stats,
+                                  drafter=drafter, compile=compile, static_cache=static_cache,
+                                  adaptive_threshold=adaptive_threshold)
+        return
     if not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {k!r}")
     # Room for the prompt, the budget, and drafts that run past it before being cut.
@@ -116,5 +150,52 @@ def _rounds(run: Run, target, target_cache, drafter: Drafter, recorder: RoundRec
         drafter.rollback(n + outcome.n_accepted)         # the newest token stays pending for the next round
         produced += len(outcome.emitted)
         yield recorder.record(index, state, outcome, name, (started, drafted_at, verified_at))
+        if outcome.eos or produced >= max_new_tokens:
+            return
+
+
+def _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, *, tokenizer, eos_token_id,
+                   ignore_eos, record, stats, drafter, compile, static_cache, adaptive_threshold) -> Iterator[Round]:
+    """`speculative_generate` with a tree drafter: the same set-up on dynamic caches, then `_tree_rounds`."""
+    from .tree_drafter import make_tree_drafter
+    from .tree_recording import TreeRecorder
+
+    if drafter != "model" or draft is None or hasattr(draft, "propose") or adaptive_threshold is not None:
+        raise ValueError("a tree is drafted by a draft model (drafter='model', no adaptive_threshold)")
+    if compile == "on" or static_cache:
+        raise ValueError("draft trees run on dynamic caches: use compile='off' (or 'auto') without static_cache")
+    run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
+                    compile="off", static_cache=False, stats=stats, room=2)
+    vocab = shared_vocab(target, draft)
+    drafting = make_tree_drafter(draft, vocab, tree)
+    with run.timed("prefill_seconds"):
+        target_cache = prefill(target, run.tokens[None])
+        drafting.begin(run.tokens[None])
+    recorder = TreeRecorder(tokenizer, sampling, record, run.clock)
+    yield from _tree_rounds(run, target, target_cache, drafting, recorder, sampling, max_new_tokens, vocab)
+
+
+def _tree_rounds(run: Run, target, target_cache, drafter, recorder, sampling: SamplingConfig, max_new_tokens: int,
+                 vocab: int) -> Iterator[Round]:
+    """The decoding loop of a tree: draft the tree, verify it in one forward, keep the accepted path."""
+    tokens, clock, produced = run.tokens, run.clock, 0
+    for index in itertools.count():
+        started, n = clock(), len(tokens)
+        depth = min(drafter.max_depth, max_new_tokens - produced - 1)   # K drafts + 1 bonus fit the budget
+        if depth < 1:   # one token left: the target alone (a chain round with no drafts)
+            state, drafted_at = speculative_round(target, target_cache, drafter, tokens[None], 0, sampling,
+                                                  run.generator, vocab, clock)
+            path, outcome = [], settle(*state.first_row(), run.eos)
+        else:
+            state, drafted_at = tree_round(target, target_cache, drafter, tokens[None], depth, sampling,
+                                           run.generator, vocab, clock)
+            path, shown, m, y = state.first_row()
+            outcome = settle(shown, m, y, run.eos)
+        verified_at = clock()
+        tokens = torch.cat([tokens, torch.tensor(outcome.emitted, device=tokens.device)])
+        keep_path(target_cache, n, [n + node for node in path])   # the prefix and the accepted path only
+        drafter.keep(path)
+        produced += len(outcome.emitted)
+        yield recorder.record(index, state, outcome, (started, drafted_at, verified_at))
         if outcome.eos or produced >= max_new_tokens:
             return

@@ -60,6 +60,20 @@ class Choice:
 
 
 @dataclass
+class TreeNode:
+    """One node of a draft tree (issue 21): its token, where it hangs, its numbers and what became of it."""
+
+    token_id: int
+    text: str
+    parent: int              # index of the parent node in Round.tree; -1 = the sequence's last token
+    q: float                 # the probability of the token under the q it was drawn from
+    p: float                 # the target's probability of the token after its parent
+    accept_prob: float       # min(1, r/q) against the residual r its earlier siblings left (0 if never tried)
+    u: float                 # the uniform draw; accepted iff tried and u < accept_prob
+    status: str              # "accepted" (on the kept path), "rejected" (tried, failed) or "untried"
+
+
+@dataclass
 class Round:
     index: int
     drafted: list[DraftToken]
@@ -71,7 +85,10 @@ class Round:
     verify_seconds: float
     seconds: float = 0.0             # wall time of the whole round, bookkeeping included
     eos: bool = False                # the round emitted an end-of-sequence token
-    drafter: str = "model"           # the drafting method of the run: "model", "ngram" or "hybrid"
+    drafter: str = "model"           # the drafting method of the run: "model", "ngram", "hybrid" or "tree"
+    # A tree round: every node, breadth first. `drafted` then holds the accepted path and, after a
+    # rejection, the first child rejected at its end, so the chain views and metrics still read it.
+    tree: list[TreeNode] | None = None
 
     @property
     def k(self) -> int:

@@ -23,7 +23,8 @@ import types
 import typing
 from typing import Any
 
-from .limits import DECODER_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, MAX_TOKEN_ID, MAX_TRACE_DEPTH, MAX_TRACE_ROUNDS
+from .limits import (DECODER_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, MAX_TOKEN_ID, MAX_TRACE_DEPTH, MAX_TRACE_ROUNDS,
+                     MAX_TREE_NODES)
 
 TRACE_FORMAT = "specviz-trace"
 TRACE_VERSION = 1
@@ -250,6 +251,38 @@ def _check_verdicts(rnd, k: int, where: str) -> None:
         _fail("tracefile.emitted", where=where, expected=_shown(expected), value=_shown(rnd.emitted))
 
 
+TREE_STATUSES = ("accepted", "rejected", "untried")
+
+
+def _check_tree(rnd, where: str) -> None:
+    """A tree round (issue 21): parents before children, the accepted nodes one path from the root that
+    spells the accepted drafts, and every tried node's verdict agreeing with its u and a."""
+    tree = rnd.tree
+    if tree is None:
+        return
+    if not 1 <= len(tree) <= MAX_TREE_NODES:
+        _fail("tracefile.range", where=f"{where}.tree", lo=1, hi=MAX_TREE_NODES, value=len(tree))
+    path = []
+    for i, node in enumerate(tree):
+        here = f"{where}.tree[{i}]"
+        _in_range(node.parent, -1, i - 1, f"{here}.parent")
+        _in_range(node.token_id, 0, MAX_TOKEN_ID, f"{here}.token_id")
+        for name in ("q", "p", "accept_prob", "u"):
+            _prob(getattr(node, name), f"{here}.{name}")
+        if node.status not in TREE_STATUSES:
+            _fail("tracefile.tree_status", where=f"{here}.status", value=_shown(node.status))
+        if node.status != "untried" and (node.u < node.accept_prob) != (node.status == "accepted"):
+            _fail("tracefile.verdict", where=here, u=_shown(node.u), a=_shown(node.accept_prob))
+        if node.status == "accepted":
+            if node.parent != (path[-1] if path else -1):
+                _fail("tracefile.tree_path", where=here)
+            path.append(i)
+    m = rnd.n_accepted   # fewer than the path when an accepted EOS ended the stream inside it
+    if [tree[i].token_id for i in path[:m]] != [tk.token_id for tk in rnd.drafted[:m]] \
+            or not (len(path) == m or rnd.eos and len(path) > m):
+        _fail("tracefile.tree_path", where=f"{where}.tree")
+
+
 def validate(trace):
     """Ranges and consistency of a loaded trace (pure; raises TraceFormatError naming the place).
 
@@ -276,6 +309,7 @@ def validate(trace):
             _fail("tracefile.index", where=where, expected=i, value=rnd.index)
         _check_numbers(rnd, where)
         _check_verdicts(rnd, trace.k, where)
+        _check_tree(rnd, where)
         if any(not 0 <= tok <= MAX_TOKEN_ID for tok in rnd.emitted):
             _fail("tracefile.range", where=f"{where}.emitted", lo=0, hi=MAX_TOKEN_ID, value=_shown(rnd.emitted))
         produced += len(rnd.emitted)

@@ -19,7 +19,7 @@ from ..limits import ADAPTIVE_THRESHOLD
 from ..sampling import SamplingConfig
 from ..speculative import speculative_generate
 from ..trace import metrics
-from .methods import METHODS
+from .methods import METHODS, TREE_METHODS
 
 
 @dataclass
@@ -98,6 +98,7 @@ SPECVIZ_KINDS = {
     "specviz_ngram": ("ngram", False, None),
     "specviz_hybrid": ("hybrid", False, ADAPTIVE_THRESHOLD),   # its model rounds stop early too
     "specviz_trimmed": ("trimmed", False, None),
+    "specviz_tree": ("model", False, None),   # with tree="dynamic:K": K nodes per target pass
 }
 
 
@@ -111,7 +112,8 @@ def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling
                                        max_new_tokens=max_new_tokens, seed=seed,
                                        tokenizer=tokenizer if record else None,
                                        ignore_eos=True, record=record, adaptive_threshold=threshold,
-                                       drafter=drafter, compile=compile, stats=stats))
+                                       drafter=drafter, compile=compile, stats=stats,
+                                       tree=f"dynamic:{k}" if method in TREE_METHODS else None))
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]

@@ -28,7 +28,7 @@ from ..viz.report import write_report
 from .costs import ForwardCosts, forward_costs, theory_speedup
 from .roofline import bytes_per_token, read_bandwidth, roofline
 from .measure import Run, run_method
-from .methods import HF_METHODS, K_METHODS
+from .methods import HF_METHODS, K_METHODS, TREE_METHODS
 from .prompts import Prompt
 from .summary import base_method, summarize, temp_key
 from .sweep import ksweep_from_rows
@@ -154,8 +154,9 @@ def _row(prompt: Prompt, method: str, run: Run, ref: Run | None, sampling: Sampl
          fc: ForwardCosts) -> dict:
     """One line of results.json: one run, its costs and theory, and its speed against the target's run."""
     k = run.k
-    # c and verify_cost describe a draft model; prompt lookup drafts for free, so the theory does not apply.
-    modelled = k is not None and base_method(method) not in ("hf_prompt_lookup", "specviz_ngram")
+    # c and verify_cost describe a draft model; prompt lookup drafts for free, so the theory does not apply;
+    # nor does it to a tree, whose K nodes are not a chain of K drafts.
+    modelled = k is not None and base_method(method) not in ("hf_prompt_lookup", "specviz_ngram", *TREE_METHODS)
     c = fc.c if modelled else NAN
     vc = fc.verify_cost(k) if modelled else NAN
     return {

@@ -545,4 +545,22 @@ STRINGS: dict[str, str] = {
     "api.text": "“{name}” takes text.",
     "api.no_trace": "Give a trace: the object generate returned, or the text of a trace file (.json).",
     "api.not_a_trace": "it is not a trace object",
+    # --- draft trees (issue 21)
+    "tracefile.tree_status": "{where} must be \"accepted\", \"rejected\" or \"untried\", got {value}",
+    "tracefile.tree_path": ("{where}: the accepted nodes must form one path from the root, each the child of the "
+                            "one before, spelling the round's accepted drafts"),
+    "tree.caption": ("Draft tree: {n} nodes checked in one target pass, {accepted} accepted. Bold: the accepted "
+                     "path; struck: rejected (each child is tested against what its rejected elder siblings left "
+                     "of p); faded: never tested."),
+    "tree.root": "the text so far",
+    "tree.numbers": "q {q} · p {p} · u {u} {rel} a {a}",
+    "tree.untried": "not tested",
+    "tree.tip": "q = {q}, p = {p}, a = min(1, r/q) = {a} against the residual r, u = {u}: {status}",
+    "tree.status_accepted": "accepted",
+    "tree.status_rejected": "rejected",
+    "tree.status_untried": "never tested",
+    "tree.correction": "correction from the residual after every child here was rejected ({prob})",
+    "tree.bonus": "bonus from p after the last accepted node ({prob})",
+    "tree.tip_untried": "q = {q}, p = {p}: never tested (an earlier branch won, or its parent was rejected)",
+    "drafter.tree": "draft tree",
 }

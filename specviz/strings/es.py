@@ -569,4 +569,22 @@ STRINGS: dict[str, str] = {
     "api.text": "«{name}» admite texto.",
     "api.no_trace": "Da una traza: el objeto que devolvió generate, o el texto de un archivo de traza (.json).",
     "api.not_a_trace": "no es un objeto de traza",
+    # --- draft trees (issue 21)
+    "tracefile.tree_status": "{where} debe ser \"accepted\", \"rejected\" o \"untried\", no {value}",
+    "tracefile.tree_path": ("{where}: los nodos aceptados deben formar un único camino desde la raíz, cada uno hijo "
+                            "del anterior, que deletree los borradores aceptados de la ronda"),
+    "tree.caption": ("Árbol de borradores: {n} nodos comprobados en una sola pasada del objetivo, {accepted} "
+                     "aceptados. En negrita: el camino aceptado; tachados: rechazados (cada hijo se prueba contra lo "
+                     "que sus hermanos mayores rechazados dejaron de p); atenuados: nunca probados."),
+    "tree.root": "el texto hasta aquí",
+    "tree.numbers": "q {q} · p {p} · u {u} {rel} a {a}",
+    "tree.untried": "no probado",
+    "tree.tip": "q = {q}, p = {p}, a = min(1, r/q) = {a} frente al residuo r, u = {u}: {status}",
+    "tree.status_accepted": "aceptado",
+    "tree.status_rejected": "rechazado",
+    "tree.status_untried": "nunca probado",
+    "tree.correction": "corrección desde el residuo tras rechazar a todos los hijos de este nodo ({prob})",
+    "tree.bonus": "bonus desde p tras el último nodo aceptado ({prob})",
+    "tree.tip_untried": "q = {q}, p = {p}: nunca probado (ganó una rama anterior o su padre fue rechazado)",
+    "drafter.tree": "árbol de borradores",
 }

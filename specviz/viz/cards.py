@@ -9,6 +9,7 @@ from ..strings import DEFAULT_LANG, t
 from ..trace import Alt, Round
 from .format import MARKERS, display_number, esc, rich, round_drafter_text, token_display
 from .html import source_class, verdict_word
+from .tree import tree_html
 
 
 def _bar(value: float, kind: str, label: str) -> str:
@@ -76,7 +77,8 @@ def round_card_html(rnd: Round, greedy: bool, lang: str = DEFAULT_LANG) -> str:
     rows += [_card_row(rnd, i, greedy, qh, ph, lang) for i in range(rnd.k)]
     table = f'<table class="sv-card-table">{"".join(rows)}</table>' if rnd.drafted else \
         f'<div class="sv-muted">{esc(t("card.no_draft", lang))}</div>'
-    return f'<div class="sv-card" data-round="{rnd.index + 1}">{head}{table}{"".join(_card_extras(rnd, greedy, lang))}</div>'
+    extras = "".join(_card_extras(rnd, greedy, lang)) + tree_html(rnd, lang)   # a tree round: its whole tree
+    return f'<div class="sv-card" data-round="{rnd.index + 1}">{head}{table}{extras}</div>'
 
 
 def _alt_chips(alts: Sequence[Alt]) -> str:

@@ -87,7 +87,7 @@ def strip_special(text: str) -> str:
 # Drafters by name (specviz.drafters.DRAFTERS); literal keys so tests/test_strings.py finds each one. A drafter
 # added to DRAFTERS without a key here is shown by its own name (escaped wherever it reaches markup).
 _DRAFTER_KEYS = {"model": "drafter.model", "ngram": "drafter.ngram", "hybrid": "drafter.hybrid",
-                 "trimmed": "drafter.trimmed"}
+                 "trimmed": "drafter.trimmed", "tree": "drafter.tree"}
 
 
 def drafter_name(name: str, lang: str = DEFAULT_LANG) -> str:
@@ -109,6 +109,6 @@ def round_drafter_text(rnd, lang: str = DEFAULT_LANG) -> str:
     """Which drafter ran a round (`Round.drafter`) and, for a mixed one such as hybrid, who drafted this round."""
     name = drafter_name(getattr(rnd, "drafter", "model"), lang)
     sources = list(dict.fromkeys(getattr(tk, "source", "model") for tk in rnd.drafted))
-    if getattr(rnd, "drafter", "model") in ("model", "ngram") or not sources:
+    if getattr(rnd, "drafter", "model") in ("model", "ngram", "tree") or not sources:
         return t("card.drafter", lang, name=name)
     return t("card.drafter_round", lang, name=name, source=" + ".join(drafter_name(s, lang) for s in sources))

@@ -1,0 +1,90 @@
+"""A tree round's tensors -> its `Round` record: every node with its numbers, the path as `drafted`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .limits import TOP_N
+from .recording import RoundRecorder, RoundTensors, unrecorded_token
+from .rule import Settled
+from .trace import Alt, Choice, DraftToken, Round, TreeNode
+from .tree_drafter import TreeProposal
+from .tree_rule import TreeVerdict
+
+
+@dataclass
+class TreeRoundTensors:
+    """What one tree round computed for B rows, still on the device (the decoder's B is 1)."""
+
+    proposal: TreeProposal
+    p_logits: torch.Tensor   # [B, N+1, V] the target's raw logits: after the root, then after each node
+    P: torch.Tensor          # [B, N+1, V] p after the sampling transform
+    verdict: TreeVerdict
+
+    def first_row(self) -> tuple[list[int], list[int], int, int]:
+        """(accepted path's node ids, drafts shown, accepted count, next token) of row 0 in one transfer.
+
+        The drafts shown are the path's tokens and, after a rejection, the first child rejected at its end.
+        """
+        v, shape = self.verdict, self.proposal.shape
+        m, y, *rest = torch.cat([v.n_accepted[:1], v.next_token[:1], v.path[0], self.proposal.ids[0]]).tolist()
+        path, ids = rest[:m], rest[shape.max_depth:]
+        shown = [ids[node] for node in path]
+        stop = shape.children[path[-1] + 1 if path else 0]
+        if stop:   # the walk stopped at a node with children: all of them were rejected
+            shown.append(ids[stop[0]])
+        return path, shown, m, y
+
+
+class TreeRecorder(RoundRecorder):
+    """`RoundRecorder` for tree rounds (and the budget's last, draft-free round, recorded as a chain's)."""
+
+    def record(self, index: int, t, outcome: Settled, marks: tuple[float, float, float]) -> Round:
+        if isinstance(t, RoundTensors):
+            return super().record(index, t, outcome, "tree", marks)
+        started, drafted_at, verified_at = marks
+        nodes, correction, bonus = self._tree_numbers(t, outcome) if self.record_numbers else (None, None, None)
+        shown = outcome.drafted
+        if nodes is None:
+            drafted = [unrecorded_token(tok, i < outcome.n_accepted, "model") for i, tok in enumerate(shown)]
+        else:
+            drafted = self._path_tokens(t, nodes, outcome)
+        return Round(index=index, drafted=drafted, rejected_at=outcome.rejected_at, correction=correction,
+                     bonus=bonus, emitted=outcome.emitted, draft_seconds=drafted_at - started,
+                     verify_seconds=verified_at - drafted_at, eos=outcome.eos, drafter="tree", tree=nodes,
+                     seconds=(self.clock() if self.clock else verified_at) - started)
+
+    def _path_tokens(self, t: TreeRoundTensors, nodes: list[TreeNode], outcome: Settled) -> list[DraftToken]:
+        """The drafts shown as chain tokens: the accepted path, then the first rejected child at its end."""
+        shape = t.proposal.shape
+        path = [i for i, node in enumerate(nodes) if node.status == "accepted"]
+        stop = shape.children[path[-1] + 1 if path else 0]
+        order = (path + [stop[0]] if stop else path)[:len(outcome.drafted)]
+        return [DraftToken(token_id=nodes[i].token_id, text=nodes[i].text, q=nodes[i].q, p=nodes[i].p,
+                           accept_prob=nodes[i].accept_prob, u=nodes[i].u, accepted=j < outcome.n_accepted,
+                           q_confidence=nodes[i].q, p_confidence=nodes[i].p) for j, i in enumerate(order)]
+
+    def _tree_numbers(self, t: TreeRoundTensors, outcome: Settled):
+        """Every node's numbers and the correction or bonus, in ONE transfer (ids ride along as floats)."""
+        shape, v, y = t.proposal.shape, t.verdict, outcome.next_token
+        ids, Q, P = t.proposal.ids[0], t.proposal.q[0], t.P[0]
+        nodes = torch.arange(shape.size, device=ids.device)
+        parents = torch.tensor(shape.parents, device=ids.device) + 1
+        status = v.tried[0].float() + v.accepted[0].float()    # 0 untried, 1 rejected, 2 accepted
+        n = min(TOP_N, P.shape[-1])
+        top = v.next_dist[0].topk(n)
+        parts = [ids.float(), Q[nodes, ids], P[parents, ids], v.accept_prob[0], v.u[0], status,
+                 top.values, top.indices.float(), v.next_dist[0, y].reshape(1) if y is not None else top.values[:1]]
+        flat = torch.cat(parts).cpu().tolist()
+        N = shape.size
+        cols = [flat[i * N:(i + 1) * N] for i in range(6)]
+        values, indices, (prob,) = flat[6 * N:6 * N + n], flat[6 * N + n:6 * N + 2 * n], flat[6 * N + 2 * n:]
+        names = ("untried", "rejected", "accepted")
+        tree = [TreeNode(token_id=int(tok), text=self.text_of(int(tok)), parent=shape.parents[i], q=cols[1][i],
+                         p=cols[2][i], accept_prob=cols[3][i], u=cols[4][i], status=names[int(cols[5][i])])
+                for i, tok in enumerate(cols[0])]
+        if y is None:
+            return tree, None, None
+        choice = Choice(y, self.text_of(y), prob, [Alt(int(i), self.text_of(int(i)), p) for p, i in zip(values, indices)])
+        return (tree, choice, None) if outcome.rejected_at is not None else (tree, None, choice)
