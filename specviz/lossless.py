@@ -25,7 +25,8 @@ MIN_EXPECTED = 5.0   # chi-square cells expecting fewer samples are pooled into 
 @torch.inference_mode()
 def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: int, k: int,
                     sampling: SamplingConfig, seed: int = 0, adaptive_threshold: float | None = None,
-                    drafter: str = "model", static_cache: bool = False, chunk: int = 20_000) -> Counter:
+                    drafter: str = "model", static_cache: bool = False, chunk: int = 20_000,
+                    replay: bool = False) -> Counter:
     """Counts of the first `n_tokens` emitted after `prompt`, over `n_samples` independent runs.
 
     Rows that still need tokens after a round are grouped by length and run
@@ -33,8 +34,12 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
     rows afresh), which is what lets rows of different histories share a forward.
     `drafter` is the drafter's name, as in `speculative_generate` ("model", "ngram", "hybrid").
     `static_cache=True` prefills each group into static caches first, so the
-    round reads through the decoder's static-cache path (cache positions, masks).
+    round reads through the decoder's static-cache path (cache positions, masks);
+    `replay=True` as well, its forwards through the CUDA-graph path's fixed
+    buffers, uncaptured (specviz.graphs "buffers": the graphs' bookkeeping).
     """
+    static_cache = static_cache or replay
+    replayed = dict(compiled=True, backend="buffers") if replay else {}
     device = input_device(target)
     vocab = shared_vocab(target, draft)
     gen = torch.Generator(device=device).manual_seed(seed)
@@ -48,7 +53,7 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
                 by_length.setdefault(len(rows[r]), []).append(r)
             for group in by_length.values():
                 tokens = torch.tensor([prompt + rows[r] for r in group], device=device)
-                options = dict(static=True, max_len=tokens.shape[1] + k + 2) if static_cache else None
+                options = dict(static=True, max_len=tokens.shape[1] + k + 2, **replayed) if static_cache else None
                 drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold,
                                         cache_options=options)
                 target_cache = None
