@@ -192,19 +192,25 @@ def hf_events(target, ids, kw):
     return events
 
 
-def pair_figures(draft_shape: str, target_shape: str):
+def forward_figures(target, draft, k: int, n_prompt: int) -> dict:
+    """Bare forward costs per mode (eager, torch.compile on CUDA, plain graphs): c, verify cost, the theory at 0.8."""
     from specviz import theory
 
-    target = model_of(target_shape)
-    draft = model_of(draft_shape)   # its own object even for alpha = 1: each model holds one static cache and graph set
-    k, n_new, prompt = args.k, 24 if args.smoke else args.tokens, list(range(10, 110))
     out = {"forward_ms": {}, "c": {}, "verify_cost": {}, "theory_speedup_alpha_0_8": {}}
     for mode in ("off", COMPILE, GRAPHS) if COMPILE == "on" else ("off", GRAPHS):
-        t = {p: forward_ms(target, len(prompt), p, mode) for p in (1, k + 1)}
-        d = forward_ms(draft, len(prompt), 1, mode)
+        t = {p: forward_ms(target, n_prompt, p, mode) for p in (1, k + 1)}
+        d = forward_ms(draft, n_prompt, 1, mode)
         out["forward_ms"][mode] = {"target_1": t[1], f"target_{k + 1}": t[k + 1], "draft_1": d}
         out["c"][mode], out["verify_cost"][mode] = d / t[1], t[k + 1] / t[1]
         out["theory_speedup_alpha_0_8"][mode] = theory.expected_speedup(0.8, k, d / t[1], t[k + 1] / t[1])
+    return out
+
+
+def pair_figures(draft_shape: str, target_shape: str):
+    target = model_of(target_shape)
+    draft = model_of(draft_shape)   # its own object even for alpha = 1: each model holds one static cache and graph set
+    k, n_new, prompt = args.k, 24 if args.smoke else args.tokens, list(range(10, 110))
+    out = forward_figures(target, draft, k, len(prompt))
     ids = torch.tensor([prompt], device=DEV)
     hf_kw = dict(max_new_tokens=n_new, min_new_tokens=n_new, do_sample=False, pad_token_id=0)
     warmups: dict[str, float] = {}
@@ -246,13 +252,7 @@ def pair_figures(draft_shape: str, target_shape: str):
         "hf_assisted": hf(assistant_model=draft, num_assistant_tokens=k, num_assistant_tokens_schedule="constant",
                           assistant_confidence_threshold=0.0),
     }
-    for run in methods.values():   # warm-up: compile, capture, allocator
-        _safe(lambda: rate(run()))
-    rates = {name: [] for name in methods}
-    for _ in range(2):            # interleaved repeats: drift hits every method alike
-        for name, run in methods.items():
-            rates[name].append(_safe(lambda: rate(run())))
-    tps = {name: statistics.median(v) for name, v in rates.items()}
+    tps = median_rates(methods)
     alone_tps = {m: tps[m] for m in ("target_eager", "target_compiled", "target_graphs", "hf_generate",
                                      "hf_generate_static")}
     fastest = max(alone_tps, key=lambda m: alone_tps[m] if alone_tps[m] == alone_tps[m] else -1)
@@ -266,6 +266,17 @@ def pair_figures(draft_shape: str, target_shape: str):
                trace_overhead_graphs=1 - tps["specviz_graphs"] / tps["specviz_graphs_notrace"])
     methods.clear()   # the closures hold the models: let them go before the next pair is built
     return out
+
+
+def median_rates(methods: dict) -> dict:
+    """Tokens/s per method: one warm-up call each (compile, capture, allocator), then two interleaved repeats."""
+    for run in methods.values():
+        _safe(lambda: rate(run()))
+    rates = {name: [] for name in methods}
+    for _ in range(2):            # interleaved repeats: drift hits every method alike
+        for name, run in methods.items():
+            rates[name].append(_safe(lambda: rate(run())))
+    return {name: statistics.median(v) for name, v in rates.items()}
 
 
 def zerogpu_call(draft_shape: str, target_shape: str) -> dict:

@@ -57,7 +57,8 @@ class ReplayedForward:
                 self.cache.crop(-self.n)   # the warm-up wrote n positions: forget them (they are masked, then overwritten)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=pool):
+        # thread_local: the app's other threads may touch CUDA while a worker thread captures
+        with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
             self.out = self.run(self.ids, self.positions)   # recorded, not run: the cache's length is unchanged
         self.graph = graph
 

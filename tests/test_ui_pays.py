@@ -77,7 +77,7 @@ def test_drafter_compile_and_adaptive_are_checked():
     assert (s.drafter, s.compile, s.adaptive_threshold) == ("model", "auto", None)
     assert inputs.run_settings({**FORM, "drafter": "ngram", "compile": "off"}).drafter == "ngram"
     for over, needle in ((dict(drafter="oracle"), "Unknown drafter 'oracle'"),
-                         (dict(compile="maybe"), "auto, on or off"),
+                         (dict(compile="maybe"), "auto, on, off or graphs"),
                          (dict(drafter="ngram", adaptive=True), "has no draft model")):
         with pytest.raises(InputError, match=needle):
             inputs.run_settings({**FORM, **over})
