@@ -146,7 +146,10 @@ def test_what_is_measured_and_what_compiles(monkeypatch, pair):
 
     monkeypatch.setattr(pays, "_forward_costs", lambda: with_compile)
     pays.measure(pair, [1, 2], 3, True, lambda f, m: None)
-    assert seen == {"compile": "on"}
+    assert seen == {"compile": "graphs"}     # a CPU: the static buffers, never minutes of CPU compilation
+    monkeypatch.setattr(pays, "device_of", lambda p: "cuda:0")
+    pays.measure(pair, [1, 2], 3, True, lambda f, m: None)
+    assert seen == {"compile": "auto"}       # CUDA: the platform's way (torch.compile, or graphs on ZeroGPU)
 
 
 def test_costs_are_measured_once_per_pair_and_k(monkeypatch, pair):
