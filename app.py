@@ -4,13 +4,20 @@ The packaged Qwen2.5-Coder 0.5B -> 1.5B pair loads on the first Generate (about
 a minute or two the very first time, a few seconds once converted and cached).
 Environment: GRADIO_SERVER_NAME, GRADIO_SERVER_PORT / PORT override the address;
 SPECVIZ_DEFAULT_PAIR picks the pair the page starts on (e.g. qwen2.5-0.5b-7b on a
-GPU Space; a GPU preset is only offered, and only taken, where CUDA is).
+GPU Space; a GPU preset is only offered, and only taken, where CUDA is). On a
+ZeroGPU Space (SPACES_ZERO_GPU=true) that pair loads at start-up and moves to
+cuda outside the decorated calls, as ZeroGPU documents (docs/spaces.md).
 """
 import os
 
+if os.environ.get("SPACES_ZERO_GPU", "").strip().lower() in ("1", "t", "true"):
+    import spaces  # noqa: F401 - before torch touches CUDA, as ZeroGPU asks
+
 from specviz.ui import build_app, launch_app
+from specviz.ui.gpu_calls import preload
 
 demo = build_app(default_pair=os.environ.get("SPECVIZ_DEFAULT_PAIR") or None)
+preload(os.environ.get("SPECVIZ_DEFAULT_PAIR") or None)
 
 if __name__ == "__main__":
     launch_app(demo, server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),

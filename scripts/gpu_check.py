@@ -11,11 +11,17 @@ each guarded so one failure does not hide the rest:
              loop (CUDA graphs) gives the same tokens as the eager one for fixed seeds
   greedy     compiled speculative greedy == compiled and eager target alone
   pairs      0.5B->1.5B, 0.5B->7B, 0.5B->14B and 1.5B->1.5B (draft = target, alpha = 1):
-             forward costs eager vs compiled (c, verify cost), then tokens/s of the
-             target alone (specviz eager/compiled, transformers generate eager/static)
-             and of speculative decoding (specviz compiled with and without trace,
-             eager, a dynamic draft tree of K nodes eager, transformers assisted
-             generation at the same K), and the trace overhead. Speedups against the fastest target-alone method of the pair.
+             forward costs eager vs compiled vs plain CUDA graphs (c, verify cost),
+             then tokens/s of the target alone (specviz eager/compiled/graphs,
+             transformers generate eager/static) and of speculative decoding (specviz
+             compiled and graphs with and without trace, eager, a dynamic draft tree of K
+             nodes eager, transformers assisted
+             generation at the same K), the trace overhead, and the seconds each path
+             spends compiling/capturing before its first token (never in tokens/s).
+             Speedups against the fastest target-alone method of the pair.
+  zerogpu    as on a ZeroGPU Space: a fresh process per call (nothing persists
+             between calls), the graphs (no torch.compile) captured inside it; per
+             call the build, capture and decode seconds and tokens/s.
 """
 from __future__ import annotations
 
@@ -24,6 +30,8 @@ import importlib.util
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -32,7 +40,7 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.bench import shapes
-from specviz.decoding import KVCache, Timer, forward_logits
+from specviz.decoding import KVCache, Timer, forward_logits, resolve_forwards
 from specviz.limits import REPO_ROOT
 from specviz.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 
@@ -42,11 +50,15 @@ ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU (co
 ap.add_argument("--k", type=int, default=4)
 ap.add_argument("--tokens", type=int, default=64)
 ap.add_argument("--budget", type=float, default=540.0, help="seconds; later sections are skipped past it")
+ap.add_argument("--zerogpu-call", metavar="DRAFT,TARGET", help=argparse.SUPPRESS)   # one call, in its own process
+ap.add_argument("--pairs", default="all", help="all, or a comma list of pair indices 0-3 (smoke tests run fewer)")
+ap.add_argument("--skip", default="", help="comma list of sections to skip (lossless, greedy, zerogpu)")
 args = ap.parse_args()
 os.makedirs(args.out, exist_ok=True)
 DEV = torch.device("cpu" if args.smoke or not torch.cuda.is_available() else "cuda")
 DTYPE = torch.float32 if DEV.type == "cpu" else torch.bfloat16
 COMPILE = "off" if DEV.type == "cpu" else "on"
+GRAPHS = "graphs"   # plain CUDA graphs, no torch.compile (on a CPU: the same fixed buffers, uncaptured)
 T0, RESULTS = time.time(), {"device": str(DEV), "torch": torch.__version__}
 GREEDY = SamplingConfig()
 
@@ -61,6 +73,11 @@ def tiny_models():
 
 def section(fn):
     name = fn.__name__
+    if args.zerogpu_call:   # a child process of the zerogpu section: only its call runs
+        return fn
+    if name in args.skip.split(","):
+        RESULTS[name] = "skipped: --skip"
+        return fn
     if time.time() - T0 > args.budget:
         RESULTS[name] = "skipped: budget"
     else:
@@ -97,13 +114,15 @@ def lossless():
         counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, 3, cfg, tree="2x2")   # a draft tree (issue 21)
         impossible, p = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
         out[f"tree_T{temperature}"] = {"p_value": p, "impossible": len(impossible)}
-    same = 0
+    same = same_graphs = 0
     for seed in range(20):
         run = lambda c: [t for r in speculative_generate(target, draft, [1, 2], k=3, seed=seed, compile=c,
                                                          sampling=SamplingConfig(1.0), max_new_tokens=16,
                                                          record=False) for t in r.emitted]
         same += run(COMPILE) == run("off")
+        same_graphs += run(GRAPHS) == run("off")
     out["compiled_equals_eager_seeded_runs"] = f"{same}/20"
+    out["graphs_equals_eager_seeded_runs"] = f"{same_graphs}/20"
     return out
 
 
@@ -117,11 +136,13 @@ def greedy():
     for prompt in ([3], [1, 2, 3], [5, 9, 1, 0, 7, 7, 2]):
         plain = [s.token_id for s in autoregressive_generate(target, prompt, GREEDY, 40, compile="off")]
         plain_c = [s.token_id for s in autoregressive_generate(target, prompt, GREEDY, 40, compile=COMPILE)]
+        plain_g = [s.token_id for s in autoregressive_generate(target, prompt, GREEDY, 40, compile=GRAPHS)]
         for k in (1, 4, 7):
-            spec = [t for r in speculative_generate(target, draft, prompt, k=k, max_new_tokens=40, compile=COMPILE)
-                    for t in r.emitted]
-            same += spec == plain == plain_c
-            runs += 1
+            for mode in (COMPILE, GRAPHS):
+                spec = [t for r in speculative_generate(target, draft, prompt, k=k, max_new_tokens=40, compile=mode)
+                        for t in r.emitted]
+                same += spec == plain == plain_c == plain_g
+                runs += 1
         for tree in ("2x2x1", "dynamic:6"):   # draft trees: eager, dynamic caches, tree-masked verify
             spec = [t for r in speculative_generate(target, draft, prompt, tree=tree, max_new_tokens=40)
                     for t in r.emitted]
@@ -130,10 +151,11 @@ def greedy():
     return {"identical": f"{same}/{runs}"}
 
 
-def forward_ms(model, n_prompt: int, positions: int, compiled: bool, repeats: int = 10) -> float:
-    """Median ms of one cached forward over `positions` new tokens (static cache; graphs if compiled)."""
+def forward_ms(model, n_prompt: int, positions: int, mode: str, repeats: int = 10) -> float:
+    """Median ms of one cached forward over `positions` new tokens (static cache; `mode` off | on | graphs)."""
     clock = Timer(DEV)
-    cache = KVCache(model, static=True, max_len=n_prompt + 64, compiled=compiled)
+    forwards = resolve_forwards(mode, DEV, static_cache=True)
+    cache = KVCache(model, static=True, max_len=n_prompt + 64, compiled=forwards.compiled, backend=forwards.backend)
     ids = torch.randint(0, 100, (1, n_prompt + positions), device=DEV)
     forward_logits(model, ids[:, :n_prompt], cache, 1, eager=True)
     times = []
@@ -179,64 +201,110 @@ def hf_events(target, ids, kw):
     return events
 
 
-def pair_figures(draft_shape: str, target_shape: str):
+def forward_figures(target, draft, k: int, n_prompt: int) -> dict:
+    """Bare forward costs per mode (eager, torch.compile on CUDA, plain graphs): c, verify cost, the theory at 0.8."""
     from specviz import theory
 
+    out = {"forward_ms": {}, "c": {}, "verify_cost": {}, "theory_speedup_alpha_0_8": {}}
+    for mode in ("off", COMPILE, GRAPHS) if COMPILE == "on" else ("off", GRAPHS):
+        t = {p: forward_ms(target, n_prompt, p, mode) for p in (1, k + 1)}
+        d = forward_ms(draft, n_prompt, 1, mode)
+        out["forward_ms"][mode] = {"target_1": t[1], f"target_{k + 1}": t[k + 1], "draft_1": d}
+        out["c"][mode], out["verify_cost"][mode] = d / t[1], t[k + 1] / t[1]
+        out["theory_speedup_alpha_0_8"][mode] = theory.expected_speedup(0.8, k, d / t[1], t[k + 1] / t[1])
+    return out
+
+
+def pair_figures(draft_shape: str, target_shape: str):
     target = model_of(target_shape)
-    draft = target if draft_shape == target_shape else model_of(draft_shape)
+    draft = model_of(draft_shape)   # its own object even for alpha = 1: each model holds one static cache and graph set
     k, n_new, prompt = args.k, 24 if args.smoke else args.tokens, list(range(10, 110))
-    eager = {p: forward_ms(target, len(prompt), p, False) for p in (1, k + 1)}
-    graph = {p: forward_ms(target, len(prompt), p, COMPILE == "on") for p in (1, k + 1)}
-    d_eager, d_graph = forward_ms(draft, len(prompt), 1, False), forward_ms(draft, len(prompt), 1, COMPILE == "on")
-    out = {"forward_ms": {"target_1_eager": eager[1], "target_1_compiled": graph[1],
-                          f"target_{k + 1}_eager": eager[k + 1], f"target_{k + 1}_compiled": graph[k + 1],
-                          "draft_1_eager": d_eager, "draft_1_compiled": d_graph},
-           "c_eager": d_eager / eager[1], "c_compiled": d_graph / graph[1],
-           "verify_cost_compiled": graph[k + 1] / graph[1]}
+    out = forward_figures(target, draft, k, len(prompt))
     ids = torch.tensor([prompt], device=DEV)
     hf_kw = dict(max_new_tokens=n_new, min_new_tokens=n_new, do_sample=False, pad_token_id=0)
+    warmups: dict[str, float] = {}
 
     def hf(**kw):
         return lambda: hf_events(target, ids, dict(hf_kw, **kw))
 
-    def spec(compile, record=True):
-        return lambda: specviz_events(speculative_generate(target, draft, prompt, k=k, max_new_tokens=n_new,
-                                                           compile=compile, ignore_eos=True, record=record))
+    def alone(mode, name):
+        def run():
+            stats = {}
+            events = specviz_events(autoregressive_generate(target, prompt, GREEDY, n_new, compile=mode,
+                                                            ignore_eos=True, stats=stats))
+            warmups.setdefault(name, stats.get("warmup_seconds", 0.0))   # the first call compiles/captures
+            return events
+        return run
+
+    def spec(mode, name, record=True):
+        def run():
+            stats = {}
+            events = specviz_events(speculative_generate(target, draft, prompt, k=k, max_new_tokens=n_new,
+                                                         compile=mode, ignore_eos=True, record=record, stats=stats))
+            warmups.setdefault(name, stats.get("warmup_seconds", 0.0))
+            if stats.get("graphs_fallback"):
+                out["graphs_fallback"] = stats["graphs_fallback"]
+            return events
+        return run
 
     methods = {
-        "target_eager": lambda: specviz_events(autoregressive_generate(target, prompt, GREEDY, n_new,
-                                                                       compile="off", ignore_eos=True)),
-        "target_compiled": lambda: specviz_events(autoregressive_generate(target, prompt, GREEDY, n_new,
-                                                                          compile=COMPILE, ignore_eos=True)),
+        "target_eager": alone("off", "target_eager"),
+        "target_compiled": alone(COMPILE, "target_compiled"),
+        "target_graphs": alone(GRAPHS, "target_graphs"),
         "hf_generate": hf(),
         "hf_generate_static": hf(cache_implementation="static"),
-        "specviz_eager": spec("off"),
-        "specviz_compiled": spec(COMPILE),
-        "specviz_compiled_notrace": spec(COMPILE, record=False),
+        "specviz_eager": spec("off", "specviz_eager"),
+        "specviz_compiled": spec(COMPILE, "specviz_compiled"),
+        "specviz_compiled_notrace": spec(COMPILE, "specviz_compiled_notrace", record=False),
+        "specviz_graphs": spec(GRAPHS, "specviz_graphs"),
+        "specviz_graphs_notrace": spec(GRAPHS, "specviz_graphs_notrace", record=False),
         # A draft tree of K nodes (EAGLE-2's dynamic tree), eager: trees run on dynamic caches.
         "specviz_tree_eager": lambda: specviz_events(speculative_generate(
             target, draft, prompt, tree=f"dynamic:{k}", max_new_tokens=n_new, ignore_eos=True, record=False)),
         "hf_assisted": hf(assistant_model=draft, num_assistant_tokens=k, num_assistant_tokens_schedule="constant",
                           assistant_confidence_threshold=0.0),
     }
-    for run in methods.values():   # warm-up: compile, capture, allocator
+    tps = median_rates(methods)
+    alone_tps = {m: tps[m] for m in ("target_eager", "target_compiled", "target_graphs", "hf_generate",
+                                     "hf_generate_static")}
+    fastest = max(alone_tps, key=lambda m: alone_tps[m] if alone_tps[m] == alone_tps[m] else -1)
+    out.update(tokens_per_s=tps, fastest_target_alone=fastest, warmup_seconds_first_call=warmups,
+               speedup_vs_fastest_target_alone={m: tps[m] / tps[fastest] for m in tps},
+               specviz_compiled_alone_vs_hf_static=tps["target_compiled"] / tps["hf_generate_static"],
+               specviz_graphs_alone_vs_hf_static=tps["target_graphs"] / tps["hf_generate_static"],
+               specviz_vs_hf_assisted=tps["specviz_compiled_notrace"] / tps["hf_assisted"],
+               specviz_graphs_vs_hf_assisted=tps["specviz_graphs_notrace"] / tps["hf_assisted"],
+               trace_overhead=1 - tps["specviz_compiled"] / tps["specviz_compiled_notrace"],
+               trace_overhead_graphs=1 - tps["specviz_graphs"] / tps["specviz_graphs_notrace"])
+    methods.clear()   # the closures hold the models: let them go before the next pair is built
+    return out
+
+
+def median_rates(methods: dict) -> dict:
+    """Tokens/s per method: one warm-up call each (compile, capture, allocator), then two interleaved repeats."""
+    for run in methods.values():
         _safe(lambda: rate(run()))
     rates = {name: [] for name in methods}
     for _ in range(2):            # interleaved repeats: drift hits every method alike
         for name, run in methods.items():
             rates[name].append(_safe(lambda: rate(run())))
-    tps = {name: statistics.median(v) for name, v in rates.items()}
-    alone = {m: tps[m] for m in ("target_eager", "target_compiled", "hf_generate", "hf_generate_static")}
-    fastest = max(alone, key=lambda m: alone[m] if alone[m] == alone[m] else -1)
-    out.update(tokens_per_s=tps, fastest_target_alone=fastest,
-               speedup_vs_fastest_target_alone={m: tps[m] / tps[fastest] for m in tps},
-               specviz_compiled_alone_vs_hf_static=tps["target_compiled"] / tps["hf_generate_static"],
-               specviz_vs_hf_assisted=tps["specviz_compiled_notrace"] / tps["hf_assisted"],
-               trace_overhead=1 - tps["specviz_compiled"] / tps["specviz_compiled_notrace"],
-               theory_speedup_alpha_0_8=theory.expected_speedup(0.8, k, out["c_compiled"],
-                                                                out["verify_cost_compiled"]))
-    methods.clear()   # the closures hold the models: let them go before the next pair is built
-    return out
+    return {name: statistics.median(v) for name, v in rates.items()}
+
+
+def zerogpu_call(draft_shape: str, target_shape: str) -> dict:
+    """One ZeroGPU-like call in this (fresh) process: build the pair, capture the graphs, decode; seconds of each."""
+    t0 = time.perf_counter()
+    target, draft = model_of(target_shape), model_of(draft_shape)
+    if DEV.type == "cuda":
+        torch.cuda.synchronize()
+    built = time.perf_counter() - t0
+    n_new, stats, prompt = 24 if args.smoke else args.tokens, {}, list(range(10, 110))
+    t1 = time.perf_counter()
+    events = specviz_events(speculative_generate(target, draft, prompt, k=args.k, max_new_tokens=n_new,
+                                                 compile=GRAPHS, ignore_eos=True, record=False, stats=stats))
+    return {"build_s": built, "capture_s": stats.get("warmup_seconds"), "prefill_s": stats.get("prefill_seconds"),
+            "call_s": time.perf_counter() - t1, "tokens_per_s": rate(events),
+            "graphs_fallback": stats.get("graphs_fallback")}
 
 
 def _safe(fn):
@@ -247,8 +315,32 @@ def _safe(fn):
         return float("nan")
 
 
-for draft_shape, target_shape in [("qwen2.5-0.5b", "qwen2.5-1.5b"), ("qwen2.5-0.5b", "qwen2.5-7b"),
-                                  ("qwen2.5-0.5b", "qwen2.5-14b"), ("qwen2.5-1.5b", "qwen2.5-1.5b")]:
+PAIRS = [("qwen2.5-0.5b", "qwen2.5-1.5b"), ("qwen2.5-0.5b", "qwen2.5-7b"), ("qwen2.5-0.5b", "qwen2.5-14b"),
+         ("qwen2.5-1.5b", "qwen2.5-1.5b")]
+
+
+def zerogpu():
+    """Two calls, each a fresh process as ZeroGPU gives (0.5B -> 7B): what every call pays before its tokens."""
+    calls = []
+    for _ in range(2):
+        cmd = [sys.executable, __file__, "--zerogpu-call", "qwen2.5-0.5b,qwen2.5-7b", "--k", str(args.k),
+               "--tokens", str(args.tokens), "--out", args.out] + (["--smoke"] if args.smoke else [])
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+        call = json.loads(lines[-1]) if lines else {"error": done.stderr[-800:]}
+        call["process_s"] = time.perf_counter() - t0   # interpreter, imports, build, capture and decode
+        calls.append(call)
+    return {"calls": calls}
+
+
+if args.zerogpu_call:
+    print(json.dumps(zerogpu_call(*args.zerogpu_call.split(",")), default=str), flush=True)
+    sys.exit(0)
+
+for index, (draft_shape, target_shape) in enumerate(PAIRS):
+    if args.pairs != "all" and str(index) not in args.pairs.split(","):
+        continue
     name = f"{draft_shape}->{target_shape}"
 
     def run_pair(d=draft_shape, t=target_shape):
@@ -259,4 +351,5 @@ for draft_shape, target_shape in [("qwen2.5-0.5b", "qwen2.5-1.5b"), ("qwen2.5-0.
     if DEV.type == "cuda":
         torch.cuda.empty_cache()
 
+section(zerogpu)
 print(f"done in {time.time() - T0:.0f} s; results in {Path(args.out, 'gpu.json')}", flush=True)

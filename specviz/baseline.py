@@ -36,7 +36,8 @@ def autoregressive_generate(
     vocab, clock, device = vocab_size(target), run.clock, run.tokens.device
     with run.timed("warmup_seconds", when=run.compiled):
         if run.compiled:
-            warm_up(target, [1], run.cache_options["max_len"], verify=False)
+            warm_up(target, [1], run.cache_options["max_len"], verify=False, backend=run.cache_options["backend"])
+    run.note_graph_failure(target)
     with run.timed("prefill_seconds"):
         cache = prefill(target, run.tokens[None], **run.cache_options)
     pending = run.tokens[-1:]

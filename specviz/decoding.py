@@ -15,6 +15,7 @@ from typing import Sequence
 import torch
 from transformers import DynamicCache, StaticCache
 
+from .forwards import COMPILE_CHOICES, Forwards, resolve_forwards  # noqa: F401 - COMPILE_CHOICES and Forwards: re-exported
 from .limits import DECODER_MAX_NEW_TOKENS
 
 
@@ -81,12 +82,20 @@ class Run:
     eos: set[int]               # token ids that end the output (empty with ignore_eos)
     generator: torch.Generator
     clock: Timer
-    cache_options: dict         # static / max_len / compiled: the same for every KVCache of the run
+    cache_options: dict         # static / max_len / compiled / backend: the same for every KVCache of the run
     stats: dict | None          # the caller's dict for warmup_seconds / prefill_seconds, if any
 
     @property
     def compiled(self) -> bool:
         return self.cache_options["compiled"]
+
+    def note_graph_failure(self, *models) -> None:
+        """A failed CUDA-graph capture (the run then decodes eagerly) in `stats["graphs_fallback"]`, for the status."""
+        from .graphs import failure_of
+
+        failure = failure_of(*(m for m in models if m is not None)) if self.compiled else None
+        if failure and self.stats is not None:
+            self.stats["graphs_fallback"] = failure
 
     @contextmanager
     def timed(self, name: str, when: bool = True):
@@ -106,8 +115,9 @@ def start_run(target, input_ids, max_new_tokens: int, seed: int | None, *, eos_t
     eos = set() if ignore_eos else set(eos_ids(target, eos_token_id))
     generator = make_generator(seed, device)
     clock = Timer(device)
-    static, compiled = resolve_compile(compile, device, static_cache)
-    options = dict(static=static, max_len=len(tokens) + max_new_tokens + room, compiled=compiled)
+    forwards = resolve_forwards(compile, device, static_cache)
+    options = dict(static=forwards.static, max_len=len(tokens) + max_new_tokens + room, compiled=forwards.compiled,
+                   backend=forwards.backend)
     return Run(tokens, eos, generator, clock, options, stats)
 
 
@@ -118,17 +128,20 @@ class KVCache:
     sync per forward; the decoder always knows how many tokens it fed, so the
     length lives here. `static=True` preallocates `max_len` positions
     (transformers' StaticCache): a rollback then only moves the position, and
-    with `compiled=True` the one- and (K+1)-token forwards run through
-    `torch.compile(mode="reduce-overhead")`, i.e. CUDA graphs on a GPU.
+    with `compiled=True` the one- and (K+1)-token forwards are replayed: through
+    `torch.compile(mode="reduce-overhead")` (backend "inductor"), or captured
+    as CUDA graphs without it (backend "graphs", specviz.graphs; "buffers" runs
+    the graphs' fixed buffers without capture).
     """
 
-    def __init__(self, model, static: bool = False, max_len: int = 0, compiled: bool = False):
+    def __init__(self, model, static: bool = False, max_len: int = 0, compiled: bool = False,
+                 backend: str = "inductor"):
         if compiled and not static:
             raise ValueError("compiled forwards need a static cache")
-        self.static, self.compiled, self.length = static, compiled, 0
+        self.static, self.compiled, self.backend, self.length = static, compiled, backend, 0
         if not static:
             self.cache = DynamicCache()
-        elif compiled:
+        elif compiled and backend != "buffers":
             self.cache = _shared_static_cache(model, max_len)  # graphs replay on fixed addresses
         else:
             self.cache = StaticCache(config=model.config, max_cache_len=max_len)
@@ -174,6 +187,9 @@ def forward_logits(model, ids: torch.Tensor, cache, keep: int, eager: bool = Fal
     """
     batched = ids.dim() == 2
     ids = (ids if batched else ids[None]).to(input_device(model))
+    if isinstance(cache, KVCache) and cache.compiled and cache.backend != "inductor" and not eager:
+        logits = _replayed(model, cache, ids, keep, hidden=False)
+        return logits if batched else logits[0]
     if isinstance(cache, KVCache):
         start, n = cache.length, ids.shape[1]
         position = torch.arange(start, start + n, device=ids.device)
@@ -196,6 +212,9 @@ def forward_hidden(model, ids: torch.Tensor, cache, keep: int, eager: bool = Fal
     batched = ids.dim() == 2
     ids = (ids if batched else ids[None]).to(input_device(model))
     base = model.get_decoder()
+    if isinstance(cache, KVCache) and cache.compiled and cache.backend != "inductor" and not eager:
+        hidden = _replayed(model, cache, ids, keep, hidden=True)
+        return hidden if batched else hidden[0]
     if isinstance(cache, KVCache):
         start, n = cache.length, ids.shape[1]
         position = torch.arange(start, start + n, device=ids.device)
@@ -208,6 +227,15 @@ def forward_hidden(model, ids: torch.Tensor, cache, keep: int, eager: bool = Fal
     return hidden if batched else hidden[0]
 
 
+def _replayed(model, cache: KVCache, ids: torch.Tensor, keep: int, hidden: bool) -> torch.Tensor:
+    """A forward through the model's graphs (specviz.graphs), captured on first use of its shape unless "buffers"."""
+    from .graphs import graph_set
+
+    out = graph_set(model, cache.cache, hidden, capture=cache.backend == "graphs").forward(ids, cache.length, keep)
+    cache.length += ids.shape[1]
+    return out
+
+
 def _compiled_base(model):
     """The base model's forward compiled once per model, as `compiled_forward` does for the whole model."""
     fn = model.__dict__.get("_specviz_compiled_base")
@@ -218,37 +246,18 @@ def _compiled_base(model):
 
 
 def prefill(model, tokens: torch.Tensor, static: bool = False, max_len: int = 0,
-            compiled: bool = False) -> KVCache:
+            compiled: bool = False, backend: str = "inductor") -> KVCache:
     """A cache holding all of `tokens` but the last, which the first step reads."""
-    cache = KVCache(model, static, max_len, compiled)
+    cache = KVCache(model, static, max_len, compiled, backend)
     if tokens.shape[-1] > 1:
         forward_logits(model, tokens[..., :-1], cache, 1, eager=True)
     return cache
 
 
-COMPILE_CHOICES = ("auto", "on", "off")
-
-
 def resolve_compile(compile: str, device, static_cache: bool | None = None) -> tuple[bool, bool]:
-    """(static cache, compiled forwards) for `compile` = "auto" | "on" | "off".
-
-    "auto" compiles on CUDA only: there eager forwards are launch-bound (~96 % of
-    a one-token forward measured on an H200), on a CPU the weights dominate and
-    compilation only costs start-up. `static_cache` forces the static cache with
-    or without graphs (the CPU tests run the static path eagerly).
-    """
-    if compile not in COMPILE_CHOICES:
-        raise ValueError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {compile!r}")
-    compiled = compile == "on" or (compile == "auto" and torch.device(device).type == "cuda")
-    static = compiled if static_cache is None else bool(static_cache)
-    if compiled and not static:
-        raise ValueError("compiled forwards need the static cache (static_cache=False contradicts compile)")
-    if compiled:
-        import torch._dynamo as dynamo
-
-        # One graph per shape: draft steps of 1-2 tokens and verifies of up to MAX_K + 1 positions.
-        dynamo.config.cache_size_limit = max(dynamo.config.cache_size_limit, 64)
-    return static, compiled
+    """(static cache, replayed forwards) for `compile`, as `resolve_forwards` decides them."""
+    forwards = resolve_forwards(compile, device, static_cache)
+    return forwards.static, forwards.compiled
 
 
 def crop_to(cache, length: int) -> None:
@@ -258,14 +267,16 @@ def crop_to(cache, length: int) -> None:
         cache.crop(-extra)
 
 
-def warm_up(model, lengths: list[int], max_len: int, verify: bool, hidden: bool = False) -> None:
+def warm_up(model, lengths: list[int], max_len: int, verify: bool, hidden: bool = False,
+            backend: str = "inductor") -> None:
     """Compile and capture every forward shape a run will use, before any timed work.
 
     Verifies keep the logits of all their positions, draft steps only the last.
-    Three calls per shape: compile, record the CUDA graph, replay it once.
+    Three calls per shape: compile, record the CUDA graph, replay it once (the
+    "graphs" backend captures on the first and replays on the next two).
     `hidden=True` warms `forward_hidden` instead (a trimmed draft head).
     """
-    cache = KVCache(model, static=True, max_len=max_len, compiled=True)
+    cache = KVCache(model, static=True, max_len=max_len, compiled=True, backend=backend)
     ids = torch.zeros(1, max(lengths), dtype=torch.long, device=input_device(model))
     forward = forward_hidden if hidden else forward_logits
     for n in lengths:

@@ -60,3 +60,13 @@ SHARED_PROMPTS = REPO_ROOT.parent / "shared" / "prompts" / "bench.jsonl"
 def default_prompts_file() -> Path:
     """The benchmark prompts: the shared file where it exists, else the copy in assets/."""
     return SHARED_PROMPTS if SHARED_PROMPTS.is_file() else ASSET_PROMPTS
+
+# ---------------------------------------------------------------- ZeroGPU (Hugging Face Spaces), specviz.zerogpu
+ZEROGPU_MIN_DURATION_S = 30     # the least GPU time asked for one call (graph capture happens inside every call)
+ZEROGPU_MAX_DURATION_S = 240    # the most asked for one call: longer requests are announced, then cut at this
+ZEROGPU_CALL_OVERHEAD_S = 20.0  # per call before the first token: attaching the GPU, capturing the graphs (unmeasured)
+ZEROGPU_DEFAULT_STEP_S = 0.06   # a target step before one was measured (a pessimistic 14B eager step; unmeasured)
+ZEROGPU_DRAFT_SHARE = 0.5       # a draft step as a share of a target step, pessimistic (compiled c: 0.25-0.43)
+ZEROGPU_MARGIN = 1.5            # asked = estimate x this: an exhausted call is cut mid-run
+MEMORY_KV_TOKENS = 8192         # positions of KV cache counted per model when checking that a pair fits
+MEMORY_HEADROOM = 1.15          # weights x this: activations, logits, the allocator's slack and the graphs' pool

@@ -26,7 +26,7 @@ MIN_EXPECTED = 5.0   # chi-square cells expecting fewer samples are pooled into 
 def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: int, k: int,
                     sampling: SamplingConfig, seed: int = 0, adaptive_threshold: float | None = None,
                     drafter: str = "model", static_cache: bool = False, chunk: int = 20_000,
-                    tree=None) -> Counter:
+                    replay: bool = False, tree=None) -> Counter:
     """Counts of the first `n_tokens` emitted after `prompt`, over `n_samples` independent runs.
 
     Rows that still need tokens after a round are grouped by length and run
@@ -34,9 +34,13 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
     rows afresh), which is what lets rows of different histories share a forward.
     `drafter` is the drafter's name, as in `speculative_generate` ("model", "ngram", "hybrid").
     `static_cache=True` prefills each group into static caches first, so the
-    round reads through the decoder's static-cache path (cache positions, masks).
+    round reads through the decoder's static-cache path (cache positions, masks);
+    `replay=True` as well, its forwards through the CUDA-graph path's fixed
+    buffers, uncaptured (specviz.graphs "buffers": the graphs' bookkeeping).
     `tree` (a TreeShape or widths such as "2x2") runs the tree round instead (`k` is ignored).
     """
+    static_cache = static_cache or replay
+    replayed = dict(compiled=True, backend="buffers") if replay else {}
     device = input_device(target)
     vocab = shared_vocab(target, draft)
     gen = torch.Generator(device=device).manual_seed(seed)
@@ -55,7 +59,7 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
                     for r, toks, n in zip(group, out.tolist(), lengths.tolist()):
                         rows[r] += toks[:n]
                     continue
-                options = dict(static=True, max_len=tokens.shape[1] + k + 2) if static_cache else None
+                options = dict(static=True, max_len=tokens.shape[1] + k + 2, **replayed) if static_cache else None
                 drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold,
                                         cache_options=options)
                 target_cache = None

@@ -19,6 +19,7 @@ import torch
 
 from .devices import _resolve_device_dtype, default_device_and_dtype, parse_dtype  # noqa: F401 (API)
 from .errors import ModelLoadError
+from .zerogpu import on_zero_gpu
 from .sources import _looks_like_path, _resolve_source, _Source, validate_model_id  # noqa: F401 (API)
 from .kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_draft_weights, resolve_linear_path,
                       use_linear_path)
@@ -37,7 +38,7 @@ def _load_model(src: _Source | Path, role: str, device: torch.device, dtype: tor
     kwargs = {"dtype": dtype}
     if isinstance(src, _Source) and src.local_files_only:
         kwargs["local_files_only"] = True
-    if device.type == "cuda":
+    if device.type == "cuda" and not on_zero_gpu():
         # "auto" lets accelerate spread a large target over several GPUs (and CPU);
         # otherwise place weights straight on the device without a CPU copy.
         kwargs["device_map"] = "auto" if auto_map else {"": device}
@@ -50,8 +51,8 @@ def _load_model(src: _Source | Path, role: str, device: torch.device, dtype: tor
     except (OSError, ValueError, KeyError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ModelLoadError(f"cannot load {role} model {ref}: {first[:200]}") from None
-    if device.type != "cuda":
-        model.to(device)
+    if "device_map" not in kwargs:
+        model.to(device)   # on ZeroGPU the documented way: .to("cuda") at start-up, placed when a call attaches the GPU
     return model.eval()
 
 
@@ -244,12 +245,22 @@ def _load_both(draft: str | None, target: str | None, dev, dt, target_dt, allow_
     tokenizer = _load_tokenizer(tsrc, "target")
     _check_same_vocab(draft_tok, tokenizer, dsrc.ref, tsrc.ref)
     del draft_tok
+    _refuse_what_does_not_fit(dsrc, tsrc, dev, target_dt)
     report(0.1, f"loading draft model {dsrc.ref}")
     draft_model = _load_model(dsrc, "draft", dev, dt, auto_map=False)
     report(0.4, f"loading target model {tsrc.ref}")
     target_model = _load_model(tsrc, "target", dev, target_dt, auto_map=dev.type == "cuda" and dev.index is None)
     return _Loaded(target_model, draft_model, tokenizer, f"{draft.strip()} → {target.strip()}", dsrc.ref, tsrc.ref,
                    dsrc, tsrc)
+
+
+def _refuse_what_does_not_fit(dsrc: _Source, tsrc: _Source, dev, dtype) -> None:
+    """Parameters x bytes plus the KV caches against free memory, before any weight is read (specviz.memory)."""
+    from .memory import check_pair
+
+    refused = check_pair(dsrc.ref, tsrc.ref, dev, dtype, local_files_only=tsrc.local_files_only)
+    if refused:
+        raise ModelLoadError(refused)
 
 
 def _target_kernels(model, path: str, linear: str, target_weights: str, report) -> tuple[str, dict | None]:

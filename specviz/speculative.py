@@ -126,7 +126,9 @@ def speculative_generate(
         drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
                                 cache_options=run.cache_options, tokenizer=tokenizer)
         if run.compiled:
-            warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True)
+            warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True,
+                    backend=run.cache_options["backend"])
+    run.note_graph_failure(target, draft)
     with run.timed("prefill_seconds"):
         target_cache = prefill(target, run.tokens[None], **run.cache_options)
         drafting.begin(run.tokens[None])

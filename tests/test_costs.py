@@ -99,11 +99,12 @@ def test_forward_costs_times_the_static_cache_path_when_asked(tiny_pair, monkeyp
     seen = []
     real_prefill = decoding.prefill
 
-    def spy(model, tokens, static=False, max_len=0, compiled=False):
+    def spy(model, tokens, static=False, max_len=0, compiled=False, backend="inductor"):
         seen.append((static, compiled, max_len))
         return real_prefill(model, tokens, static, max_len, False)
 
-    monkeypatch.setattr(bench_costs, "resolve_compile", lambda compile, device: (compile == "on", False))
+    monkeypatch.setattr(bench_costs, "resolve_forwards",
+                        lambda compile, device: decoding.Forwards(compile == "on", False, "eager"))
     monkeypatch.setattr(bench_costs, "prefill", spy)
     target, draft = tiny_pair
     fc = bench_costs.forward_costs(target, draft, [1, 2, 3], ks=[2, 4], repeats=1, compile="on")

@@ -137,7 +137,12 @@ def test_draft_with_padded_vocabulary_is_truncated_to_the_shared_part():
 
 
 # ------------------------------------------------------------ caches
-@pytest.mark.parametrize("static", [False, True])
+def cache_path(static) -> dict:
+    """The keyword arguments of a cache path: dynamic (False), static (True), or the graphs' buffers ("graphs")."""
+    return dict(compile="graphs") if static == "graphs" else dict(static_cache=static)
+
+
+@pytest.mark.parametrize("static", [False, True, "graphs"])
 def test_cropped_caches_give_the_logits_of_a_fresh_prefill(monkeypatch, static):
     """Every cached forward (after rejections and crops) equals a cache-free forward over the same tokens."""
     target = tiny_model(41)
@@ -156,7 +161,7 @@ def test_cropped_caches_give_the_logits_of_a_fresh_prefill(monkeypatch, static):
     monkeypatch.setattr(decoding, "forward_logits", spy)  # both prefills
     prompt = [1, 2, 3]
     rounds = run(target, draft, prompt, k=4, sampling=SamplingConfig(1.0), seed=5, max_new_tokens=30,
-                 static_cache=static)
+                 **cache_path(static))
     assert any(r.rejected_at is not None for r in rounds) and any(r.bonus for r in rounds)
     sequence = prompt + emitted(rounds)
     fed = {id(target): [], id(draft): []}   # what each cache has read, replayed from the calls

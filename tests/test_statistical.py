@@ -76,6 +76,14 @@ def test_the_static_cache_path_keeps_the_target_distribution(models, method, tem
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
 
+@pytest.mark.statistical
+@pytest.mark.parametrize("k, temperature", [(3, 1.0), (5, 0.7)])
+def test_the_graph_buffers_path_keeps_the_target_distribution(models, k, temperature):
+    """The round's forwards through the CUDA-graph path's fixed buffers (uncaptured on a CPU)."""
+    impossible, p_value = fit(models, k, SamplingConfig(temperature=temperature), replay=True)
+    assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
+
+
 # Prompt lookup proposes "5 2 3" after the last "2 3". The hybrid needs a 3-token match, so its first
 # round drafts with the model; in the second, rows whose first token was 4 or 5 end in "2 3 4" or
 # "2 3 5", which recur, and take the lookup, while the rest draft with the model: one round mixes both.

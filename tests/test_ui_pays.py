@@ -77,7 +77,7 @@ def test_drafter_compile_and_adaptive_are_checked():
     assert (s.drafter, s.compile, s.adaptive_threshold) == ("model", "auto", None)
     assert inputs.run_settings({**FORM, "drafter": "ngram", "compile": "off"}).drafter == "ngram"
     for over, needle in ((dict(drafter="oracle"), "Unknown drafter 'oracle'"),
-                         (dict(compile="maybe"), "auto, on or off"),
+                         (dict(compile="maybe"), "auto, on, off or graphs"),
                          (dict(drafter="ngram", adaptive=True), "has no draft model")):
         with pytest.raises(InputError, match=needle):
             inputs.run_settings({**FORM, **over})
@@ -146,7 +146,10 @@ def test_what_is_measured_and_what_compiles(monkeypatch, pair):
 
     monkeypatch.setattr(pays, "_forward_costs", lambda: with_compile)
     pays.measure(pair, [1, 2], 3, True, lambda f, m: None)
-    assert seen == {"compile": "on"}
+    assert seen == {"compile": "graphs"}     # a CPU: the static buffers, never minutes of CPU compilation
+    monkeypatch.setattr(pays, "device_of", lambda p: "cuda:0")
+    pays.measure(pair, [1, 2], 3, True, lambda f, m: None)
+    assert seen == {"compile": "auto"}       # CUDA: the platform's way (torch.compile, or graphs on ZeroGPU)
 
 
 def test_costs_are_measured_once_per_pair_and_k(monkeypatch, pair):

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 import torch
 
 from .. import theory
-from ..decoding import Timer, as_id_tensor, crop_to, forward_logits, input_device, prefill, resolve_compile, warm_up
+from ..decoding import Timer, as_id_tensor, crop_to, forward_logits, input_device, prefill, resolve_forwards, warm_up
 
 
 @dataclass
@@ -42,22 +42,23 @@ class ForwardCosts:
 def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3, compile: str = "off") -> ForwardCosts:
     """Median wall time of bare cached forwards, interleaved so drift hits all alike.
 
-    `compile` (off | on | auto, as in `speculative_generate`) times the compiled
-    path: static caches and CUDA-graph forwards, captured before any timing.
+    `compile` (off | on | graphs | auto, as in `speculative_generate`) times the
+    replayed path: static caches and CUDA-graph forwards, captured before any timing.
     """
     ks = sorted(set(int(k) for k in ks))
     device = input_device(target)
     clock = Timer(device)
     ids = as_id_tensor(input_ids, device)
     n = len(ids)
-    static, compiled = resolve_compile(compile, device)
+    forwards = resolve_forwards(compile, device)
+    static, compiled = forwards.static, forwards.compiled
     max_len = n + max(ks, default=0) + 2
     if compiled:
-        warm_up(target, [1] + [k + 1 for k in ks], max_len, verify=True)
-        warm_up(draft, [1], max_len, verify=False)
+        warm_up(target, [1] + [k + 1 for k in ks], max_len, verify=True, backend=forwards.backend)
+        warm_up(draft, [1], max_len, verify=False, backend=forwards.backend)
     caches = {}
     for name, model in (("target", target), ("draft", draft)):   # the whole prompt cached
-        caches[name] = prefill(model, ids[None], static, max_len, compiled)
+        caches[name] = prefill(model, ids[None], static, max_len, compiled, forwards.backend)
         forward_logits(model, ids[-1:], caches[name], 1)
     extra = ids[-1:].repeat(max(ks, default=0) + 1)
 

@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch CPU threads (default 0: torch's choice); 1 is steadier on a shared machine")
     p.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
                    help="specviz's own loops (target, specviz*): static KV caches and CUDA-graph forwards, compiled "
-                        "and captured before timing; auto = on with CUDA, off on a CPU (default: auto)")
+                        "and captured before timing (on: torch.compile; graphs: plain CUDA graphs without it); "
+                        "auto = on with CUDA (graphs on ZeroGPU), off on a CPU (default: auto)")
     p.add_argument("--no-warmup", action="store_true", help="skip the warm-up generation")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p

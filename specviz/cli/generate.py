@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"], help="default: automatic")
     add_weight_options(gen)
     gen.add_argument("--compile", choices=COMPILE_CHOICES, default="auto",
-                     help="static KV caches and CUDA-graph forwards (torch.compile), compiled and captured before "
+                     help="static KV caches and CUDA-graph forwards (on: torch.compile; graphs: plain CUDA graphs "
+                          "without it, as on ZeroGPU), compiled and captured before "
                           "the timed run; auto = on with CUDA, off on a CPU (default: auto)")
     return parser
 
@@ -108,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
           f"(prefill {stats.get('prefill_seconds', 0.0):.2f} s"
           + (f", compile and graph capture {stats['warmup_seconds']:.1f} s before it" if "warmup_seconds" in stats
              else "") + ")")
+    if stats.get("graphs_fallback"):
+        print(f"capturing the CUDA graphs failed ({stats['graphs_fallback']}): this run decoded with eager forwards",
+              file=sys.stderr)
     if args.json:
         _write_trace(args, pair, ids, sampling, rounds, output, stats)
     if args.compare:
@@ -133,14 +137,15 @@ def _load(args):
 
 def _announce(args, pair, sampling: SamplingConfig) -> None:
     """What is about to run, on stderr: the pair, where and how it is stored, K, the drafter, the sampling."""
-    from ..decoding import resolve_compile
+    from ..decoding import resolve_forwards
 
-    compiled = resolve_compile(args.compile, pair.device)[1]
+    forwards = resolve_forwards(args.compile, pair.device)
+    compiled = forwards.compiled
     print(f"{pair.name} on {pair.device} ({str(pair.dtype).removeprefix('torch.')}, "
           f"{pair.linear_path} linear kernels, draft weights {pair.draft_weights}, target weights "
           f"{pair.weights_label()}), K={args.k}, "
           f"drafter {args.drafter}, {'greedy' if sampling.greedy else sampling}, "
-          f"{'compiled' if compiled else 'eager'} forwards", file=sys.stderr)
+          f"{forwards.backend} forwards", file=sys.stderr)
     if compiled:
         print("compiling and capturing the forwards before the timed run (once per process and shape) ...",
               file=sys.stderr, flush=True)

@@ -514,13 +514,14 @@ STRINGS: dict[str, str] = {
     "card.drafter_round": "drafter: {name} · this round: {source}",
     "ui.advanced": "Advanced",
     "ui.compile": "Compiled forwards (torch.compile with CUDA graphs)",
-    "ui.compile_info": ("auto = on with a CUDA GPU, off on a CPU. The first run per K compiles and captures the "
-                        "forwards (tens of seconds, shown in the status); later runs reuse them."),
+    "ui.compile_info": ("auto = on with a CUDA GPU (CUDA graphs without torch.compile on ZeroGPU), off on a CPU. "
+                        "The first run per K compiles and captures the forwards (tens of seconds, shown in the "
+                        "status); later runs reuse them."),
     "compile.auto": "auto",
     "compile.on": "on",
     "compile.off": "off",
     "input.drafter": "Unknown drafter {value}: choose one of the drafters listed.",
-    "input.compile": "Compiled forwards must be auto, on or off, got {value}.",
+    "input.compile": "Compiled forwards must be auto, on, off or graphs, got {value}.",
     "input.ngram_adaptive": ("Adaptive K stops on the draft model's confidence, and the prompt-lookup (n-gram) "
                              "drafter has no draft model: switch adaptive K off or choose another drafter."),
     "status.costs": ("Timing one forward pass of each model for c and the verify cost (once per pair, device "
@@ -563,4 +564,12 @@ STRINGS: dict[str, str] = {
     "tree.bonus": "bonus from p after the last accepted node ({prob})",
     "tree.tip_untried": "q = {q}, p = {p}: never tested (an earlier branch won, or its parent was rejected)",
     "drafter.tree": "draft tree",
+    # --- ZeroGPU and CUDA graphs without torch.compile (issue 20)
+    "compile.graphs": "graphs",
+    "status.graphs_fallback": ("Capturing the CUDA graphs failed ({reason}), so this run decoded with eager "
+                               "forwards: slower, and speculation may not pay."),
+    "zerogpu.long": ("This request may need about {seconds} s of GPU time and one ZeroGPU call is given at most "
+                     "{limit} s: it may be cut short. Fewer tokens, a smaller K or a narrower sweep fit."),
+    "memory.refused": ("{name} needs about {need} GB ({weights} GB of weights in {dtype} and {cache} GB of KV "
+                       "cache) and {device} has {free} GB free: choose a smaller pair."),
 }

@@ -535,14 +535,14 @@ STRINGS: dict[str, str] = {
     "card.drafter_round": "borrador: {name} · en esta ronda: {source}",
     "ui.advanced": "Avanzado",
     "ui.compile": "Pasadas compiladas (torch.compile con grafos CUDA)",
-    "ui.compile_info": ("automático = sí con una GPU CUDA, no en una CPU. La primera ejecución para cada K compila "
-                        "y captura las pasadas (decenas de segundos, se ven en el estado); las siguientes las "
-                        "reutilizan."),
+    "ui.compile_info": ("automático = sí con una GPU CUDA (grafos CUDA sin torch.compile en ZeroGPU), no en una "
+                        "CPU. La primera ejecución para cada K compila y captura las pasadas (decenas de segundos, "
+                        "se ven en el estado); las siguientes las reutilizan."),
     "compile.auto": "automático",
     "compile.on": "sí",
     "compile.off": "no",
     "input.drafter": "Borrador desconocido {value}: elige uno de los borradores de la lista.",
-    "input.compile": "Las pasadas compiladas deben ser automático, sí o no; se recibió {value}.",
+    "input.compile": "Las pasadas compiladas deben ser automático, sí, no o grafos; se recibió {value}.",
     "input.ngram_adaptive": ("K adaptativo se detiene según la confianza del modelo borrador, y la búsqueda en el "
                              "prompt (n-grama) no tiene modelo borrador: desactiva K adaptativo o elige otro "
                              "borrador."),
@@ -587,4 +587,13 @@ STRINGS: dict[str, str] = {
     "tree.bonus": "bonus desde p tras el último nodo aceptado ({prob})",
     "tree.tip_untried": "q = {q}, p = {p}: nunca probado (ganó una rama anterior o su padre fue rechazado)",
     "drafter.tree": "árbol de borradores",
+    # --- ZeroGPU and CUDA graphs without torch.compile (issue 20)
+    "compile.graphs": "grafos",
+    "status.graphs_fallback": ("La captura de los grafos CUDA falló ({reason}), así que esta ejecución usó "
+                               "pasadas sin compilar: más lenta, y la especulación puede no compensar."),
+    "zerogpu.long": ("Esta petición puede necesitar unos {seconds} s de GPU y una llamada a ZeroGPU recibe como "
+                     "mucho {limit} s: puede quedar cortada. Con menos tokens, una K menor o un barrido más "
+                     "estrecho cabe."),
+    "memory.refused": ("{name} necesita unos {need} GB ({weights} GB de pesos en {dtype} y {cache} GB de caché "
+                       "KV) y {device} tiene {free} GB libres: elige un par más pequeño."),
 }

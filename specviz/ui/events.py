@@ -12,7 +12,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import gradio as gr
 
-from .session import AppContext, gpu as _gpu
+from .gpu_calls import gpu as _gpu   # ZeroGPU's decoration, with a duration of the request (issue 20)
+from .session import AppContext
 
 
 def bind(fn: Callable, ctx: AppContext, components: Mapping[str, Any], *, form: Sequence[str] | None = None,
@@ -51,7 +52,7 @@ def bind(fn: Callable, ctx: AppContext, components: Mapping[str, Any], *, form: 
     if form is not None:
         params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in form] + params[1:]
     event.__signature__ = sig.replace(parameters=params)
-    return _gpu(event) if gpu else event
+    return _gpu(event, form, ctx.lang) if gpu else event
 
 
 def listen(trigger: Callable, fn: Callable, ctx: AppContext, components: Mapping[str, Any],

@@ -104,7 +104,9 @@ def wanted(pair, drafter: str, compiled: bool) -> bool:
 def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[float, str], None]):
     """forward_costs at K for the pair (in a worker thread), stored in COSTS."""
     progress(0.0, "forward costs")
-    kwargs = {"compile": "on"} if compiled else {}
+    # Replayed as the run replays: on CUDA "auto" picks the platform's way (torch.compile, or plain CUDA graphs on
+    # ZeroGPU); elsewhere the static buffers, uncaptured ("graphs"), rather than minutes of CPU compilation.
+    kwargs = {"compile": "auto" if device_of(pair).startswith("cuda") else "graphs"} if compiled else {}
     costs = _forward_costs()(pair.target, pair.draft, ids, ks=[k], repeats=COST_REPEATS, **kwargs)
     COSTS.put(pair, k, compiled, costs)
     progress(1.0, "forward costs")

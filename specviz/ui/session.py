@@ -22,19 +22,11 @@ from ..trace import Trace
 
 PairLoader = Callable[[str | None, str | None, Callable[[float, str], None]], Any]
 
-try:  # ZeroGPU on Hugging Face Spaces; a no-op everywhere else
-    import spaces  # type: ignore
-
-    gpu = spaces.GPU(duration=120)
-except Exception:  # noqa: BLE001 - not installed, or not on a Space
-    def gpu(fn):
-        return fn
-
-
 def default_pair_loader(draft: str | None, target: str | None, progress) -> Any:
     from ..models import load_pair
+    from ..zerogpu import load_device
 
-    return load_pair(draft, target, progress=progress, allow_local=False)
+    return load_pair(draft, target, device=load_device(), progress=progress, allow_local=False)
 
 
 class PairCache:

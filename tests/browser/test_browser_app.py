@@ -150,7 +150,7 @@ def test_drafter_selector_and_the_prompt_lookup_marker(page):
     assert all(label in labels for label, _ in drafter_choices()), labels
     page.page.locator("#sv-advanced .label-wrap").first.click()
     page.page.wait_for_selector("#sv-compile input[type=radio]", timeout=5_000)
-    assert page.page.locator("#sv-compile input[type=radio]").count() == 3        # Advanced: auto / on / off
+    assert page.page.locator("#sv-compile input[type=radio]").count() == 4   # Advanced: auto / on / off / graphs
     page.page.locator("#sv-drafter label", has_text="prompt lookup (n-gram)").click()
     page.set_number("sv-max-new", 30)
     kind, _ = page.run()

@@ -220,6 +220,8 @@ def apply_events(batch: list, view: StreamView, outcome: Outcome, s: RunSettings
                 added = True
             case SpecDone(stats=stats):
                 outcome.spec_stats = stats
+                if stats.get("graphs_fallback"):   # issue 20: a failed capture is said, once, in words
+                    message = t("status.graphs_fallback", lang, reason=stats["graphs_fallback"])
                 if s.compare and not stopped():
                     message = t("status.baseline_start", lang)
             case BaselineProgress(tokens=n):

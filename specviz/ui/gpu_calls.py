@@ -1,0 +1,118 @@
+"""The event functions that use the GPU, decorated for ZeroGPU (issue 20); unchanged everywhere else.
+
+`spaces.GPU(duration=...)` gets a function of the request (specviz.zerogpu):
+tokens, K, the sweep's Ks, and the target step measured on this pair's earlier
+calls. Before a call that would need more than one call may ask for, the page
+says so (a warning; the call still runs, cut at the limit). Each finished call's
+wall time feeds the measured step. Off ZeroGPU the event is returned as it is
+(the `spaces` package is a no-op there too).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+from .. import zerogpu
+from ..limits import APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_SWEEP_TOKENS, ZEROGPU_MAX_DURATION_S
+from ..strings import DEFAULT_LANG, t
+
+
+def _int(form: Mapping[str, Any], name: str, default: int, hi: int) -> int:
+    try:
+        return min(hi, max(1, int(float(form.get(name, default)))))
+    except (TypeError, ValueError):
+        return default
+
+
+def request_of(form: Mapping[str, Any] | None) -> zerogpu.GpuRequest | None:
+    """What a Generate (RUN_FORM) or sweep (SWEEP_FORM) submission will decode; None for other events."""
+    if not form:
+        return None
+    if "sweep_tokens" in form:
+        lo, hi = _int(form, "k_lo", 1, APP_MAX_K), _int(form, "k_hi", 1, APP_MAX_K)
+        return zerogpu.GpuRequest(_int(form, "sweep_tokens", 64, APP_MAX_SWEEP_TOKENS),
+                                  tuple(range(min(lo, hi), max(lo, hi) + 1)), baseline=True)
+    if "max_new" in form:
+        return zerogpu.GpuRequest(_int(form, "max_new", 128, APP_MAX_NEW_TOKENS), (_int(form, "k", 4, APP_MAX_K),),
+                                  baseline=bool(form.get("compare_switch")))
+    return None
+
+
+def pair_key(form: Mapping[str, Any] | None) -> tuple:
+    form = form or {}
+    return form.get("pair"), form.get("draft_id"), form.get("target_id")
+
+
+def gpu(event: Callable, form: Sequence[str] | None = None, lang: str = DEFAULT_LANG,
+        warn: Callable[[str], Any] | None = None) -> Callable:
+    """`event` for ZeroGPU: decorated with a duration of its request, announced when too long, timed."""
+    if not zerogpu.on_zero_gpu():
+        return event
+    names = tuple(form or ())
+
+    def request(args) -> tuple[tuple, zerogpu.GpuRequest | None]:
+        values = dict(zip(names, args)) if names else None
+        return pair_key(values), request_of(values)
+
+    def duration(*args, **kwargs) -> int:
+        key, req = request(args)
+        return zerogpu.duration(req, zerogpu.STEPS.step_seconds(key)) if req else 2 * zerogpu.ZEROGPU_MIN_S
+
+    decorated = _decorate(event, duration)
+
+    def before(args) -> tuple:
+        key, req = request(args)
+        step = zerogpu.STEPS.step_seconds(key)
+        if req is not None and zerogpu.exceeds(req, step):
+            (warn or _warning)(t("zerogpu.long", lang, seconds=int(zerogpu.estimate_seconds(req, step)),
+                                 limit=ZEROGPU_MAX_DURATION_S))
+        return key, req, time.monotonic()
+
+    def after(key, req, t0) -> None:
+        if req is not None:
+            zerogpu.STEPS.record(key, req, time.monotonic() - t0)
+
+    if inspect.isgeneratorfunction(event):
+        @functools.wraps(event)
+        def outer(*args, **kwargs):
+            key, req, t0 = before(args)
+            yield from decorated(*args, **kwargs)
+            after(key, req, t0)
+    else:
+        @functools.wraps(event)
+        def outer(*args, **kwargs):
+            key, req, t0 = before(args)
+            result = decorated(*args, **kwargs)
+            after(key, req, t0)
+            return result
+    return outer
+
+
+def _decorate(event: Callable, duration: Callable) -> Callable:
+    try:
+        import spaces  # type: ignore
+    except ImportError:    # not installed: nothing attaches a GPU, the event runs as it is
+        return event
+    return spaces.GPU(event, duration=duration)
+
+
+def _warning(message: str) -> None:
+    import gradio as gr
+
+    gr.Warning(message)
+
+
+def preload(choice: str | None, cache=None, say: Callable[[str], Any] = print) -> bool:
+    """On ZeroGPU, load the start-up pair (SPECVIZ_DEFAULT_PAIR) now, before any visitor and outside the decorated
+    calls, so the first visitor waits only for the graphs' capture; True when something was loaded."""
+    if not zerogpu.on_zero_gpu():
+        return False
+    from .inputs import default_pair, pair_ids
+    from .session import default_cache
+
+    draft, target = pair_ids(default_pair(choice, gpu=True), None, None)
+    say(f"specviz: loading {target or 'the packaged pair'} at start-up (ZeroGPU)")
+    (cache or default_cache()).get(draft, target, lambda fraction, message: None)
+    return True
