@@ -11,12 +11,21 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
+from ..errors import ModelLoadError, StepMessage
 from ..strings import t
 from . import inputs, worker
 from .session import AppContext, Run
 from .worker import Failed, Progress, Result, Stopped
 
 Say = Callable[[str, str], dict]
+
+
+def step_text(message, lang: str) -> str:
+    """A loader's progress message in the page's language (a keyed `StepMessage`); another loader's message is
+    shown only on an English page, as a plain ellipsis elsewhere."""
+    if isinstance(message, StepMessage):
+        return message.text(lang)
+    return str(message) if lang == "en" else "…"
 
 
 def seconds_since(t0: float) -> str:
@@ -56,7 +65,8 @@ def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
     def line(p: Progress | None, seconds: str) -> str:
         if p is None:
             return t("status.loading", lang, seconds=seconds)
-        return t("status.loading_step", lang, step=p.message, percent=f"{100 * p.fraction:.0f}%", seconds=seconds)
+        return t("status.loading_step", lang, step=step_text(p.message, lang), percent=f"{100 * p.fraction:.0f}%",
+                 seconds=seconds)
 
     yield say(line(None, "0"), "run")
     outcome = yield from wait_for(ctx, run, worker.call(lambda progress: ctx.load(pair_ids, progress), run),
@@ -65,7 +75,7 @@ def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
         return outcome.value
     if isinstance(outcome, Failed) and not isinstance(outcome.error, Stopped) and not run.stop.is_set():
         error = outcome.error
-        known = isinstance(error, inputs.InputError) or type(error).__name__ == "ModelLoadError"
+        known = isinstance(error, (inputs.InputError, ModelLoadError))
         message = inputs.error_message(error, lang) if known else \
             t("status.prepare_failed", lang, error=inputs.error_message(error, lang))
         yield say(message, "error")

@@ -10,7 +10,7 @@ import math
 import re
 from html import escape
 
-from ..strings import DEFAULT_LANG, t, template
+from ..strings import DEFAULT_LANG, fill, t, template
 
 # Okabe & Ito (2008), "Color Universal Design".
 PALETTE = {
@@ -42,7 +42,7 @@ _ITALIC = re.compile(r"\*(.+?)\*")
 def rich(key: str, lang: str = DEFAULT_LANG, **values) -> str:
     """A string-table text as HTML: escaped, then **bold** and *italic* turned into tags, then values (escaped)."""
     html = _ITALIC.sub(r"<i>\1</i>", _BOLD.sub(r"<b>\1</b>", esc(template(key, lang))))
-    return html.format(**{name: esc(v) for name, v in values.items()})
+    return fill(html, **{name: esc(v) for name, v in values.items()})
 
 
 def display_number(x: float | None, digits: int = 3) -> str:

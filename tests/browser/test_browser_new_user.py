@@ -123,10 +123,10 @@ def test_stop_ends_the_sweep_and_a_replay(page, tmp_path):
 @pytest.mark.parametrize("field, value, needle", [
     ("sv-k", 0, "K must be a whole number between 1 and 16"),
     ("sv-k", 17, "K must be a whole number between 1 and 16"),
-    ("sv-temp", -1, "temperature must be between 0 and 2"),
-    ("sv-topp", 1.5, "top_p must be in (0, 1]"),
-    ("sv-max-new", 100000, "max new tokens must be a whole number between 1 and 512"),
-    ("sv-topk", -5, "top-k must be a whole number"),
+    ("sv-temp", -1, "Temperature must be between 0 and 2"),
+    ("sv-topp", 1.5, "Top-p must be above 0 and at most 1"),
+    ("sv-max-new", 100000, "Max new tokens must be a whole number between 1 and 512"),
+    ("sv-topk", -5, "Top-k must be a whole number"),
 ])
 def test_out_of_range_values_are_refused_beside_the_field(page, field, value, needle):
     page.page.evaluate(WATCH_STATUS)
