@@ -66,5 +66,13 @@ def step(key: str, **values) -> StepMessage:
     return StepMessage(key, **values)
 
 
+def step_text(message, lang: str) -> str:
+    """A loader's progress message in `lang`: a `StepMessage`'s own text; another loader's plain message only on an
+    English page (it is English), an ellipsis elsewhere."""
+    if isinstance(message, StepMessage):
+        return message.text(lang)
+    return str(message) if lang == "en" else "…"
+
+
 def _rebuild(message: str, key: str | None, values: dict) -> ModelLoadError:
     return ModelLoadError(message, key=key, **values)

@@ -213,8 +213,7 @@ STRINGS: dict[str, str] = {
     "status.stopping_load": "Stopping. The models finish loading in the background and are kept for the next run…",
     "status.prefill": "Reading the prompt ({n:token|tokens})… {seconds} s",
     "status.stopping": "Stopping after the current round…",
-    "status.queued": ("Waiting for another user (position {position}). Yours starts when theirs ends; "
-                      "Stop cancels it."),
+    "status.queued": "{place} in line. Yours starts when the runs ahead of it end; Stop cancels it.",
     "status.prepare_failed": "Could not prepare the run: {error}",
     "status.round": "Round {n} · {tokens} / {total:token|tokens}",
     "status.baseline_start": ("Speculative run done. Now running the target alone for comparison "
@@ -519,8 +518,8 @@ STRINGS: dict[str, str] = {
     "compile.auto": "auto",
     "compile.on": "on",
     "compile.off": "off",
-    "input.drafter": "Unknown drafter {value}: choose one of the drafters listed.",
-    "input.compile": "Compiled forwards must be auto, on or off, got {value}.",
+    "input.drafter": "Unknown drafter “{value}”: choose one of the drafters listed.",
+    "input.compile": "Compiled forwards must be auto, on or off, not “{value}”.",
     "input.ngram_adaptive": ("Adaptive K stops on the draft model's confidence, and the prompt-lookup (n-gram) "
                              "drafter has no draft model: switch adaptive K off or choose another drafter."),
     "status.costs": ("Timing one forward pass of each model for c and the verify cost (once per pair, device "
@@ -584,4 +583,11 @@ STRINGS: dict[str, str] = {
     "load.http": "the Hugging Face Hub answered HTTP {status} for {role} model {repo}",
     "load.unreachable": ("cannot reach the Hugging Face Hub ({endpoint}) to fetch {role} model {repo}, and it is not "
                          "in the local cache"),
+    "status.queued_eta": ("{place} in line, about {seconds} s. Yours starts when the runs ahead of it end; Stop "
+                          "cancels it."),
+    "ordinal.one": "{n}st",
+    "ordinal.two": "{n}nd",
+    "ordinal.few": "{n}rd",
+    "ordinal.other": "{n}th",
+    "input.pair": "Unknown model pair “{value}”: choose one from the list.",
 }

@@ -454,7 +454,7 @@ STRINGS: dict[str, str] = {
     "field.top_p": "Top-p",
     "field.draft_id": "Modelo borrador",
     "field.target_id": "Modelo objetivo",
-    "input.temperature": "La temperatura debe estar entre 0 y {hi} (0 = greedy).",
+    "input.temperature": "Temperatura: debe estar entre 0 y {hi} (0 = greedy).",
     "input.top_p": "Top-p debe ser mayor que 0 y como mucho 1 (1 = desactivado).",
     "input.hub_url": "{name}: indica un id del Hub como Qwen/Qwen2.5-0.5B-Instruct, no una dirección web",
     "input.hub_id": ("{name}: «{value}» es un id de modelo no válido; un id del Hub tiene la forma propietario/nombre, "
@@ -464,8 +464,7 @@ STRINGS: dict[str, str] = {
     "status.stopping_load": "Deteniendo. Los modelos terminan de cargarse en segundo plano y se guardan para la próxima vez…",
     "status.prefill": "Leyendo la instrucción ({n:token|tokens})… {seconds} s",
     "status.stopping": "Deteniendo tras la ronda en curso…",
-    "status.queued": ("Esperando a otro usuario (posición {position}). La tuya empieza cuando termine la suya; "
-                      "Detener la cancela."),
+    "status.queued": "{place} en la cola. La tuya empieza cuando terminen las de delante; Detener la cancela.",
     "replay.stopped": "Reproducción detenida tras {n} de {total:ronda|rondas}.",
     "sweep.stopping": "Deteniendo el barrido tras el paso en curso…",
     "sweep.stopped": ("Barrido detenido. Un barrido compara cada K en las mismas condiciones, así que uno parcial no "
@@ -541,8 +540,8 @@ STRINGS: dict[str, str] = {
     "compile.auto": "automático",
     "compile.on": "sí",
     "compile.off": "no",
-    "input.drafter": "Borrador desconocido {value}: elige uno de los borradores de la lista.",
-    "input.compile": "Las pasadas compiladas deben ser automático, sí o no; se recibió {value}.",
+    "input.drafter": "Borrador desconocido «{value}»: elige uno de los borradores de la lista.",
+    "input.compile": "Las pasadas compiladas deben ser automático, sí o no, no «{value}».",
     "input.ngram_adaptive": ("K adaptativo se detiene según la confianza del modelo borrador, y la búsqueda en el "
                              "prompt (n-grama) no tiene modelo borrador: desactiva K adaptativo o elige otro "
                              "borrador."),
@@ -611,4 +610,11 @@ STRINGS: dict[str, str] = {
     "load.http": "el Hub de Hugging Face respondió HTTP {status} para el modelo {role} {repo}",
     "load.unreachable": ("no se puede contactar con el Hub de Hugging Face ({endpoint}) para obtener el modelo "
                          "{role} {repo}, y no está en la caché local"),
+    "status.queued_eta": ("{place} en la cola, unos {seconds} s. La tuya empieza cuando terminen las de delante; "
+                          "Detener la cancela."),
+    "ordinal.one": "{n}.º",
+    "ordinal.two": "{n}.º",
+    "ordinal.few": "{n}.º",
+    "ordinal.other": "{n}.º",
+    "input.pair": "Par de modelos desconocido «{value}»: elige uno de la lista.",
 }

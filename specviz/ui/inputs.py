@@ -76,13 +76,13 @@ def compile_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
 
 def drafter(value, lang: str = DEFAULT_LANG) -> str:
     if value not in DRAFTERS:
-        raise InputError(t("input.drafter", lang, value=repr(str(value)[:40])))
+        raise InputError(t("input.drafter", lang, value=str(value)[:40]))
     return str(value)
 
 
 def compile_mode(value, lang: str = DEFAULT_LANG) -> str:
     if value not in COMPILE_CHOICES:
-        raise InputError(t("input.compile", lang, value=repr(str(value)[:40])))
+        raise InputError(t("input.compile", lang, value=str(value)[:40]))
     return str(value)
 
 
@@ -191,6 +191,8 @@ def pair_ids(choice: str | None, draft_id: str | None, target_id: str | None,
         return None, None
     if choice in HUB_PRESETS:
         return HUB_PRESETS[choice]
+    if choice != CUSTOM:
+        raise InputError(t("input.pair", lang, value=str(choice)[:40]))
     if not str(draft_id or "").strip() or not str(target_id or "").strip():
         raise InputError(t("input.custom_pair", lang))
     return hub_id(draft_id, "field.draft_id", lang), hub_id(target_id, "field.target_id", lang)
@@ -294,6 +296,8 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
             errors[name] = str(e)
     if values.get("adaptive") and values.get("drafter") == "ngram":
         errors["adaptive"] = t("input.ngram_adaptive", lang)
+    if values.get("pair") not in (None, "", PACKAGED, CUSTOM, *HUB_PRESETS):
+        errors["pair"] = t("input.pair", lang, value=str(values["pair"])[:40])
     if values.get("pair") == CUSTOM:
         for name, key in (("draft_id", "field.draft_id"), ("target_id", "field.target_id")):
             try:

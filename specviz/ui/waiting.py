@@ -11,21 +11,22 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
-from ..errors import ModelLoadError, StepMessage
-from ..strings import t
+from ..errors import ModelLoadError
+from ..strings import ordinal, t
 from . import inputs, worker
-from .session import AppContext, Run
+from .session import AppContext, Run, expected_wait
 from .worker import Failed, Progress, Result, Stopped
 
 Say = Callable[[str, str], dict]
 
 
-def step_text(message, lang: str) -> str:
-    """A loader's progress message in the page's language (a keyed `StepMessage`); another loader's message is
-    shown only on an English page, as a plain ellipsis elsewhere."""
-    if isinstance(message, StepMessage):
-        return message.text(lang)
-    return str(message) if lang == "en" else "…"
+def queued_line(ahead: int, slots: int, lang: str) -> str:
+    """The place in the queue in words ("2nd in line, about 40 s"), the time left out until a run has ended here."""
+    place = ordinal(ahead + 1, lang)
+    wait = expected_wait(ahead, slots)
+    if wait is None:
+        return t("status.queued", lang, place=place)
+    return t("status.queued_eta", lang, place=place, seconds=f"{max(5, 5 * round(wait / 5)):.0f}")
 
 
 def seconds_since(t0: float) -> str:
@@ -65,8 +66,7 @@ def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
     def line(p: Progress | None, seconds: str) -> str:
         if p is None:
             return t("status.loading", lang, seconds=seconds)
-        return t("status.loading_step", lang, step=step_text(p.message, lang), percent=f"{100 * p.fraction:.0f}%",
-                 seconds=seconds)
+        return t("status.loading_step", lang, step=p.message, percent=f"{100 * p.fraction:.0f}%", seconds=seconds)
 
     yield say(line(None, "0"), "run")
     outcome = yield from wait_for(ctx, run, worker.call(lambda progress: ctx.load(pair_ids, progress), run),

@@ -160,7 +160,7 @@ def test_progress_before_the_first_round_and_while_queued(browser, server, shots
                    for s in a.page.evaluate("window.__svSeen")), a.page.evaluate("window.__svSeen")
         b.set_number("sv-max-new", 8)
         b.page.click("#sv-run")
-        wait_text(b.page.locator("#sv-status"), "Waiting for another user (position 1)", timeout=10)
+        wait_text(b.page.locator("#sv-status"), "1st in line", timeout=10)
         press_stop(a)
         assert a.wait_final() == "warn"
         assert b.wait_final(timeout=60) == "ok"
@@ -174,7 +174,7 @@ def test_stop_while_queued_cancels_before_it_starts(browser, server, shots):
     try:
         long_run(a)
         b.page.click("#sv-run")
-        wait_text(b.page.locator("#sv-status"), "Waiting for another user", timeout=10)
+        wait_text(b.page.locator("#sv-status"), "in line", timeout=10)
         press_stop(b)
         press_stop(a)
         wait_text(b.page.locator("#sv-status"), "Stopped before anything was decoded", timeout=60)

@@ -43,7 +43,7 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> None:
     listen_form(c["sweep_btn"].click, submitted, ctx, c, inputs.SWEEP_FORM, ["sweep_status", "status"], queue=False,
                 show_progress="hidden")
     listen_form(c["sweep_btn"].click, sweep, ctx, c, inputs.SWEEP_FORM, ["sweep_plot", "sweep_status", "status"],
-                gpu=True, concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
+                gpu=True, concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="hidden",
                 validator=field_validator(ctx, inputs.SWEEP_FORM))
 
 
@@ -61,7 +61,7 @@ def submitted(ctx: AppContext, form: dict, request: gr.Request):
         return say(str(e), "error")
     ahead, busy = submit(request)
     if ahead or busy >= ctx.concurrency_limit:
-        return say(t("status.queued", ctx.lang, position=ahead + 1), "run")
+        return say(waiting.queued_line(ahead, ctx.concurrency_limit, ctx.lang), "run")
     return {}
 
 
