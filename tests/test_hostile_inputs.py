@@ -12,11 +12,12 @@ import pytest
 
 from specviz.errors import ModelLoadError, StepMessage, step
 from specviz.limits import APP_MAX_K, MAX_SEED
-from specviz.strings import LANGUAGES, ordinal, placeholders, t, table
+from specviz.strings import LANGUAGES, placeholders, t, table
 from specviz.ui import inputs, session, waiting
 from specviz.ui.inputs import CUSTOM, PACKAGED, InputError
 from specviz.ui.session import AppContext, PairCache, Run
 from specviz.ui.tabs import classroom, classroom_lab, trace_files
+from specviz.viz.format import ordinal
 from specviz.viz.html import status_html
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -78,16 +78,6 @@ def placeholders(key_or_text: str, lang: str = DEFAULT_LANG) -> set[str]:
     return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(text) if name}
 
 
-def ordinal(n: int, lang: str = DEFAULT_LANG) -> str:
-    """`n` as a place in a line: "1st", "2nd", "3rd", "11th" in English; "1.º", "2.º" in Spanish.
-
-    The category follows English (one, two, few, other, with 11-13 as other); each table says what a category
-    writes, so a language with one form gives all four the same text."""
-    n = int(n)
-    category = {1: "one", 2: "two", 3: "few"}.get(n % 10, "other") if n % 100 not in (11, 12, 13) else "other"
-    return t(f"ordinal.{category}", lang, n=n)
-
-
 def t(key: str, lang: str = DEFAULT_LANG, **values) -> str:
     """The text of `key` in `lang` with its placeholders filled; KeyError names a missing key or value."""
     text = template(key, lang)
@@ -98,4 +88,4 @@ def t(key: str, lang: str = DEFAULT_LANG, **values) -> str:
             from None
 
 
-__all__ = ["DEFAULT_LANG", "LANGUAGES", "fill", "ordinal", "placeholders", "t", "table", "template"]
+__all__ = ["DEFAULT_LANG", "LANGUAGES", "fill", "placeholders", "t", "table", "template"]

@@ -12,7 +12,8 @@ import time
 from typing import Any, Callable, Iterator
 
 from ..errors import ModelLoadError
-from ..strings import ordinal, t
+from ..strings import t
+from ..viz.format import ordinal
 from . import inputs, worker
 from .session import AppContext, Run, expected_wait
 from .worker import Failed, Progress, Result, Stopped

@@ -54,6 +54,17 @@ def display_number(x: float | None, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+# A place's category follows English (11th-13th are "other"); each table says what a category writes.
+_ORDINAL_KEYS = {1: "ordinal.one", 2: "ordinal.two", 3: "ordinal.few"}
+
+
+def ordinal(n: int, lang: str = DEFAULT_LANG) -> str:
+    """`n` as a place in a line: "1st", "2nd", "3rd", "11th" in English; "1.º", "2.º" in Spanish."""
+    n = int(n)
+    key = "ordinal.other" if n % 100 in (11, 12, 13) else _ORDINAL_KEYS.get(n % 10, "ordinal.other")
+    return t(key, lang, n=n)
+
+
 def pct(x: float) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
