@@ -50,7 +50,7 @@ def lab_layout(lang: str) -> dict:
 def lab_wire(ctx: AppContext, c: dict) -> None:
     event = listen(c["lab_run"].click, lab_run, ctx, c, ["lab_models", "lab_variant", "lab_prompt", "lab_temp", "lab_n",
                                                           "lab_seed", "pair", "draft_id", "target_id"],
-                   ["lab_plot", "lab_stats"], gpu=True, concurrency_limit=None, show_progress="hidden")   # own status
+                   ["lab_plot", "lab_stats"], gpu=True, concurrency_limit=None, show_progress="minimal")
     listen(c["lab_stop"].click, lab_stop, ctx, c, [], [], cancels=[event], queue=False)
 
 

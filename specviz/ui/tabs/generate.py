@@ -93,9 +93,8 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> list:
     ctx.concurrency_limit = concurrency_limit
     listen(c["pair"].change, pair_visibility, ctx, c, ["pair"], ["draft_id", "target_id"], queue=False)
     listen_form(c["run_btn"].click, submitted, ctx, c, inputs.RUN_FORM, ["status"], queue=False, show_progress="hidden")
-    # show_progress hidden: Gradio's own overlay says "queue: 1/1 | 0.5/55.3s"; the status says it in words.
     return [listen_form(c["run_btn"].click, generate, ctx, c, inputs.RUN_FORM, VIEWS, gpu=True,
-                        concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="hidden",
+                        concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
                         validator=field_validator(ctx, inputs.RUN_FORM))]
 
 

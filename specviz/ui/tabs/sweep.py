@@ -43,7 +43,7 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> None:
     listen_form(c["sweep_btn"].click, submitted, ctx, c, inputs.SWEEP_FORM, ["sweep_status", "status"], queue=False,
                 show_progress="hidden")
     listen_form(c["sweep_btn"].click, sweep, ctx, c, inputs.SWEEP_FORM, ["sweep_plot", "sweep_status", "status"],
-                gpu=True, concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="hidden",
+                gpu=True, concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
                 validator=field_validator(ctx, inputs.SWEEP_FORM))
 
 
