@@ -10,6 +10,7 @@ surface as one ``ModelLoadError`` with a short message.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 import torch
 
 from .devices import _resolve_device_dtype, default_device_and_dtype, parse_dtype  # noqa: F401 (API)
-from .errors import ModelLoadError
+from .errors import ModelLoadError, role as role_word, step
 from .zerogpu import on_zero_gpu
 from .sources import _looks_like_path, _resolve_source, _Source, validate_model_id  # noqa: F401 (API)
 from .kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_draft_weights, resolve_linear_path,
@@ -26,6 +27,8 @@ from .kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_dra
 from .weights import (candidate_weights, convert_target_weights, probe_target_weights, resolve_target_weights,
                       weights_name)
 from .packaged import _PACKAGED_DRAFT, _PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, _convert, cache_dir  # noqa: F401
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ModelLoadError", "ModelPair", "PACKAGED_PAIR_NAME", "cache_dir", "default_device_and_dtype", "load_pair",
            "parse_dtype", "validate_model_id"]
@@ -47,13 +50,20 @@ def _load_model(src: _Source | Path, role: str, device: torch.device, dtype: tor
     except ModelLoadError:
         raise
     except torch.cuda.OutOfMemoryError:
-        raise ModelLoadError(f"{role} model {ref} does not fit in GPU memory") from None
+        raise ModelLoadError(key="load.gpu_memory", role=role_word(role), ref=ref) from None
     except (OSError, ValueError, KeyError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ModelLoadError(f"cannot load {role} model {ref}: {first[:200]}") from None
+        log.warning("cannot load %s model %s: %s", role, ref, _first_line(e))
+        raise ModelLoadError(key="load.cannot_load", role=role_word(role), ref=ref) from None
     if "device_map" not in kwargs:
         model.to(device)   # on ZeroGPU the documented way: .to("cuda") at start-up, placed when a call attaches the GPU
     return model.eval()
+
+
+def _first_line(e: BaseException) -> str:
+    """The first line of a loader's exception, for the server's log (a page names the model, never the library's
+    own words)."""
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:200]
 
 
 def _load_tokenizer(src: _Source | Path, role: str):
@@ -64,8 +74,8 @@ def _load_tokenizer(src: _Source | Path, role: str):
     try:
         return AutoTokenizer.from_pretrained(ref, **kwargs)
     except (OSError, ValueError, KeyError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ModelLoadError(f"cannot load the tokenizer of {role} model {ref}: {first[:200]}") from None
+        log.warning("cannot load the tokenizer of %s model %s: %s", role, ref, _first_line(e))
+        raise ModelLoadError(key="load.cannot_load_tokenizer", role=role_word(role), ref=ref) from None
 
 
 def _check_same_vocab(draft_tok, target_tok, draft: str, target: str) -> None:
@@ -74,10 +84,7 @@ def _check_same_vocab(draft_tok, target_tok, draft: str, target: str) -> None:
     if dv == tv:
         return
     diff = sum(1 for k, v in dv.items() if tv.get(k) != v) + sum(1 for k in tv if k not in dv)
-    raise ModelLoadError(
-        f"draft {draft} and target {target} do not share a vocabulary "
-        f"({len(dv)} vs {len(tv)} tokens, {diff} differ); pick models from the same family"
-    )
+    raise ModelLoadError(key="load.vocab", draft=draft, target=target, draft_n=len(dv), target_n=len(tv), diff=diff)
 
 
 # --------------------------------------------------------------------------- #
@@ -200,7 +207,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     target_weights, target_probe, target_layers = _store_target(loaded.target, target_weights, dev, dt, report)
     path, probe = _target_kernels(loaded.target, path, linear, target_weights, report)
     _store_draft(loaded.draft, draft_weights, path, report)
-    report(1.0, "models ready")
+    report(1.0, step("load.ready"))
     return ModelPair(target=loaded.target, draft=loaded.draft, tokenizer=loaded.tokenizer, name=loaded.name,
                      device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
                      draft_name=loaded.draft_name, target_name=loaded.target_name, linear_path=path,
@@ -228,27 +235,27 @@ def _load_both(draft: str | None, target: str | None, dev, dt, target_dt, allow_
         draft_dir = _convert(_PACKAGED_DRAFT, with_tokenizer=False, progress=report, lo=0.0, hi=0.3)
         # The two GGUFs carry the same Qwen2.5 tokenizer; convert it once, with the target.
         target_dir = _convert(_PACKAGED_TARGET, with_tokenizer=True, progress=report, lo=0.3, hi=0.7)
-        report(0.7, "loading tokenizer")
+        report(0.7, step("load.tokenizer"))
         tokenizer = _load_tokenizer(target_dir, "target")
-        report(0.72, "loading draft model")
+        report(0.72, step("load.draft"))
         draft_model = _load_model(draft_dir, "draft", dev, dt, auto_map=False)
-        report(0.8, "loading target model")
+        report(0.8, step("load.target"))
         target_model = _load_model(target_dir, "target", dev, target_dt,
                                    auto_map=dev.type == "cuda" and dev.index is None)
         return _Loaded(target_model, draft_model, tokenizer, PACKAGED_PAIR_NAME, _PACKAGED_DRAFT.label,
                        _PACKAGED_TARGET.label, draft_dir, target_dir)
-    report(0.0, "checking model ids")
+    report(0.0, step("load.checking_ids"))
     dsrc = _resolve_source(draft, "draft", allow_local)
     tsrc = _resolve_source(target, "target", allow_local)
-    report(0.05, "loading tokenizers")
+    report(0.05, step("load.tokenizers"))
     draft_tok = _load_tokenizer(dsrc, "draft")
     tokenizer = _load_tokenizer(tsrc, "target")
     _check_same_vocab(draft_tok, tokenizer, dsrc.ref, tsrc.ref)
     del draft_tok
     _refuse_what_does_not_fit(dsrc, tsrc, dev, target_dt)
-    report(0.1, f"loading draft model {dsrc.ref}")
+    report(0.1, step("load.draft_named", name=dsrc.ref))
     draft_model = _load_model(dsrc, "draft", dev, dt, auto_map=False)
-    report(0.4, f"loading target model {tsrc.ref}")
+    report(0.4, step("load.target_named", name=tsrc.ref))
     target_model = _load_model(tsrc, "target", dev, target_dt, auto_map=dev.type == "cuda" and dev.index is None)
     return _Loaded(target_model, draft_model, tokenizer, f"{draft.strip()} → {target.strip()}", dsrc.ref, tsrc.ref,
                    dsrc, tsrc)
@@ -269,11 +276,11 @@ def _target_kernels(model, path: str, linear: str, target_weights: str, report) 
         return ("default" if path == "onednn" else path), None
     probe = None
     if path == "onednn" and linear == "auto" and not os.environ.get(LINEAR_ENV_VAR):
-        report(0.9, "timing the linear kernels")
+        report(0.9, step("load.timing_kernels"))
         probe = probe_linear_paths(model)
         path = probe["choice"]
     if path != "default":
-        report(0.95, f"preparing {path} kernels")
+        report(0.95, step("load.preparing_kernels", path=path))
         use_linear_path(model, path)
     return path, probe
 
@@ -281,7 +288,7 @@ def _target_kernels(model, path: str, linear: str, target_weights: str, report) 
 def _store_draft(model, draft_weights: str, path: str, report) -> None:
     """The draft's weights as chosen: int8/int4 (cheaper drafting, the same exact output) or on the target's path."""
     if draft_weights in ("int8", "int4"):
-        report(0.97, f"storing the draft's weights as {draft_weights}")
+        report(0.97, step("load.storing_draft", weights=draft_weights))
     if draft_weights == "int4":
         convert_target_weights(model, "int4", strict_grid=False)
     else:
@@ -300,14 +307,14 @@ def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict 
     pair are simply the pair's dtype, so they count as loaded."""
     probe = None
     if choice == "auto":
-        report(0.88, "timing the target's weight formats")
+        report(0.88, step("load.timing_weights"))
         probe = probe_target_weights(model, candidate_weights(device, torch.float32))
         choice = probe["choice"]
     if choice == "bf16" and dtype == torch.bfloat16:
         choice = "as-loaded"
     layers = None
     if choice != "as-loaded":
-        report(0.9, f"storing the target's weights as {choice}")
+        report(0.9, step("load.storing_target", weights=choice))
         layers = convert_target_weights(model, choice)
     if next(model.parameters()).dtype != dtype:
         model.to(dtype)

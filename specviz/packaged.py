@@ -48,7 +48,7 @@ from typing import Callable, Iterable
 
 import torch
 
-from .errors import ModelLoadError
+from .errors import ModelLoadError, step
 
 Progress = Callable[[float, str], None]
 
@@ -230,11 +230,11 @@ def _build(spec: _PackagedModel, parts, work: Path, out: Path, with_tokenizer: b
 
     gguf_name = f"{spec.label}.gguf"
     gguf = work / gguf_name
-    stage(0.02, f"assembling and verifying {spec.label} ({len(parts)} parts)")
+    stage(0.02, step("load.assembling_parts", name=spec.label, n=len(parts)))
     _assemble(parts, gguf, spec.sha256,
-              lambda f: stage(0.02 + 0.28 * f, f"assembling and verifying {spec.label}"))
+              lambda f: stage(0.02 + 0.28 * f, step("load.assembling", name=spec.label)))
 
-    stage(0.3, f"converting {spec.label} from GGUF (once; about a minute)")
+    stage(0.3, step("load.converting", name=spec.label))
     # fp32 on purpose: GGUF dequantises to fp32 anyway, the cache must serve
     # every dtype, and tests compare fp32 greedy outputs exactly.
     try:
@@ -243,12 +243,12 @@ def _build(spec: _PackagedModel, parts, work: Path, out: Path, with_tokenizer: b
         raise ModelLoadError(f"converting the packaged model needs the gguf package "
                              f"(pip install gguf): {e}") from None
     out.mkdir()
-    stage(0.8, f"saving {spec.label} to the cache")
+    stage(0.8, step("load.saving", name=spec.label))
     _save_dense(model, out)
     del model
     gc.collect()
     if with_tokenizer:
-        stage(0.9, f"converting the tokenizer of {spec.label}")
+        stage(0.9, step("load.converting_tokenizer", name=spec.label))
         AutoTokenizer.from_pretrained(work, gguf_file=gguf_name).save_pretrained(out)
     gguf.unlink()  # ~1 GB we no longer need
     (out / _MARKER).write_text(json.dumps({
@@ -283,7 +283,7 @@ def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo:
     def stage(frac: float, msg: str) -> None:
         progress(lo + (hi - lo) * frac, msg)
 
-    stage(0.0, f"locating packaged parts of {spec.label}")
+    stage(0.0, step("load.locating", name=spec.label))
     parts = _locate_parts(spec.dists, spec.version)
 
     tmp_root = root / "tmp"
@@ -297,7 +297,7 @@ def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo:
     try:
         _build(spec, parts, work, out, with_tokenizer, stage)
         _publish(spec, out, final, tmp_root)
-        stage(1.0, f"{spec.label} converted")
+        stage(1.0, step("load.converted", name=spec.label))
         return final
     except OSError as e:  # disk full, permissions, ...
         raise ModelLoadError(f"converting packaged model {spec.label} into {root} failed: "

@@ -7,12 +7,15 @@ before minutes of loading.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ModelLoadError
+from .errors import ModelLoadError, role as role_word
+
+log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------- #
 # Hub ids and local folders
@@ -55,14 +58,14 @@ class _Source:
 def _resolve_source(spec: str, role: str, allow_local: bool) -> _Source:
     """Decide whether ``spec`` is a local folder or a Hub id, and check it early."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ModelLoadError(f"{role} model is empty; give a Hub id like Qwen/Qwen2.5-0.5B-Instruct")
+        raise ModelLoadError(key="load.empty", role=role_word(role))
     spec = spec.strip()
     expanded = Path(spec).expanduser()
     if expanded.is_dir() or _looks_like_path(spec):
         if not allow_local:
             # from_pretrained prefers a matching local folder over a Hub id, so a
             # page user could otherwise read server folders by naming them.
-            raise ModelLoadError(f"{role} model {spec!r}: local folders are not allowed here; use a Hub id")
+            raise ModelLoadError(key="load.no_folders", role=role_word(role), spec=repr(spec)[:80])
         if not expanded.is_dir():
             raise ModelLoadError(f"{role} model folder {spec} does not exist")
         if not (expanded / "config.json").is_file():
@@ -85,29 +88,25 @@ def _hub_preflight(repo_id: str, role: str) -> bool:
     cached = isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
     if constants.HF_HUB_OFFLINE:
         if not cached:
-            raise ModelLoadError(f"{role} model {repo_id} is not in the local Hugging Face cache "
-                                 f"and HF_HUB_OFFLINE is set")
+            raise ModelLoadError(key="load.offline", role=role_word(role), repo=repo_id)
         return True
     try:
         HfApi().model_info(repo_id, timeout=float(os.environ.get("SPECVIZ_HUB_TIMEOUT", "10")))
     except GatedRepoError:
         if cached:
             return True
-        raise ModelLoadError(f"{role} model {repo_id} is gated: accept its licence on huggingface.co "
-                             f"and set HF_TOKEN") from None
+        raise ModelLoadError(key="load.gated", role=role_word(role), repo=repo_id) from None
     except RepositoryNotFoundError:
-        raise ModelLoadError(f"{role} model {repo_id} was not found on the Hugging Face Hub "
-                             f"(check the spelling; private repos need HF_TOKEN)") from None
+        raise ModelLoadError(key="load.not_found", role=role_word(role), repo=repo_id) from None
     except HfHubHTTPError as e:
         if cached:
             return True
         status = getattr(getattr(e, "response", None), "status_code", "?")
-        raise ModelLoadError(f"the Hugging Face Hub answered HTTP {status} for {role} model {repo_id}") from None
+        raise ModelLoadError(key="load.http", status=status, role=role_word(role), repo=repo_id) from None
     except Exception as e:  # connection refused, DNS failure, timeout, proxy...
         if cached:
             return True
-        raise ModelLoadError(
-            f"cannot reach the Hugging Face Hub ({constants.ENDPOINT}) to fetch {role} model {repo_id}, "
-            f"and it is not in the local cache ({type(e).__name__}: {str(e)[:80]})"
-        ) from None
+        log.warning("cannot reach %s for %s: %s: %s", constants.ENDPOINT, repo_id, type(e).__name__, str(e)[:200])
+        raise ModelLoadError(key="load.unreachable", endpoint=constants.ENDPOINT, role=role_word(role),
+                             repo=repo_id) from None
     return False

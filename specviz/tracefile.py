@@ -78,9 +78,24 @@ def parse(cls, text: str | bytes):
     check_depth(text)
     try:
         data = json.loads(text)
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
-        _fail("tracefile.not_json", error=str(e)[:120])
+    except UnicodeDecodeError:
+        _fail("tracefile.not_text")
+    except json.JSONDecodeError as e:
+        _json_failure(e)
+    except (ValueError, RecursionError):
+        _fail("tracefile.not_text")
     return from_dict(cls, data)
+
+
+def _json_failure(e: json.JSONDecodeError):
+    """The parser's complaint as a sentence: an empty file, a file cut short, or where the JSON goes wrong.
+
+    The parser's own words ("Expecting value: line 1 column 1 (char 0)") are never shown: they speak Python."""
+    if not e.doc.strip():
+        _fail("tracefile.empty")
+    if e.pos >= len(e.doc.rstrip()):
+        _fail("tracefile.truncated")
+    _fail("tracefile.not_json", line=e.lineno, column=e.colno)
 
 
 def from_dict(cls, data: Any):

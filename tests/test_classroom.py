@@ -216,7 +216,7 @@ def test_event_functions_answer_bad_input_in_the_page_language():
 
     es = AppContext(cache=PairCache(lambda *a: None), lang="es")
     out = tab.what_if(es, 1.7, 4, 0.1, None, None, None)
-    assert "α debe ser un número entre 0.0 y 1.0" in out["wi_text"]
+    assert "α debe ser un número entre 0 y 1." in out["wi_text"]
     with pytest.raises(Exception) as e:
         tab.lab_settings("tiny", "real", 0.6, 10**7, 0, "es")
     assert "Muestras N" in str(e.value)

@@ -12,16 +12,16 @@ from specviz import strings
 from specviz.strings import DEFAULT_LANG, LANGUAGES, placeholders, t, table, template
 
 PACKAGE = Path(__file__).resolve().parents[1] / "specviz"
-LOOKUPS = {"t", "rich"}          # the functions that take a strings key as their first argument
+LOOKUPS = {"t", "rich", "step"}  # the functions that take a strings key as their first argument
 
 
 def _sources():
-    """The modules that look text up (they import from specviz.strings), parsed."""
+    """The modules that look text up (they import from specviz.strings, or name keys for specviz.errors), parsed."""
     for path in sorted(PACKAGE.rglob("*.py")):
         if "strings" in path.relative_to(PACKAGE).parts:
             continue
         source = path.read_text(encoding="utf-8")
-        if "strings import" in source:
+        if "strings import" in source or "errors import" in source:
             yield path, ast.parse(source)
 
 

@@ -76,7 +76,7 @@ def test_drafter_compile_and_adaptive_are_checked():
     s = inputs.run_settings(FORM)
     assert (s.drafter, s.compile, s.adaptive_threshold) == ("model", "auto", None)
     assert inputs.run_settings({**FORM, "drafter": "ngram", "compile": "off"}).drafter == "ngram"
-    for over, needle in ((dict(drafter="oracle"), "Unknown drafter 'oracle'"),
+    for over, needle in ((dict(drafter="oracle"), "Unknown drafter “oracle”"),
                          (dict(compile="maybe"), "auto, on, off or graphs"),
                          (dict(drafter="ngram", adaptive=True), "has no draft model")):
         with pytest.raises(InputError, match=needle):

@@ -43,7 +43,7 @@ STRINGS: dict[str, str] = {
     "hover.correction_greedy": "greedy: the residual is one-hot on the target's top token",
     "hover.residual_top5": "residual top-5: {alts}",
     "hover.bonus_head": ("BONUS · {token} · round {round}, position {pos}\n"
-                         "all {k} drafts were accepted, so the target's distribution at position "
+                         "all {k:draft was|drafts were} accepted, so the target's distribution at position "
                          "{pos} (already computed in the same forward) gives one more token"),
 
     # ------------------------------------------------------------ round cards and the round log
@@ -66,7 +66,7 @@ STRINGS: dict[str, str] = {
     "card.eos": "end of sequence reached",
     "card.no_draft": "no draft this round (budget left room for one token)",
     "log.empty": "Round cards appear here, newest first.",
-    "log.truncated": "Showing the newest {limit} of {n} rounds; the round inspector reaches every round.",
+    "log.truncated": "Showing the newest {limit} of {n:round|rounds}; the round inspector reaches every round.",
 
     # ------------------------------------------------------------ metric tiles
     "tile.tps": "tokens / s (speculative)",
@@ -91,7 +91,7 @@ STRINGS: dict[str, str] = {
     "compare.weights": ("Both runs used the same target, its weights stored as {weights}: the fastest way this "
                         "app runs it on this machine (measured when the models loaded)."),
     "compare.identical": ("✓ identical output: greedy speculative decoding produced exactly the target's own "
-                          "{n} tokens"),
+                          "{n:token|tokens}"),
     "compare.differ": "≠ outputs differ {where} ({why})",
     "compare.at_token": "at token {n}",
     "compare.in_length": "in length",
@@ -119,7 +119,7 @@ STRINGS: dict[str, str] = {
     "chart.inspector_sub": "drafted {token}: q = {q}, p = {p}, a = min(1, p/q) = {a}, u = {u} → {verdict}",
     "chart.inspector_sub_correction": "; correction {token}",
     "chart.inspector_bonus": "Round {round}, position {pos}: bonus token",
-    "chart.inspector_bonus_sub": "all {k} drafts accepted; bonus {token} drawn from p (p = {p})",
+    "chart.inspector_bonus_sub": "all {k:draft|drafts} accepted; bonus {token} drawn from p (p = {p})",
     "chart.inspector_greedy": " · greedy: bars are confidence; acceptance = same top token",
     "chart.inspector_x": "token (top candidates)",
     "chart.acceptance": "Acceptance by draft position",
@@ -127,7 +127,7 @@ STRINGS: dict[str, str] = {
     "chart.no_rounds": "no rounds yet",
     "chart.accepted_share": "accepted fraction",
     "chart.acceptance_hover": "position {pos}: {share}",
-    "chart.acceptance_hover_counts": "position {pos}: {share} of {n} rounds",
+    "chart.acceptance_hover_counts": "position {pos}: {share} of {n:round|rounds}",
     "chart.acceptance_x": "draft position i",
     "chart.acceptance_y": "accepted",
     "chart.timeline": "Time per round: drafting vs verifying",
@@ -211,46 +211,45 @@ STRINGS: dict[str, str] = {
     "status.loading": "Loading models (first start can take a minute or two)… {seconds} s",
     "status.loading_step": "Loading models: {step} ({percent}) · {seconds} s",
     "status.stopping_load": "Stopping. The models finish loading in the background and are kept for the next run…",
-    "status.prefill": "Reading the prompt ({n} tokens)… {seconds} s",
+    "status.prefill": "Reading the prompt ({n:token|tokens})… {seconds} s",
     "status.stopping": "Stopping after the current round…",
-    "status.queued": ("Waiting for another user (position {position}). Yours starts when theirs ends; "
-                      "Stop cancels it."),
+    "status.queued": "{place} in line. Yours starts when the runs ahead of it end; Stop cancels it.",
     "status.prepare_failed": "Could not prepare the run: {error}",
-    "status.round": "Round {n} · {tokens} / {total} tokens",
+    "status.round": "Round {n} · {tokens} / {total:token|tokens}",
     "status.baseline_start": ("Speculative run done. Now running the target alone for comparison "
                               "(after, never at the same time)…"),
-    "status.baseline_progress": "Target alone: {n} / {total} tokens…",
+    "status.baseline_progress": "Target alone: {n} / {total:token|tokens}…",
     "status.failed": "The run stopped with an error: {error}",
     "status.stopped": "Stopped before anything was decoded.",
-    "status.stopped_after": ("Stopped after {rounds} rounds ({tokens} tokens). What was made is kept: download or "
+    "status.stopped_after": ("Stopped after {rounds:round|rounds} ({tokens:token|tokens}). What was made is kept: download or "
                              "replay its trace in Trace files."),
-    "status.done": ("Done: {tokens} tokens in {rounds} rounds, {tps} tokens/s, acceptance {acceptance}, "
+    "status.done": ("Done: {tokens:token|tokens} in {rounds:round|rounds}, {tps} tokens/s, acceptance {acceptance}, "
                     "τ = {tau}."),
 
     # ------------------------------------------------------------ input checks
     "field.k": "K",
-    "field.max_new": "max new tokens",
-    "field.seed": "seed",
-    "field.top_k": "top-k",
-    "field.k_lo": "smallest K",
-    "field.k_hi": "largest K",
-    "field.sweep_tokens": "tokens per run",
-    "input.not_a_number": "{name} must be a number between {lo} and {hi}",
-    "input.not_whole": "{name} must be a whole number between {lo} and {hi}, got {value}",
+    "field.max_new": "Max new tokens",
+    "field.seed": "Seed",
+    "field.top_k": "Top-k",
+    "field.k_lo": "Smallest K",
+    "field.k_hi": "Largest K",
+    "field.sweep_tokens": "Tokens per run",
+    "input.not_a_number": "{name} must be a number between {lo} and {hi}.",
+    "input.not_whole": "{name} must be a whole number between {lo} and {hi}.",
     "input.custom_pair": ("Custom pair: give both a draft and a target Hub id, e.g. "
                           "Qwen/Qwen2.5-0.5B-Instruct and Qwen/Qwen2.5-1.5B-Instruct"),
     "input.no_prompt": "Please enter a prompt.",
-    "input.prompt_chars": "The prompt is {n} characters long; the limit here is {limit}.",
+    "input.prompt_chars": "The prompt is {n:character|characters} long; the limit here is {limit}.",
     "input.no_tokens": "The prompt encodes to no tokens.",
-    "input.prompt_tokens": ("The prompt is {n} tokens; with {max_new} new tokens and K = {k} it must stay "
-                            "under {limit} tokens (model context {ctx}). Shorten it or lower max new tokens."),
+    "input.prompt_tokens": ("The prompt is {n:token|tokens}; with {max_new:new token|new tokens} and K = {k} it must stay "
+                            "under {limit:token|tokens} (model context {ctx}). Shorten it or lower max new tokens."),
     "input.trace_size": "the file is {mb} MB; the limit is {limit} MB",
-    "field.temperature": "temperature",
-    "field.top_p": "top-p",
+    "field.temperature": "Temperature",
+    "field.top_p": "Top-p",
     "field.draft_id": "Draft model",
     "field.target_id": "Target model",
-    "input.temperature": "temperature must be between 0 and {hi} (0 = greedy), got {value}",
-    "input.top_p": "top_p must be in (0, 1]: above 0 and at most 1 (1 = off), got {value}",
+    "input.temperature": "Temperature must be between 0 and {hi} (0 = greedy).",
+    "input.top_p": "Top-p must be above 0 and at most 1 (1 = off).",
     "input.hub_url": "{name}: give a Hub id such as Qwen/Qwen2.5-0.5B-Instruct, not a web address",
     "input.hub_id": ("{name}: “{value}” is an invalid model id; a Hub id looks like owner/name, e.g. "
                      "Qwen/Qwen2.5-0.5B-Instruct (letters, digits, - _ . and at most {limit} characters a part)"),
@@ -269,19 +268,19 @@ STRINGS: dict[str, str] = {
     "sweep.step_k": "speculative decoding with K = {k}",
     "sweep.step_done": "finishing",
     "sweep.none_faster": ("None faster than the target alone: the fastest, K = {k}, made {tps} tokens/s against the "
-                          "target's {base} tokens/s. {n} tokens per run, EOS ignored."),
+                          "target's {base} tokens/s. {n:token|tokens} per run, EOS ignored."),
     "sweep.best": ("Best K = {k}: {tps} tokens/s, {speedup}× the target alone ({base} tokens/s). "
-                   "{n} tokens per run, EOS ignored."),
+                   "{n:token|tokens} per run, EOS ignored."),
 
     # ------------------------------------------------------------ trace files and replay
     "trace.intro": ("Download the run as JSON; upload a trace to replay it round by round without loading any "
                     "model (prepare runs on a GPU, replay them anywhere)."),
     "replay.choose": "Choose a trace file (.json) to replay.",
     "replay.unusable": "Not a usable trace: {error}",
-    "replay.start": "Replaying a trace: {n} rounds, no model needed.",
+    "replay.start": "Replaying a trace: {n:round|rounds}, no model needed.",
     "replay.round": "Replay: round {n} of {total}",
-    "replay.done": "Replay finished: {tokens} tokens in {rounds} rounds (timings as recorded).",
-    "replay.stopped": "Replay stopped after {n} of {total} rounds.",
+    "replay.done": "Replay finished: {tokens:token|tokens} in {rounds:round|rounds} (timings as recorded).",
+    "replay.stopped": "Replay stopped after {n} of {total:round|rounds}.",
     "replay.recorded_on": "recorded on {device} {dtype}",
 
     # ------------------------------------------------------------ the classroom (step mode, lab, what-if, lessons)
@@ -325,10 +324,10 @@ STRINGS: dict[str, str] = {
     "cls.state_pending": "not tested yet",
     "cls.state_correction": "correction",
     "cls.state_bonus": "bonus",
-    "cls.draft_text": ("The **draft** proposes {k} tokens, one after another, each drawn from its own distribution "
+    "cls.draft_text": ("The **draft** proposes {k:token|tokens}, one after another, each drawn from its own distribution "
                        "**q** (shown under each token)."),
-    "cls.verify_text": ("The **target** reads all {k} drafted tokens in **one** forward pass and gets its "
-                        "probability **p** at each of the {n} positions (shown under each token)."),
+    "cls.verify_text": ("The **target** reads {k:drafted token|all drafted tokens} in **one** forward pass and gets its "
+                        "probability **p** at each of {n:position|positions} (shown under each token)."),
     "cls.test_text": "Test of draft {pos}, {token}: keep it when a uniform **u** falls below **a = min(1, p/q)**.",
     "cls.formula": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
     "cls.formula_hidden": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = ? → accepted or rejected?",
@@ -342,9 +341,9 @@ STRINGS: dict[str, str] = {
                             "the residual max(0, p − q) normalised (r = {r})."),
     "cls.correction_greedy": "Greedy: the residual is one-hot on the target's top token.",
     "cls.see_mass": "The picture below shows where that residual comes from.",
-    "cls.bonus_text": ("All {k} drafts passed, so the target's forward already holds p at position {pos}: the "
+    "cls.bonus_text": ("All drafts passed ({k:draft|drafts}), so the target's forward already holds p at position {pos}: the "
                        "**bonus** token {token} is drawn from it (p = {p}). This round emits {k} + 1 tokens."),
-    "cls.sum_accepted": "{n} of {k} drafts accepted",
+    "cls.sum_accepted": "{n} of {k:draft|drafts} accepted",
     "cls.sum_no_draft": "no drafts this round",
     "cls.sum_rejected": "{token} rejected: p = {p}, q = {q}",
     "cls.sum_correction": "correction {token} from the residual",
@@ -385,7 +384,7 @@ STRINGS: dict[str, str] = {
     "cls.lesson_index_bad": "The lesson index is malformed ({error}).",
     "cls.lesson_bad": "The lesson {name!r} is not a usable trace: {error}",
     "cls.no_run": "No run yet: press Generate (or replay a trace) first, or open a lesson.",
-    "cls.run_opened": "Stepping through the shown run: {n} rounds.",
+    "cls.run_opened": "Stepping through the shown run: {n:round|rounds}.",
 
     "lab.intro": ("**One position, many samples.** p and q come from one forward of each model over the prefix; "
                   "then N first tokens are drawn through the real rule (K = 1) or through a known real-world "
@@ -406,8 +405,8 @@ STRINGS: dict[str, str] = {
     "lab.run": "Draw samples",
     "lab.stop": "Stop",
     "lab.preparing": "Computing p and q (one forward of each model)…",
-    "lab.progress": "{n} of {total} samples…",
-    "lab.done": "{n} of {total} samples: done.",
+    "lab.progress": "{n} of {total:sample|samples}…",
+    "lab.done": "{n} of {total:sample|samples}: done.",
     "lab.stats": "total variation {tv} · chi-square p-value {pvalue} · sampling noise alone gives TV ≈ {noise}",
     "lab.consistent": "consistent with p: the histogram is the target's distribution",
     "lab.biased": "biased: the histogram is not p (p-value below 0.001)",
@@ -418,8 +417,8 @@ STRINGS: dict[str, str] = {
     "lab.bad_choice": "Unknown model or rule choice.",
     "lab.failed": "The lab stopped with an error: {error}",
     "lab.empty": "Press Draw samples",
-    "lab.title": "First token, {n} samples: {variant}",
-    "lab.series_samples": "emitted tokens ({n} samples)",
+    "lab.title": "First token, {n:sample|samples}: {variant}",
+    "lab.series_samples": "emitted tokens ({n:sample|samples})",
     "lab.series_p": "target p",
     "lab.y": "share",
 
@@ -457,13 +456,13 @@ STRINGS: dict[str, str] = {
     "why.y": "milliseconds",
     "why.target_series": "target forward",
     "why.draft_series": "draft, one token",
-    "why.holds": ("The premise holds on {device}: {n} positions cost {ratio}× one position ({target} ms); "
+    "why.holds": ("The premise holds on {device}: {n:position|positions} cost {ratio}× one position ({target} ms); "
                   "a draft token costs {draft} ms."),
-    "why.fails": ("The premise fails on {device}: {n} positions cost {ratio}× one position ({target} ms), so "
+    "why.fails": ("The premise fails on {device}: {n:position|positions} cost {ratio}× one position ({target} ms), so "
                   "verifying is not nearly free here and the speedup shrinks; a draft token costs {draft} ms."),
     "why.failed": "Could not time the forwards: {error}",
     # ------------------------------------------------------------ trace files: what is wrong, and where
-    "tracefile.not_json": "the file is not valid JSON ({error})",
+    "tracefile.not_json": "the file is not valid JSON: it goes wrong at line {line}, column {column}",
     "tracefile.too_deep": "the JSON is nested more than {limit} levels deep; a trace never is",
     "tracefile.not_trace": "not a specviz trace (missing \"format\": \"{format}\")",
     "tracefile.version": "unsupported trace version {version} (this specviz reads {supported})",
@@ -483,18 +482,18 @@ STRINGS: dict[str, str] = {
     "tracefile.range": "{where} must be between {lo} and {hi}, not {value}",
     "tracefile.probability": "{where} is a probability and must be between 0 and 1, not {value}",
     "tracefile.index": "{where}.index must be {expected} (rounds are numbered from 0, in order), not {value}",
-    "tracefile.too_many_drafts": "{where} drafted {n} tokens, more than K = {k}",
+    "tracefile.too_many_drafts": "{where} drafted {n:token|tokens}, more than K = {k}",
     "tracefile.accepted_prefix": "{where}: the accepted drafts must come first, before any draft that was not accepted",
-    "tracefile.rejected_at": "{where}.rejected_at is {value}, but the round drafted only {n} tokens",
+    "tracefile.rejected_at": "{where}.rejected_at is {value}, but the round drafted only {n:token|tokens}",
     "tracefile.rejected_not_first": ("{where}.rejected_at must be the first draft that was not accepted "
                                      "(position {expected}, counted from 0), not {value}"),
-    "tracefile.no_rejection": "{where}: {n} drafts but only the first {m} accepted, and no rejected_at",
+    "tracefile.no_rejection": "{where}: {n:draft|drafts} but only the first {m} accepted, and no rejected_at",
     "tracefile.verdict": "{where}: the verdict contradicts the numbers (u = {u}, a = {a}; accepted iff u < a)",
     "tracefile.correction": "{where} has a correction without a rejected draft (or with a bonus as well)",
     "tracefile.bonus": "{where} has a bonus although a draft was rejected",
     "tracefile.emitted": ("{where}.emitted must be the accepted drafts followed by the correction or bonus, "
                           "{expected}, not {value}"),
-    "tracefile.budget": "the rounds emit {n} tokens, more than max_new_tokens = {limit}",
+    "tracefile.budget": "the rounds emit {n:token|tokens}, more than max_new_tokens = {limit}",
 
     # ------------------------------------------------------------ drafters, compiled forwards, whether it pays
     "ui.drafter": "Drafter: who proposes the K tokens",
@@ -520,8 +519,8 @@ STRINGS: dict[str, str] = {
     "compile.auto": "auto",
     "compile.on": "on",
     "compile.off": "off",
-    "input.drafter": "Unknown drafter {value}: choose one of the drafters listed.",
-    "input.compile": "Compiled forwards must be auto, on, off or graphs, got {value}.",
+    "input.drafter": "Unknown drafter “{value}”: choose one of the drafters listed.",
+    "input.compile": "Compiled forwards must be auto, on, off or graphs, not “{value}”.",
     "input.ngram_adaptive": ("Adaptive K stops on the draft model's confidence, and the prompt-lookup (n-gram) "
                              "drafter has no draft model: switch adaptive K off or choose another drafter."),
     "status.costs": ("Timing one forward pass of each model for c and the verify cost (once per pair, device "
@@ -531,11 +530,11 @@ STRINGS: dict[str, str] = {
     "tile.warmup": "compile and graph capture {seconds} s (before the run; not counted in tokens/s)",
     "pair.gpu_preset": "{name} (Hub, GPU)",
     "pays.cannot": ("On this machine speculation cannot pay for this pair: a draft step costs c = {c} of a target "
-                    "step and verifying K = {k} tokens costs {verify}× one token, so at α = {alpha} the theory "
+                    "step and verifying K = {k:token|tokens} costs {verify}× one token, so at α = {alpha} the theory "
                     "gives {theory}×."),
     "pays.measured": "This run measured {speedup}× against the target alone.",
     "pays.did_not": ("Speculation did not pay in this run: it measured {speedup}× against the target alone, "
-                     "although with c = {c}, verifying K = {k} tokens at {verify}× one token and α = {alpha} the "
+                     "although with c = {c}, verifying K = {k:token|tokens} at {verify}× one token and α = {alpha} the "
                      "theory gives {theory}× (the rest is the decoder's own overhead)."),
     "pays.weights": ("Both sides ran the same target with its weights stored as {weights}, the fastest target "
                      "alone this app measured here."),
@@ -572,4 +571,55 @@ STRINGS: dict[str, str] = {
                      "{limit} s: it may be cut short. Fewer tokens, a smaller K or a narrower sweep fit."),
     "memory.refused": ("{name} needs about {need} GB ({weights} GB of weights in {dtype} and {cache} GB of KV "
                        "cache) and {device} has {free} GB free: choose a smaller pair."),
+
+    # --- errors in the user's language (issue 22)
+    "error.unexpected": "Something went wrong on the server; the details are in its log.",
+    "error.model_load": "The models could not be loaded; the details are in the server's log.",
+    "error.file_unreadable": "the file could not be read",
+    "tracefile.not_text": "the file is not text: a trace is JSON written in UTF-8",
+    "tracefile.empty": "the file is empty",
+    "tracefile.truncated": "the file ends before its JSON does: it was probably cut short",
+    "load.role.draft": "draft",
+    "load.role.target": "target",
+    "load.ready": "models ready",
+    "load.checking_ids": "checking model ids",
+    "load.tokenizer": "loading tokenizer",
+    "load.tokenizers": "loading tokenizers",
+    "load.draft": "loading draft model",
+    "load.target": "loading target model",
+    "load.draft_named": "loading draft model {name}",
+    "load.target_named": "loading target model {name}",
+    "load.timing_kernels": "timing the linear kernels",
+    "load.preparing_kernels": "preparing {path} kernels",
+    "load.storing_draft": "storing the draft's weights as {weights}",
+    "load.timing_weights": "timing the target's weight formats",
+    "load.storing_target": "storing the target's weights as {weights}",
+    "load.locating": "locating packaged parts of {name}",
+    "load.assembling_parts": "assembling and verifying {name} ({n:part|parts})",
+    "load.assembling": "assembling and verifying {name}",
+    "load.converting": "converting {name} from GGUF (once; about a minute)",
+    "load.saving": "saving {name} to the cache",
+    "load.converting_tokenizer": "converting the tokenizer of {name}",
+    "load.converted": "{name} converted",
+    "load.gpu_memory": "{role} model {ref} does not fit in GPU memory",
+    "load.cannot_load": "cannot load {role} model {ref} (the server's log says why)",
+    "load.cannot_load_tokenizer": "cannot load the tokenizer of {role} model {ref} (the server's log says why)",
+    "load.vocab": ("draft {draft} and target {target} do not share a vocabulary ({draft_n} vs {target_n:token|tokens}, "
+                   "{diff} differ); pick models from the same family"),
+    "load.empty": "{role} model is empty; give a Hub id like Qwen/Qwen2.5-0.5B-Instruct",
+    "load.no_folders": "{role} model {spec}: local folders are not allowed here; use a Hub id",
+    "load.offline": "{role} model {repo} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set",
+    "load.gated": "{role} model {repo} is gated: accept its licence on huggingface.co and set HF_TOKEN",
+    "load.not_found": ("{role} model {repo} was not found on the Hugging Face Hub (check the spelling; private repos "
+                       "need HF_TOKEN)"),
+    "load.http": "the Hugging Face Hub answered HTTP {status} for {role} model {repo}",
+    "load.unreachable": ("cannot reach the Hugging Face Hub ({endpoint}) to fetch {role} model {repo}, and it is not "
+                         "in the local cache"),
+    "status.queued_eta": ("{place} in line, about {seconds} s. Yours starts when the runs ahead of it end; Stop "
+                          "cancels it."),
+    "ordinal.one": "{n}st",
+    "ordinal.two": "{n}nd",
+    "ordinal.few": "{n}rd",
+    "ordinal.other": "{n}th",
+    "input.pair": "Unknown model pair “{value}”: choose one from the list.",
 }

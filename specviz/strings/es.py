@@ -46,7 +46,7 @@ STRINGS: dict[str, str] = {
     "hover.correction_greedy": "greedy: el residuo es one-hot en el primer token del objetivo",
     "hover.residual_top5": "top-5 del residuo: {alts}",
     "hover.bonus_head": ("EXTRA · {token} · ronda {round}, posición {pos}\n"
-                         "se aceptaron los {k} borradores, así que la distribución del objetivo en la posición "
+                         "se aceptó todo lo propuesto ({k:borrador|borradores}), así que la distribución del objetivo en la posición "
                          "{pos} (ya calculada en la misma pasada) da un token más"),
 
     # ------------------------------------------------------------ tarjetas de ronda y registro
@@ -69,7 +69,7 @@ STRINGS: dict[str, str] = {
     "card.eos": "se alcanzó el fin de secuencia",
     "card.no_draft": "sin borrador en esta ronda (el presupuesto solo dejaba sitio para un token)",
     "log.empty": "Aquí aparecen las tarjetas de ronda, la más reciente primero.",
-    "log.truncated": "Se muestran las {limit} rondas más recientes de {n}; el inspector de rondas llega a todas.",
+    "log.truncated": "Se muestran las {limit} rondas más recientes de un total de {n:ronda|rondas}; el inspector de rondas llega a todas.",
 
     # ------------------------------------------------------------ métricas
     "tile.tps": "tokens / s (especulativo)",
@@ -96,8 +96,8 @@ STRINGS: dict[str, str] = {
                       "la vez)"),
     "compare.weights": ("Las dos ejecuciones usaron el mismo objetivo, con sus pesos guardados como {weights}: la "
                         "forma más rápida en que esta app lo ejecuta en esta máquina (medida al cargar los modelos)."),
-    "compare.identical": ("✓ salida idéntica: la decodificación especulativa greedy produjo exactamente los {n} "
-                          "tokens del propio objetivo"),
+    "compare.identical": ("✓ salida idéntica: la decodificación especulativa greedy produjo exactamente los "
+                          "tokens del propio objetivo ({n:token|tokens})"),
     "compare.differ": "≠ las salidas difieren {where} ({why})",
     "compare.at_token": "en el token {n}",
     "compare.in_length": "en longitud",
@@ -125,7 +125,7 @@ STRINGS: dict[str, str] = {
     "chart.inspector_sub": "propuesto {token}: q = {q}, p = {p}, a = min(1, p/q) = {a}, u = {u} → {verdict}",
     "chart.inspector_sub_correction": "; corrección {token}",
     "chart.inspector_bonus": "Ronda {round}, posición {pos}: token extra",
-    "chart.inspector_bonus_sub": "se aceptaron los {k} borradores; extra {token} extraído de p (p = {p})",
+    "chart.inspector_bonus_sub": "se aceptó todo lo propuesto ({k:borrador|borradores}); extra {token} extraído de p (p = {p})",
     "chart.inspector_greedy": " · greedy: las barras son confianza; aceptación = mismo primer token",
     "chart.inspector_x": "token (mejores candidatos)",
     "chart.acceptance": "Aceptación por posición del borrador",
@@ -133,7 +133,7 @@ STRINGS: dict[str, str] = {
     "chart.no_rounds": "aún no hay rondas",
     "chart.accepted_share": "fracción aceptada",
     "chart.acceptance_hover": "posición {pos}: {share}",
-    "chart.acceptance_hover_counts": "posición {pos}: {share} de {n} rondas",
+    "chart.acceptance_hover_counts": "posición {pos}: {share} de {n:ronda|rondas}",
     "chart.acceptance_x": "posición i en el borrador",
     "chart.acceptance_y": "aceptado",
     "chart.timeline": "Tiempo por ronda: borrador frente a verificación",
@@ -211,34 +211,34 @@ STRINGS: dict[str, str] = {
     "status.ready": "Listo. Pulsa Generar.",
     "status.loading": "Cargando modelos (el primer arranque puede tardar uno o dos minutos)… {seconds} s",
     "status.prepare_failed": "No se pudo preparar la ejecución: {error}",
-    "status.round": "Ronda {n} · {tokens} / {total} tokens",
+    "status.round": "Ronda {n} · {tokens} / {total:token|tokens}",
     "status.baseline_start": ("Ejecución especulativa terminada. Ahora se ejecuta el objetivo solo para comparar "
                               "(después, nunca a la vez)…"),
-    "status.baseline_progress": "Objetivo solo: {n} / {total} tokens…",
+    "status.baseline_progress": "Objetivo solo: {n} / {total:token|tokens}…",
     "status.failed": "La ejecución se detuvo con un error: {error}",
     "status.stopped": "Detenido antes de decodificar nada.",
-    "status.stopped_after": ("Detenido tras {rounds} rondas ({tokens} tokens). Lo generado se conserva: descarga o "
+    "status.stopped_after": ("Detenido tras {rounds:ronda|rondas} ({tokens:token|tokens}). Lo generado se conserva: descarga o "
                              "reproduce su traza en Archivos de traza."),
-    "status.done": ("Hecho: {tokens} tokens en {rounds} rondas, {tps} tokens/s, aceptación {acceptance}, "
+    "status.done": ("Hecho: {tokens:token|tokens} en {rounds:ronda|rondas}, {tps} tokens/s, aceptación {acceptance}, "
                     "τ = {tau}."),
 
     # ------------------------------------------------------------ comprobación de entradas
     "field.k": "K",
-    "field.max_new": "máximo de tokens nuevos",
-    "field.seed": "semilla",
-    "field.top_k": "top-k",
+    "field.max_new": "Máximo de tokens nuevos",
+    "field.seed": "Semilla",
+    "field.top_k": "Top-k",
     "field.k_lo": "K más pequeño",
     "field.k_hi": "K más grande",
-    "field.sweep_tokens": "tokens por ejecución",
-    "input.not_a_number": "{name} debe ser un número entre {lo} y {hi}",
-    "input.not_whole": "{name} debe ser un número entero entre {lo} y {hi}; se recibió {value}",
+    "field.sweep_tokens": "Tokens por ejecución",
+    "input.not_a_number": "{name} debe ser un número entre {lo} y {hi}.",
+    "input.not_whole": "{name} debe ser un número entero entre {lo} y {hi}.",
     "input.custom_pair": ("Par personalizado: indica un id del Hub para el borrador y otro para el objetivo, p. ej. "
                           "Qwen/Qwen2.5-0.5B-Instruct y Qwen/Qwen2.5-1.5B-Instruct"),
     "input.no_prompt": "Escribe un prompt.",
-    "input.prompt_chars": "El prompt tiene {n} caracteres; el límite aquí es {limit}.",
+    "input.prompt_chars": "El prompt tiene {n:carácter|caracteres}; el límite aquí es {limit}.",
     "input.no_tokens": "El prompt no produce ningún token.",
-    "input.prompt_tokens": ("El prompt tiene {n} tokens; con {max_new} tokens nuevos y K = {k} debe quedarse por "
-                            "debajo de {limit} tokens (contexto del modelo {ctx}). Acórtalo o baja el máximo de "
+    "input.prompt_tokens": ("El prompt tiene {n:token|tokens}; con {max_new:token nuevo|tokens nuevos} y K = {k} debe quedarse por "
+                            "debajo de {limit:token|tokens} (contexto del modelo {ctx}). Acórtalo o baja el máximo de "
                             "tokens nuevos."),
     "input.trace_size": "el archivo ocupa {mb} MB; el límite es {limit} MB",
 
@@ -249,16 +249,16 @@ STRINGS: dict[str, str] = {
     "sweep.failed": "El barrido falló: {error}",
     "sweep.no_result": "Sin resultado.",
     "sweep.best": ("Mejor K = {k}: {tps} tokens/s, {speedup}× el objetivo solo ({base} tokens/s). "
-                   "{n} tokens por ejecución, EOS ignorado."),
+                   "{n:token|tokens} por ejecución, EOS ignorado."),
 
     # ------------------------------------------------------------ archivos de traza y reproducción
     "trace.intro": ("Descarga la ejecución como JSON; sube una traza para reproducirla ronda a ronda sin cargar "
                     "ningún modelo (prepara las ejecuciones en una GPU y reprodúcelas en cualquier parte)."),
     "replay.choose": "Elige un archivo de traza (.json) para reproducir.",
     "replay.unusable": "No es una traza utilizable: {error}",
-    "replay.start": "Reproduciendo una traza: {n} rondas, sin modelo.",
+    "replay.start": "Reproduciendo una traza: {n:ronda|rondas}, sin modelo.",
     "replay.round": "Reproducción: ronda {n} de {total}",
-    "replay.done": "Reproducción terminada: {tokens} tokens en {rounds} rondas (tiempos tal como se registraron).",
+    "replay.done": "Reproducción terminada: {tokens:token|tokens} en {rounds:ronda|rondas} (tiempos tal como se registraron).",
     "replay.recorded_on": "registrada en {device} {dtype}",
 
     # ------------------------------------------------------------ el aula (paso a paso, laboratorio, qué pasaría si, lecciones)
@@ -303,10 +303,10 @@ STRINGS: dict[str, str] = {
     "cls.state_pending": "aún sin probar",
     "cls.state_correction": "corrección",
     "cls.state_bonus": "extra",
-    "cls.draft_text": ("El **borrador** propone {k} tokens, uno tras otro, cada uno extraído de su propia "
+    "cls.draft_text": ("El **borrador** propone {k:token|tokens}, uno tras otro, cada uno extraído de su propia "
                        "distribución **q** (debajo de cada token)."),
-    "cls.verify_text": ("El **objetivo** lee los {k} tokens propuestos en **una** sola pasada y obtiene su "
-                        "probabilidad **p** en cada una de las {n} posiciones (debajo de cada token)."),
+    "cls.verify_text": ("El **objetivo** lee lo propuesto ({k:token|tokens}) en **una** sola pasada y obtiene su "
+                        "probabilidad **p** en cada posición ({n:posición|posiciones}) (debajo de cada token)."),
     "cls.test_text": ("Prueba del borrador {pos}, {token}: se queda cuando un **u** uniforme cae por debajo de "
                       "**a = min(1, p/q)**."),
     "cls.formula": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
@@ -321,10 +321,10 @@ STRINGS: dict[str, str] = {
                             "{token}, extraída del residuo max(0, p − q) normalizado (r = {r})."),
     "cls.correction_greedy": "Greedy: el residuo es one-hot en el primer token del objetivo.",
     "cls.see_mass": "El gráfico de abajo muestra de dónde sale ese residuo.",
-    "cls.bonus_text": ("Los {k} borradores pasaron, así que la pasada del objetivo ya contiene p en la posición "
+    "cls.bonus_text": ("Todo lo propuesto pasó ({k:borrador|borradores}), así que la pasada del objetivo ya contiene p en la posición "
                        "{pos}: el token **extra** {token} se extrae de ella (p = {p}). Esta ronda emite {k} + 1 "
                        "tokens."),
-    "cls.sum_accepted": "{n} de {k} borradores aceptados",
+    "cls.sum_accepted": "{n} de {k:borrador aceptado|borradores aceptados}",
     "cls.sum_no_draft": "sin borradores en esta ronda",
     "cls.sum_rejected": "{token} rechazado: p = {p}, q = {q}",
     "cls.sum_correction": "corrección {token} desde el residuo",
@@ -366,7 +366,7 @@ STRINGS: dict[str, str] = {
     "cls.lesson_index_bad": "El índice de lecciones está mal formado ({error}).",
     "cls.lesson_bad": "La lección {name!r} no es una traza utilizable: {error}",
     "cls.no_run": "Aún no hay ejecución: pulsa Generar (o reproduce una traza) primero, o abre una lección.",
-    "cls.run_opened": "Recorriendo la ejecución mostrada: {n} rondas.",
+    "cls.run_opened": "Recorriendo la ejecución mostrada: {n:ronda|rondas}.",
 
     "lab.intro": ("**Una posición, muchas muestras.** p y q salen de una pasada de cada modelo sobre el prefijo; "
                   "después se extraen N primeros tokens con la regla real (K = 1) o con un error conocido del mundo "
@@ -389,8 +389,8 @@ STRINGS: dict[str, str] = {
     "lab.run": "Extraer muestras",
     "lab.stop": "Detener",
     "lab.preparing": "Calculando p y q (una pasada de cada modelo)…",
-    "lab.progress": "{n} de {total} muestras…",
-    "lab.done": "{n} de {total} muestras: hecho.",
+    "lab.progress": "{n} de {total:muestra|muestras}…",
+    "lab.done": "{n} de {total:muestra|muestras}: hecho.",
     "lab.stats": ("variación total {tv} · valor p de chi-cuadrado {pvalue} · el ruido de muestreo solo da "
                   "VT ≈ {noise}"),
     "lab.consistent": "compatible con p: el histograma es la distribución del objetivo",
@@ -403,8 +403,8 @@ STRINGS: dict[str, str] = {
     "lab.bad_choice": "Elección de modelo o de regla desconocida.",
     "lab.failed": "El laboratorio se detuvo con un error: {error}",
     "lab.empty": "Pulsa Extraer muestras",
-    "lab.title": "Primer token, {n} muestras: {variant}",
-    "lab.series_samples": "tokens emitidos ({n} muestras)",
+    "lab.title": "Primer token, {n:muestra|muestras}: {variant}",
+    "lab.series_samples": "tokens emitidos ({n:muestra|muestras})",
     "lab.series_p": "p del objetivo",
     "lab.y": "proporción",
 
@@ -443,30 +443,29 @@ STRINGS: dict[str, str] = {
     "why.y": "milisegundos",
     "why.target_series": "pasada del objetivo",
     "why.draft_series": "borrador, un token",
-    "why.holds": ("La premisa se cumple en {device}: {n} posiciones cuestan {ratio}× una posición ({target} ms); "
+    "why.holds": ("La premisa se cumple en {device}: {n:posición cuesta|posiciones cuestan} {ratio}× una posición ({target} ms); "
                   "un token del borrador cuesta {draft} ms."),
-    "why.fails": ("La premisa falla en {device}: {n} posiciones cuestan {ratio}× una posición ({target} ms), así "
+    "why.fails": ("La premisa falla en {device}: {n:posición cuesta|posiciones cuestan} {ratio}× una posición ({target} ms), así "
                   "que verificar no sale casi gratis aquí y la aceleración se reduce; un token del borrador cuesta "
                   "{draft} ms."),
     "why.failed": "No se pudieron cronometrar las pasadas: {error}",
     # ------------------------------------------------------------ (specviz.ui: Stop, esperas, entradas rechazadas)
-    "field.temperature": "temperatura",
-    "field.top_p": "top-p",
+    "field.temperature": "Temperatura",
+    "field.top_p": "Top-p",
     "field.draft_id": "Modelo borrador",
     "field.target_id": "Modelo objetivo",
-    "input.temperature": "la temperatura debe estar entre 0 y {hi} (0 = voraz), se recibió {value}",
-    "input.top_p": "top_p debe estar en (0, 1]: mayor que 0 y como mucho 1 (1 = desactivado), se recibió {value}",
+    "input.temperature": "Temperatura: debe estar entre 0 y {hi} (0 = greedy).",
+    "input.top_p": "Top-p debe ser mayor que 0 y como mucho 1 (1 = desactivado).",
     "input.hub_url": "{name}: indica un id del Hub como Qwen/Qwen2.5-0.5B-Instruct, no una dirección web",
     "input.hub_id": ("{name}: «{value}» es un id de modelo no válido; un id del Hub tiene la forma propietario/nombre, "
                      "p. ej. Qwen/Qwen2.5-0.5B-Instruct (letras, dígitos, - _ . y como mucho {limit} caracteres por parte)"),
     "input.trace_ext": "«{name}» no es una traza: elige un archivo .json guardado por specviz",
     "status.loading_step": "Cargando modelos: {step} ({percent}) · {seconds} s",
     "status.stopping_load": "Deteniendo. Los modelos terminan de cargarse en segundo plano y se guardan para la próxima vez…",
-    "status.prefill": "Leyendo la instrucción ({n} tokens)… {seconds} s",
+    "status.prefill": "Leyendo la instrucción ({n:token|tokens})… {seconds} s",
     "status.stopping": "Deteniendo tras la ronda en curso…",
-    "status.queued": ("Esperando a otro usuario (posición {position}). La tuya empieza cuando termine la suya; "
-                      "Detener la cancela."),
-    "replay.stopped": "Reproducción detenida tras {n} de {total} rondas.",
+    "status.queued": "{place} en la cola. La tuya empieza cuando terminen las de delante; Detener la cancela.",
+    "replay.stopped": "Reproducción detenida tras {n} de {total:ronda|rondas}.",
     "sweep.stopping": "Deteniendo el barrido tras el paso en curso…",
     "sweep.stopped": ("Barrido detenido. Un barrido compara cada K en las mismas condiciones, así que uno parcial no "
                       "dibuja gráfico."),
@@ -476,14 +475,14 @@ STRINGS: dict[str, str] = {
     "sweep.step_k": "decodificación especulativa con K = {k}",
     "sweep.step_done": "terminando",
     "sweep.none_faster": ("Ninguno más rápido que el objetivo solo: el más rápido, K = {k}, hizo {tps} tokens/s frente "
-                          "a {base} tokens/s del objetivo. {n} tokens por ejecución, EOS ignorado."),
+                          "a {base} tokens/s del objetivo. {n:token|tokens} por ejecución, EOS ignorado."),
     "chart.none_faster": "ninguno más rápido que el objetivo solo",
     "ui.prompt_info": "Hasta {limit} caracteres; una instrucción más larga se rechaza, nunca se recorta.",
     "ui.range": "de {lo} a {hi}",
     "ui.top_p_info": "mayor que 0, como mucho 1",
     "ui.output": "Salida (el texto decodificado, sin tokens especiales)",
     "ui.output_placeholder": "La respuesta aparece aquí como texto plano, con un botón para copiarla.",
-    "tracefile.not_json": "el archivo no es JSON válido ({error})",
+    "tracefile.not_json": "el archivo no es JSON válido: falla en la línea {line}, columna {column}",
     "tracefile.too_deep": "el JSON está anidado a más de {limit} niveles; una traza nunca lo está",
     "tracefile.not_trace": "no es una traza de specviz (falta \"format\": \"{format}\")",
     "tracefile.version": "versión de traza no admitida {version} (este specviz lee la {supported})",
@@ -503,18 +502,18 @@ STRINGS: dict[str, str] = {
     "tracefile.range": "{where} debe estar entre {lo} y {hi}, no {value}",
     "tracefile.probability": "{where} es una probabilidad y debe estar entre 0 y 1, no {value}",
     "tracefile.index": "{where}.index debe ser {expected} (las rondas se numeran desde 0, en orden), no {value}",
-    "tracefile.too_many_drafts": "{where} propuso {n} tokens, más que K = {k}",
+    "tracefile.too_many_drafts": "{where} propuso {n:token|tokens}, más que K = {k}",
     "tracefile.accepted_prefix": "{where}: los borradores aceptados deben ir primero, antes de cualquiera no aceptado",
-    "tracefile.rejected_at": "{where}.rejected_at es {value}, pero la ronda solo propuso {n} tokens",
+    "tracefile.rejected_at": "{where}.rejected_at es {value}, pero la ronda solo propuso {n:token|tokens}",
     "tracefile.rejected_not_first": ("{where}.rejected_at debe ser el primer borrador no aceptado "
                                      "(posición {expected}, contando desde 0), no {value}"),
-    "tracefile.no_rejection": "{where}: {n} borradores pero solo los {m} primeros aceptados, y sin rejected_at",
+    "tracefile.no_rejection": "{where}: {n:borrador|borradores} pero solo los {m} primeros aceptados, y sin rejected_at",
     "tracefile.verdict": "{where}: el veredicto contradice los números (u = {u}, a = {a}; se acepta si y solo si u < a)",
     "tracefile.correction": "{where} tiene una corrección sin borrador rechazado (o además un bonus)",
     "tracefile.bonus": "{where} tiene un bonus aunque se rechazó un borrador",
     "tracefile.emitted": ("{where}.emitted debe ser los borradores aceptados seguidos de la corrección o el bonus, "
                           "{expected}, no {value}"),
-    "tracefile.budget": "las rondas emiten {n} tokens, más que max_new_tokens = {limit}",
+    "tracefile.budget": "las rondas emiten {n:token|tokens}, más que max_new_tokens = {limit}",
 
     # ------------------------------------------------------------ borradores, pasadas compiladas, si compensa
     "ui.drafter": "Borrador: quién propone los K tokens",
@@ -541,8 +540,8 @@ STRINGS: dict[str, str] = {
     "compile.auto": "automático",
     "compile.on": "sí",
     "compile.off": "no",
-    "input.drafter": "Borrador desconocido {value}: elige uno de los borradores de la lista.",
-    "input.compile": "Las pasadas compiladas deben ser automático, sí, no o grafos; se recibió {value}.",
+    "input.drafter": "Borrador desconocido «{value}»: elige uno de los borradores de la lista.",
+    "input.compile": "Las pasadas compiladas deben ser automático, sí, no o grafos; se recibió «{value}».",
     "input.ngram_adaptive": ("K adaptativo se detiene según la confianza del modelo borrador, y la búsqueda en el "
                              "prompt (n-grama) no tiene modelo borrador: desactiva K adaptativo o elige otro "
                              "borrador."),
@@ -553,11 +552,11 @@ STRINGS: dict[str, str] = {
     "tile.warmup": "compilación y captura {seconds} s (antes de la ejecución; no cuenta en tokens/s)",
     "pair.gpu_preset": "{name} (Hub, GPU)",
     "pays.cannot": ("En esta máquina la especulación no puede compensar con este par: un paso del borrador cuesta "
-                    "c = {c} de un paso del objetivo y verificar K = {k} tokens cuesta {verify}× un token, así que "
+                    "c = {c} de un paso del objetivo y verificar K = {k:token|tokens} cuesta {verify}× un token, así que "
                     "con α = {alpha} la teoría da {theory}×."),
     "pays.measured": "Esta ejecución midió {speedup}× frente al objetivo solo.",
     "pays.did_not": ("La especulación no compensó en esta ejecución: midió {speedup}× frente al objetivo solo, "
-                     "aunque con c = {c}, verificar K = {k} tokens a {verify}× un token y α = {alpha} la teoría da "
+                     "aunque con c = {c}, verificar K = {k:token|tokens} a {verify}× un token y α = {alpha} la teoría da "
                      "{theory}× (el resto es la sobrecarga del propio decodificador)."),
     "pays.weights": ("Los dos lados usaron el mismo objetivo con sus pesos guardados como {weights}, el objetivo "
                      "solo más rápido que esta app midió aquí."),
@@ -596,4 +595,58 @@ STRINGS: dict[str, str] = {
                      "estrecho cabe."),
     "memory.refused": ("{name} necesita unos {need} GB ({weights} GB de pesos en {dtype} y {cache} GB de caché "
                        "KV) y {device} tiene {free} GB libres: elige un par más pequeño."),
+
+    # --- errors in the user's language (issue 22)
+    "error.unexpected": "Algo falló en el servidor; los detalles están en su registro.",
+    "error.model_load": "No se pudieron cargar los modelos; los detalles están en el registro del servidor.",
+    "error.file_unreadable": "no se pudo leer el archivo",
+    "tracefile.not_text": "el archivo no es texto: una traza es JSON escrito en UTF-8",
+    "tracefile.empty": "el archivo está vacío",
+    "tracefile.truncated": "el archivo termina antes que su JSON: probablemente está cortado",
+    "load.role.draft": "borrador",
+    "load.role.target": "objetivo",
+    "load.ready": "modelos listos",
+    "load.checking_ids": "comprobando los ids de los modelos",
+    "load.tokenizer": "cargando el tokenizador",
+    "load.tokenizers": "cargando los tokenizadores",
+    "load.draft": "cargando el modelo borrador",
+    "load.target": "cargando el modelo objetivo",
+    "load.draft_named": "cargando el modelo borrador {name}",
+    "load.target_named": "cargando el modelo objetivo {name}",
+    "load.timing_kernels": "cronometrando los núcleos lineales",
+    "load.preparing_kernels": "preparando los núcleos {path}",
+    "load.storing_draft": "guardando los pesos del borrador como {weights}",
+    "load.timing_weights": "cronometrando los formatos de pesos del objetivo",
+    "load.storing_target": "guardando los pesos del objetivo como {weights}",
+    "load.locating": "buscando las partes empaquetadas de {name}",
+    "load.assembling_parts": "ensamblando y verificando {name} ({n:parte|partes})",
+    "load.assembling": "ensamblando y verificando {name}",
+    "load.converting": "convirtiendo {name} desde GGUF (una sola vez; alrededor de un minuto)",
+    "load.saving": "guardando {name} en la caché",
+    "load.converting_tokenizer": "convirtiendo el tokenizador de {name}",
+    "load.converted": "{name} convertido",
+    "load.gpu_memory": "el modelo {role} {ref} no cabe en la memoria de la GPU",
+    "load.cannot_load": "no se puede cargar el modelo {role} {ref} (el registro del servidor dice por qué)",
+    "load.cannot_load_tokenizer": ("no se puede cargar el tokenizador del modelo {role} {ref} (el registro del "
+                                   "servidor dice por qué)"),
+    "load.vocab": ("el borrador {draft} y el objetivo {target} no comparten vocabulario ({draft_n} frente a "
+                   "{target_n:token|tokens}, {diff} distintos); elige modelos de la misma familia"),
+    "load.empty": "el modelo {role} está vacío; indica un id del Hub como Qwen/Qwen2.5-0.5B-Instruct",
+    "load.no_folders": "modelo {role} {spec}: aquí no se permiten carpetas locales; usa un id del Hub",
+    "load.offline": ("el modelo {role} {repo} no está en la caché local de Hugging Face y HF_HUB_OFFLINE está "
+                     "activado"),
+    "load.gated": ("el modelo {role} {repo} tiene acceso restringido: acepta su licencia en huggingface.co y define "
+                   "HF_TOKEN"),
+    "load.not_found": ("el modelo {role} {repo} no se encontró en el Hub de Hugging Face (revisa la ortografía; los "
+                       "repositorios privados necesitan HF_TOKEN)"),
+    "load.http": "el Hub de Hugging Face respondió HTTP {status} para el modelo {role} {repo}",
+    "load.unreachable": ("no se puede contactar con el Hub de Hugging Face ({endpoint}) para obtener el modelo "
+                         "{role} {repo}, y no está en la caché local"),
+    "status.queued_eta": ("{place} en la cola, unos {seconds} s. La tuya empieza cuando terminen las de delante; "
+                          "Detener la cancela."),
+    "ordinal.one": "{n}.º",
+    "ordinal.two": "{n}.º",
+    "ordinal.few": "{n}.º",
+    "ordinal.other": "{n}.º",
+    "input.pair": "Par de modelos desconocido «{value}»: elige uno de la lista.",
 }

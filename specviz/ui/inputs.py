@@ -6,14 +6,17 @@ one raises `InputError` with a message in the page's language.
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Mapping
 
 from ..decoding import COMPILE_CHOICES
 from ..drafters import DRAFTERS
+from ..errors import ModelLoadError
 from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
     APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, MAX_SEED, MAX_TOP_K
 from ..sampling import SamplingConfig
@@ -36,6 +39,9 @@ _PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "qwen2.5-0.5
 GPU_PRESETS = ("qwen2.5-0.5b-7b", "qwen2.5-0.5b-14b")
 # Literal keys, so tests/test_strings.py finds them.
 _COMPILE_KEYS = {"auto": "compile.auto", "on": "compile.on", "off": "compile.off", "graphs": "compile.graphs"}
+
+
+log = logging.getLogger(__name__)
 
 
 class InputError(ValueError):
@@ -70,13 +76,13 @@ def compile_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
 
 def drafter(value, lang: str = DEFAULT_LANG) -> str:
     if value not in DRAFTERS:
-        raise InputError(t("input.drafter", lang, value=repr(str(value)[:40])))
+        raise InputError(t("input.drafter", lang, value=str(value)[:40]))
     return str(value)
 
 
 def compile_mode(value, lang: str = DEFAULT_LANG) -> str:
     if value not in COMPILE_CHOICES:
-        raise InputError(t("input.compile", lang, value=repr(str(value)[:40])))
+        raise InputError(t("input.compile", lang, value=str(value)[:40]))
     return str(value)
 
 
@@ -89,48 +95,63 @@ def adaptive_threshold(value, drafter: str, lang: str = DEFAULT_LANG) -> float |
     return ADAPTIVE_THRESHOLD
 
 
-def whole_number(value, field_key: str, lo: int, hi: int, lang: str = DEFAULT_LANG) -> int:
-    """`value` as an int in [lo, hi]; `field_key` names the field in messages (a strings key)."""
-    name = t(field_key, lang)
+def _exact(value) -> Decimal | None:
+    """`value` as an exact decimal (an int, a float or a text such as "2.5"); None when it is no finite number.
+
+    Exact, so a whole number of any size keeps every digit (a float would round 2**63 + 1), and NaN, infinity and
+    anything unreadable are refused rather than replaced."""
+    if isinstance(value, bool) or value is None:
+        return None
     try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise InputError(t("input.not_a_number", lang, name=name, lo=lo, hi=hi)) from None
-    if math.isnan(f) or f != int(f) or not lo <= f <= hi:
-        raise InputError(t("input.not_whole", lang, name=name, lo=lo, hi=hi, value=value))
-    return int(f)
+        d = Decimal(value) if isinstance(value, (int, float)) else Decimal(str(value).strip())
+    except (InvalidOperation, ValueError, TypeError):
+        return None
+    return d if d.is_finite() else None
+
+
+def _shown(bound):
+    """A range end for a message: 2 rather than 2.0."""
+    return int(bound) if float(bound).is_integer() else bound
+
+
+def whole_number(value, field_key: str, lo: int, hi: int, lang: str = DEFAULT_LANG) -> int:
+    """`value` as an exact int in [lo, hi]; `field_key` names the field in messages (a strings key)."""
+    name = t(field_key, lang)
+    d = _exact(value)
+    if d is None:
+        raise InputError(t("input.not_a_number", lang, name=name, lo=_shown(lo), hi=_shown(hi)))
+    if d != d.to_integral_value() or not lo <= d <= hi:
+        raise InputError(t("input.not_whole", lang, name=name, lo=_shown(lo), hi=_shown(hi)))
+    return int(d)
 
 
 def finite_number(value, field_key: str, lo: float, hi: float, lang: str = DEFAULT_LANG) -> float:
     """`value` as a finite float, or InputError naming the field (the range is checked by the caller)."""
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        f = math.nan
-    if not math.isfinite(f):
-        raise InputError(t("input.not_a_number", lang, name=t(field_key, lang), lo=lo, hi=hi))
-    return f
+    d = _exact(value)
+    if d is None or not math.isfinite(float(d)):
+        raise InputError(t("input.not_a_number", lang, name=t(field_key, lang), lo=_shown(lo), hi=_shown(hi)))
+    return float(d)
 
 
 def number_between(value, field_key: str, lo: float, hi: float, lang: str = DEFAULT_LANG) -> float:
     """`value` as a float in [lo, hi]; anything else is refused with the same message, which gives the range."""
     f = finite_number(value, field_key, lo, hi, lang)
     if not lo <= f <= hi:
-        raise InputError(t("input.not_a_number", lang, name=t(field_key, lang), lo=lo, hi=hi))
+        raise InputError(t("input.not_a_number", lang, name=t(field_key, lang), lo=_shown(lo), hi=_shown(hi)))
     return f
 
 
 def temperature(value, lang: str = DEFAULT_LANG) -> float:
     f = finite_number(value, "field.temperature", 0, APP_MAX_TEMPERATURE, lang)
     if not 0 <= f <= APP_MAX_TEMPERATURE:
-        raise InputError(t("input.temperature", lang, hi=APP_MAX_TEMPERATURE, value=value))
+        raise InputError(t("input.temperature", lang, hi=_shown(APP_MAX_TEMPERATURE)))
     return f
 
 
 def top_p(value, lang: str = DEFAULT_LANG) -> float:
     f = finite_number(value, "field.top_p", 0, 1, lang)
     if not 0 < f <= 1:
-        raise InputError(t("input.top_p", lang, value=value))
+        raise InputError(t("input.top_p", lang))
     return f
 
 
@@ -170,6 +191,8 @@ def pair_ids(choice: str | None, draft_id: str | None, target_id: str | None,
         return None, None
     if choice in HUB_PRESETS:
         return HUB_PRESETS[choice]
+    if choice != CUSTOM:
+        raise InputError(t("input.pair", lang, value=str(choice)[:40]))
     if not str(draft_id or "").strip() or not str(target_id or "").strip():
         raise InputError(t("input.custom_pair", lang))
     return hub_id(draft_id, "field.draft_id", lang), hub_id(target_id, "field.target_id", lang)
@@ -211,10 +234,22 @@ def read_trace(path: str) -> Trace:
 
 
 def error_message(e: BaseException, lang: str = DEFAULT_LANG) -> str:
-    """An exception as one short line for the page (a trace error in the page's language)."""
-    text = e.text(lang) if isinstance(e, TraceFormatError) else str(e)
-    text = text.strip() or type(e).__name__
-    return text[:500]
+    """An exception as one short sentence in the page's language, never Python's own words.
+
+    Our errors carry their sentence (an input's, a trace file's, a keyed loading error's); anything else is logged
+    with its traceback for whoever runs the server, and the page gets a general sentence."""
+    if isinstance(e, (InputError, TraceFormatError)):
+        text = str(e) if isinstance(e, InputError) else e.text(lang)
+    elif isinstance(e, ModelLoadError):   # its sentences start in lower case, for the command line's "error: ..."
+        text = e.text(lang) or t("error.model_load", lang)
+        text = text[:1].upper() + text[1:]
+    elif isinstance(e, OSError):
+        log.warning("unreadable file: %r", e)
+        text = t("error.file_unreadable", lang)
+    else:
+        log.error("unexpected error shown to a page as a general sentence", exc_info=e)
+        text = t("error.unexpected", lang)
+    return (text.strip() or t("error.unexpected", lang))[:500]
 
 
 # ---------------------------------------------------------------- one table of checks
@@ -261,6 +296,8 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
             errors[name] = str(e)
     if values.get("adaptive") and values.get("drafter") == "ngram":
         errors["adaptive"] = t("input.ngram_adaptive", lang)
+    if values.get("pair") not in (None, "", PACKAGED, CUSTOM, *HUB_PRESETS):
+        errors["pair"] = t("input.pair", lang, value=str(values["pair"])[:40])
     if values.get("pair") == CUSTOM:
         for name, key in (("draft_id", "field.draft_id"), ("target_id", "field.target_id")):
             try:

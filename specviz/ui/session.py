@@ -11,11 +11,12 @@ import gc
 import tempfile
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..errors import step_text
 from ..limits import APP_CHART_INTERVAL_S, APP_TICK_S
 from ..strings import DEFAULT_LANG
 from ..trace import Trace
@@ -77,6 +78,7 @@ class Run:
     stop: threading.Event = field(default_factory=threading.Event)
     uses_models: bool = True       # runs and sweeps share the models' queue slot; replays do not
     active: bool = True
+    started: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -87,6 +89,7 @@ class _Session:
 
 
 _SESSIONS: dict[str, _Session] = {}
+_DURATIONS: deque[float] = deque(maxlen=8)   # seconds of the last runs and sweeps that used the models
 _RUNS_LOCK = threading.Lock()
 
 
@@ -127,7 +130,20 @@ def new_run(request, uses_models: bool = True) -> Run:
 
 
 def end_run(run: Run) -> None:
+    if run.active and run.uses_models:
+        with _RUNS_LOCK:
+            _DURATIONS.append(time.monotonic() - run.started)
     run.active = False
+
+
+def expected_wait(ahead: int, slots: int) -> float | None:
+    """Seconds until a submission with `ahead` others before it starts, from the recent runs' typical length (their
+    median); None before any run has ended here. With `slots` runs at once, each wave of `slots` ends together."""
+    with _RUNS_LOCK:
+        recent = sorted(_DURATIONS)
+    if not recent:
+        return None
+    return (ahead // max(slots, 1) + 1) * recent[len(recent) // 2]
 
 
 def stop_run(request) -> None:
@@ -165,8 +181,8 @@ class AppContext:
     tmpdir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="specviz-traces-"))
 
     def load(self, pair_ids: tuple[str | None, str | None], progress: Callable[[float, str], None]) -> Any:
-        """The (cached) pair; the loader reports `progress(fraction, message)`."""
-        return self.cache.get(*pair_ids, progress)
+        """The (cached) pair; the loader reports `progress(fraction, message)`, the message in the page's language."""
+        return self.cache.get(*pair_ids, lambda fraction, message: progress(fraction, step_text(message, self.lang)))
 
     def sweep(self) -> Callable:
         if self.sweep_fn is not None:

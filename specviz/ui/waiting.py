@@ -11,12 +11,23 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
+from ..errors import ModelLoadError
 from ..strings import t
+from ..viz.format import ordinal
 from . import inputs, worker
-from .session import AppContext, Run
+from .session import AppContext, Run, expected_wait
 from .worker import Failed, Progress, Result, Stopped
 
 Say = Callable[[str, str], dict]
+
+
+def queued_line(ahead: int, slots: int, lang: str) -> str:
+    """The place in the queue in words ("2nd in line, about 40 s"), the time left out until a run has ended here."""
+    place = ordinal(ahead + 1, lang)
+    wait = expected_wait(ahead, slots)
+    if wait is None:
+        return t("status.queued", lang, place=place)
+    return t("status.queued_eta", lang, place=place, seconds=f"{max(5, 5 * round(wait / 5)):.0f}")
 
 
 def seconds_since(t0: float) -> str:
@@ -65,7 +76,7 @@ def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
         return outcome.value
     if isinstance(outcome, Failed) and not isinstance(outcome.error, Stopped) and not run.stop.is_set():
         error = outcome.error
-        known = isinstance(error, inputs.InputError) or type(error).__name__ == "ModelLoadError"
+        known = isinstance(error, (inputs.InputError, ModelLoadError))
         message = inputs.error_message(error, lang) if known else \
             t("status.prepare_failed", lang, error=inputs.error_message(error, lang))
         yield say(message, "error")

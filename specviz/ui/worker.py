@@ -170,7 +170,7 @@ def call(fn: Callable[[Callable[[float, str], None]], Any], run: Run) -> "queue.
     out: queue.Queue = queue.Queue()
 
     def progress(fraction: float, message: str) -> None:
-        out.put(Progress(float(fraction), str(message)))
+        out.put(Progress(float(fraction), message if isinstance(message, str) else str(message)))   # keeps a key
         if run.stop.is_set():
             raise Stopped()
 

@@ -10,7 +10,7 @@ import math
 import re
 from html import escape
 
-from ..strings import DEFAULT_LANG, t, template
+from ..strings import DEFAULT_LANG, fill, t, template
 
 # Okabe & Ito (2008), "Color Universal Design".
 PALETTE = {
@@ -42,7 +42,7 @@ _ITALIC = re.compile(r"\*(.+?)\*")
 def rich(key: str, lang: str = DEFAULT_LANG, **values) -> str:
     """A string-table text as HTML: escaped, then **bold** and *italic* turned into tags, then values (escaped)."""
     html = _ITALIC.sub(r"<i>\1</i>", _BOLD.sub(r"<b>\1</b>", esc(template(key, lang))))
-    return html.format(**{name: esc(v) for name, v in values.items()})
+    return fill(html, **{name: esc(v) for name, v in values.items()})
 
 
 def display_number(x: float | None, digits: int = 3) -> str:
@@ -52,6 +52,17 @@ def display_number(x: float | None, digits: int = 3) -> str:
     if x != 0 and abs(x) < 10 ** -digits:
         return f"{x:.1e}"
     return f"{x:.{digits}f}"
+
+
+# A place's category follows English (11th-13th are "other"); each table says what a category writes.
+_ORDINAL_KEYS = {1: "ordinal.one", 2: "ordinal.two", 3: "ordinal.few"}
+
+
+def ordinal(n: int, lang: str = DEFAULT_LANG) -> str:
+    """`n` as a place in a line: "1st", "2nd", "3rd", "11th" in English; "1.º", "2.º" in Spanish."""
+    n = int(n)
+    key = "ordinal.other" if n % 100 in (11, 12, 13) else _ORDINAL_KEYS.get(n % 10, "ordinal.other")
+    return t(key, lang, n=n)
 
 
 def pct(x: float) -> str:

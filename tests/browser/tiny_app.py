@@ -17,6 +17,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from specviz.errors import step  # noqa: E402
 from specviz.models import ModelLoadError, ModelPair, validate_model_id  # noqa: E402
 from tests.tiny import tiny_model  # noqa: E402
 
@@ -87,10 +88,10 @@ def tiny_loader(delay: float = 0.0):
             validate_model_id(draft or "")
             validate_model_id(target or "")
             raise ModelLoadError(f"draft model {draft} was not found (this test server only has tiny models)")
-        progress(0.5, "building tiny models")
+        progress(0.5, step("load.tokenizer"))
         if "pair" not in pairs:
             pairs["pair"] = TinyPair(delay)
-        progress(1.0, "models ready")
+        progress(1.0, step("load.ready"))
         return pairs["pair"]
 
     return load

@@ -392,7 +392,7 @@ def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, progress=g
         ids = inputs.encode_prompt(pair, inputs.check_prompt(prompt, lang), False, 1, kk, lang)
         costs = forward_costs(pair.target, pair.draft, ids, ks=range(0, kk + 1), repeats=3)
     except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
-        return {"why_plot": gr.update(), "why_text": vh.status_html(t("why.failed", lang, error=inputs.error_message(e)),
+        return {"why_plot": gr.update(), "why_text": vh.status_html(t("why.failed", lang, error=inputs.error_message(e, lang)),
                                                                    "error"), "cls_costs": gr.update()}
     pr = whatif.premise({k_ + 1: s for k_, s in costs.target_k.items()}, costs.draft_1)
     device = f"{pair.device} {str(pair.dtype).replace('torch.', '')}"

@@ -82,7 +82,7 @@ def lab_settings(models, variant, temperature, n, seed, lang: str):
     except (TypeError, ValueError):
         temp = float("nan")
     if math.isnan(temp) or not 0.05 <= temp <= 2.0:
-        raise InputError(t("input.not_a_number", lang, name=t("lab.temperature", lang), lo=0.05, hi=2.0))
+        raise InputError(t("input.not_a_number", lang, name=t("lab.temperature", lang), lo=0.05, hi=2))
     n = inputs.whole_number(n, "lab.n", 100, lab.MAX_SAMPLES, lang)
     seed = inputs.whole_number(seed, "field.seed", 0, MAX_SEED, lang)
     return models, variant, inputs.sampling_config(temp, 0, 1.0, lang), n, seed
@@ -114,4 +114,4 @@ def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choi
             yield {"lab_plot": vc.lab_figure(lab.top_bins(counts, d.p), d.texts, f.n, variant, lang),
                    "lab_stats": stats + (vh.status_html(note, "warn") if note else "")}
     except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
-        yield {"lab_stats": vh.status_html(t("lab.failed", lang, error=inputs.error_message(e)), "error")}
+        yield {"lab_stats": vh.status_html(t("lab.failed", lang, error=inputs.error_message(e, lang)), "error")}

@@ -129,7 +129,7 @@ def submitted(ctx: AppContext, form: dict, request: gr.Request):
         return status(str(e), "error")
     ahead, busy = submit(request)
     if ahead or busy >= ctx.concurrency_limit:
-        return status(t("status.queued", ctx.lang, position=ahead + 1), "run")
+        return status(waiting.queued_line(ahead, ctx.concurrency_limit, ctx.lang), "run")
     return {}
 
 

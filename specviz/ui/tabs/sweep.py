@@ -61,7 +61,7 @@ def submitted(ctx: AppContext, form: dict, request: gr.Request):
         return say(str(e), "error")
     ahead, busy = submit(request)
     if ahead or busy >= ctx.concurrency_limit:
-        return say(t("status.queued", ctx.lang, position=ahead + 1), "run")
+        return say(waiting.queued_line(ahead, ctx.concurrency_limit, ctx.lang), "run")
     return {}
 
 

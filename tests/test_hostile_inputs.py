@@ -1,0 +1,355 @@
+"""Hostile input, without a browser (issue 22): every field, trace file and loading failure gets one sentence in
+the page's language; no Python words (exception text, code names, rounded echoes), no English on the Spanish page,
+no markup that could run. The browser tests (tests/browser/) check a few of these end to end."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from specviz.errors import ModelLoadError, StepMessage, step
+from specviz.limits import APP_MAX_K, MAX_SEED
+from specviz.strings import LANGUAGES, placeholders, t, table
+from specviz.ui import inputs, session, waiting
+from specviz.ui.inputs import CUSTOM, PACKAGED, InputError
+from specviz.ui.session import AppContext, PairCache, Run
+from specviz.ui.tabs import classroom, classroom_lab, trace_files
+from specviz.viz.format import ordinal
+from specviz.viz.html import status_html
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# What Python says when it speaks for itself: exception names and texts, reprs, rounded floats, snake_case names.
+PYTHON = re.compile(r"Traceback|Error\b|Exception|Expecting value|codec|\(char \d+\)|line \d+ column \d+|\bNone\b|"
+                    r"\bnan\b|\binf\b|e\+\d\d|9223372036854776000|\d\.0\b|'[^']*'|\b[a-z]+_[a-z_]+\b")
+
+
+def english_fragments() -> set[str]:
+    """The English table's own words (the parts between placeholders, 12 characters or more) that no Spanish text
+    uses: none of them may reach a Spanish page."""
+    es_all = " ".join(table("es").values())
+    found = set()
+    for key, text in table("en").items():
+        if table("es").get(key) == text:
+            continue
+        for part in re.split(r"\{[^}]*\}", text):
+            part = part.strip(" .,:;()“”\n")
+            if len(part) >= 12 and part not in es_all:
+                found.add(part)
+    return found
+
+
+ENGLISH = english_fragments()
+
+
+def assert_sentence(message: str, lang: str):
+    """One sentence for a person: no Python, and in the page's language."""
+    assert message and "\n" not in message and len(message) < 400, message
+    assert not PYTHON.search(message), (lang, message)
+    if lang == "es":
+        left = [part for part in ENGLISH if part in message]
+        assert not left, (message, left)
+
+
+def form(**over):
+    values = dict(prompt="hi", raw=False, k=4, adaptive=False, temperature=0.0, top_k=0, top_p=1.0, max_new=16,
+                  seed=0, pair=PACKAGED, draft_id="", target_id="", compare_switch=True, drafter="model",
+                  compile="auto")
+    values.update(over)
+    return values
+
+
+def sweep_form(**over):
+    values = dict(prompt="hi", raw=False, temperature=0.0, top_k=0, top_p=1.0, seed=0, pair=PACKAGED, draft_id="",
+                  target_id="", k_lo=1, k_hi=4, sweep_tokens=16)
+    values.update(over)
+    return values
+
+
+# ---------------------------------------------------------------- every numeric field
+HOSTILE_NUMBERS = [float("nan"), float("inf"), float("-inf"), 1e308, 10**30, 2**63, -1, -5.5, "abc", "", None, "1e99999",
+                   "nan", "0x10", [], True]
+RUN_NUMBERS = ("k", "max_new", "temperature", "top_k", "top_p", "seed")
+SWEEP_NUMBERS = ("k_lo", "k_hi", "sweep_tokens", "seed", "temperature", "top_p", "top_k")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS, ids=repr)
+def test_every_numeric_field_refuses_hostile_values_with_a_sentence(value, lang):
+    for name in RUN_NUMBERS:
+        with pytest.raises(InputError) as e:
+            inputs.run_settings(form(**{name: value}), lang)
+        assert_sentence(str(e.value), lang)
+        assert t(f"field.{name}", lang) in str(e.value)          # the field as the page labels it
+        assert inputs.field_errors(form(**{name: value}), lang)[name] == str(e.value)   # the same beside the box
+    for name in SWEEP_NUMBERS:
+        with pytest.raises(InputError) as e:
+            inputs.sweep_settings(sweep_form(**{name: value}), lang)
+        assert_sentence(str(e.value), lang)
+
+
+def test_nan_and_infinity_are_never_replaced():
+    """The issue saw temperature `nan` run as 0: every finite-number check refuses it instead."""
+    for value in (float("nan"), "nan", "NaN", float("inf"), "-inf", "Infinity"):
+        with pytest.raises(InputError):
+            inputs.temperature(value)
+        with pytest.raises(InputError):
+            inputs.number_between(value, "whatif.alpha_name", 0, 1)
+        with pytest.raises(InputError):
+            inputs.whole_number(value, "field.seed", 0, MAX_SEED)
+
+
+def test_minus_zero_is_zero():
+    s = inputs.run_settings(form(temperature=-0.0, seed=-0.0, top_k="-0"))
+    assert (s.sampling.temperature, s.seed, s.sampling.top_k) == (0.0, 0, 0)
+
+
+def test_seeds_are_exact_integers_or_refused():
+    assert inputs.run_settings(form(seed=MAX_SEED)).seed == MAX_SEED
+    assert inputs.run_settings(form(seed=str(MAX_SEED))).seed == MAX_SEED
+    assert inputs.run_settings(form(seed=float(MAX_SEED))).seed == MAX_SEED
+    for lang in LANGUAGES:
+        for seed in (2**63, float(2**63), str(2**63), 2**63 + 1, MAX_SEED + 1, -1, "2147483647.5"):
+            with pytest.raises(InputError) as e:
+                inputs.run_settings(form(seed=seed), lang)
+            assert_sentence(str(e.value), lang)
+            assert str(MAX_SEED) in str(e.value) and "922337" not in str(e.value)   # the limit, never a rounded echo
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_classroom_numbers_refuse_hostile_values(lang):
+    ctx = AppContext(cache=None, lang=lang)
+    for value in (float("nan"), float("inf"), -1, 2**63, "x", None):
+        with pytest.raises(InputError) as e:
+            classroom_lab.lab_settings("tiny", "real", value, 1000, 0, lang)
+        assert_sentence(str(e.value), lang)
+        with pytest.raises(InputError) as e:
+            classroom_lab.lab_settings("tiny", "real", 0.6, value, 0, lang)
+        assert_sentence(str(e.value), lang)
+        with pytest.raises(InputError) as e:
+            classroom_lab.lab_settings("tiny", "real", 0.6, 1000, value, lang)
+        assert_sentence(str(e.value), lang)
+        out = classroom.what_if(ctx, value, 5, 0.1, None, None, None)
+        assert "data-kind=\"error\"" in out["wi_text"]
+        assert_sentence(re.sub(r"<[^>]+>", "", out["wi_text"]).replace("✗", "").strip(), lang)
+
+
+# ---------------------------------------------------------------- text fields and choices
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_prompts_and_choices_get_sentences(lang):
+    cases = [dict(prompt=""), dict(prompt="   \n\t "), dict(prompt="x" * 8001), dict(prompt=None),
+             dict(drafter="evil"), dict(drafter="<script>alert(1)</script>"), dict(compile="sometimes"),
+             dict(pair="no-such-pair"), dict(pair="<img src=x onerror=alert(1)>"),
+             dict(pair=CUSTOM, draft_id="<script>alert(1)</script>", target_id="a/b"),
+             dict(pair=CUSTOM, draft_id="a/b", target_id="javascript:alert(1)"),
+             dict(pair=CUSTOM, draft_id="", target_id="")]
+    for over in cases:
+        with pytest.raises(InputError) as e:
+            inputs.run_settings(form(**over), lang)
+        message = str(e.value)
+        assert_sentence(message.replace("<script>alert(1)</script>", "").replace("<img src=x onerror=alert(1)>", ""),
+                        lang)
+        assert "<script" not in status_html(message, "error") and "<img" not in status_html(message, "error")
+    assert "pair" in inputs.field_errors(form(pair="no-such-pair"), lang)
+
+
+def test_a_script_in_the_prompt_is_text_everywhere_it_is_shown():
+    from specviz.viz import html as vh
+
+    prompt = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    assert inputs.run_settings(form(prompt=prompt)).prompt == prompt      # a prompt may say anything...
+    shown = vh.trace_summary_html(prompt, "<b>d</b>", "<i>t</i>", 3, {"temperature": 0.0}, "", lang="es")
+    assert "<script" not in shown and "<img" not in shown and "<b>d" not in shown   # ...and is shown as text
+
+
+# ---------------------------------------------------------------- trace files
+def _replay(tmp_path, name: str, data: bytes, lang: str, **ctx_over) -> list[str]:
+    path = tmp_path / name
+    path.write_bytes(data)
+    ctx = AppContext(cache=None, lang=lang, replay_delay=0, **ctx_over)
+    return [u["status"] for u in trace_files._replay(ctx, Run(uses_models=False), str(path)) if "status" in u]
+
+
+def _valid_trace() -> dict:
+    from specviz import SamplingConfig, Trace
+
+    return json.loads(Trace(prompt="p", prompt_ids=[1], draft_model="d", target_model="t", k=3, max_new_tokens=8,
+                            seed=1, sampling=SamplingConfig(1.0).to_dict(), rounds=[]).to_json())
+
+
+BAD_TRACES = {
+    "empty.json": b"",
+    "spaces.json": b"  \n ",
+    "notes.json": b"hello, this is not JSON",
+    "photo.json": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\xff\xfe",
+    "latin1.json": '{"prompt": "café"}'.encode("latin-1"),
+    "cut.json": json.dumps(_valid_trace())[:40].encode(),
+    "trailing.json": b'{"a": 1} and more',
+    "array.json": b"[1, 2, 3]",
+    "other.json": b'{"format": "something-else", "version": 1}',
+    "future.json": json.dumps({**_valid_trace(), "version": 99}).encode(),
+    "deep.json": b"[" * 5000 + b"]" * 5000,
+    "schema.json": json.dumps({**_valid_trace(), "k": "<script>alert(1)</script>"}).encode(),
+    "notes.txt": b"{}",
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("name", list(BAD_TRACES))
+def test_unusable_trace_files_get_a_sentence(tmp_path, name, lang):
+    shown = _replay(tmp_path, name, BAD_TRACES[name], lang)
+    assert len(shown) == 1 and 'data-kind="error"' in shown[0], shown
+    assert "<script" not in shown[0]
+    text = re.sub(r"<[^>]+>", "", shown[0]).replace("✗", "").strip()
+    # a trace's own field names (k, rounds, "format") may be named: they are in the file the user chose
+    assert not re.search(r"Expecting|codec|char \d|Error|Traceback|position \d+\b", text), text
+    if lang == "es":
+        assert not [part for part in ENGLISH if part in text], text
+
+
+def test_trace_file_failures_name_what_is_wrong(tmp_path):
+    said = {name: re.sub(r"<[^>]+>", "", _replay(tmp_path, name, data, "en")[0]) for name, data in BAD_TRACES.items()}
+    assert "the file is empty" in said["empty.json"] and "the file is empty" in said["spaces.json"]
+    assert "not valid JSON: it goes wrong at line 1, column 1" in said["notes.json"]
+    assert "the file is not text" in said["photo.json"] and "the file is not text" in said["latin1.json"]
+    assert "cut short" in said["cut.json"]
+    assert "not a specviz trace" in said["array.json"] and "not a specviz trace" in said["other.json"]
+    assert "unsupported trace version 99" in said["future.json"]
+    assert "nested more than" in said["deep.json"]
+
+
+def test_an_oversized_trace_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(inputs, "APP_MAX_TRACE_BYTES", 100)
+    for lang in LANGUAGES:
+        shown = _replay(tmp_path, "big.json", b" " * 1000 + json.dumps(_valid_trace()).encode(), lang)
+        assert 'data-kind="error"' in shown[0] and ("limit is 0 MB" in shown[0] or "límite" in shown[0])
+
+
+# ---------------------------------------------------------------- errors that are not the user's input
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_error_message_never_shows_exception_text(lang):
+    for error in (RuntimeError("CUDA error: device-side assert triggered"), KeyError("input_ids"),
+                  ValueError("Expecting value: line 1 column 1 (char 0)"), ZeroDivisionError("division by zero"),
+                  UnicodeDecodeError("utf-8", b"\x89", 0, 1, "invalid start byte"),
+                  OSError(2, "No such file or directory"), ModelLoadError("an English-only message")):
+        message = inputs.error_message(error, lang)
+        assert_sentence(message, lang)
+        assert str(error) not in message or lang == "en" and isinstance(error, ModelLoadError)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_keyed_load_errors_speak_the_pages_language(lang):
+    error = ModelLoadError(key="load.not_found", role=__import__("specviz.errors", fromlist=["role"]).role("draft"),
+                           repo="nobody/nothing")
+    assert str(error).startswith("draft model nobody/nothing was not found")      # the command line's English
+    message = inputs.error_message(error, lang)
+    assert "nobody/nothing" in message and message[0].isupper()
+    if lang == "es":
+        assert "borrador" in message and "not found" not in message
+
+
+def test_load_errors_pickle_with_their_key():
+    import pickle
+
+    from specviz.errors import role
+
+    error = pickle.loads(pickle.dumps(ModelLoadError(key="load.gated", role=role("target"), repo="a/b")))
+    assert error.text("es") == ModelLoadError(key="load.gated", role=role("target"), repo="a/b").text("es")
+    assert str(pickle.loads(pickle.dumps(ModelLoadError("plain")))) == "plain"
+
+
+# ---------------------------------------------------------------- loading in the page's language
+def test_every_loader_progress_message_is_keyed():
+    """models.py and packaged.py report progress with `step(key)`, never a literal English text."""
+    for name in ("models.py", "packaged.py"):
+        tree = ast.parse((ROOT / "specviz" / name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("report", "stage", "progress") \
+                    and len(node.args) >= 2:
+                assert not isinstance(node.args[1], (ast.Constant, ast.JoinedStr)), (name, ast.unparse(node))
+
+
+def test_the_loaders_progress_reaches_the_page_in_its_language():
+    def loader(draft, target, progress):
+        progress(0.1, step("load.draft_named", name="a/b"))
+        progress(0.5, "an unkeyed message")
+        return "pair"
+
+    for lang, first, second in (("en", "loading draft model a/b", "an unkeyed message"),
+                                ("es", "cargando el modelo borrador a/b", "…")):
+        seen = []
+        ctx = AppContext(cache=PairCache(loader), lang=lang)
+        assert ctx.load((None, None), lambda f, m: seen.append(m)) == "pair"
+        assert seen == [first, second]
+    message = step("load.assembling_parts", name="m", n=1)
+    assert isinstance(message, StepMessage) and str(message) == "assembling and verifying m (1 part)"
+
+
+def test_a_failed_load_is_said_in_the_pages_language():
+    from specviz.errors import role
+
+    def loader(draft, target, progress):
+        progress(0.2, step("load.checking_ids"))
+        raise ModelLoadError(key="load.not_found", role=role("target"), repo="x/y")
+
+    ctx = AppContext(cache=PairCache(loader), lang="es", tick_s=0.01)
+    lines = [u["status"] for u in waiting.load(ctx, Run(), ("a/b", "x/y"), lambda m, kind: {"status": (m, kind)})]
+    assert lines[-1][1] == "error" and lines[-1][0].startswith("El modelo objetivo x/y no se encontró")
+    assert all("model" not in m or "modelo" in m for m, _ in lines)
+
+
+# ---------------------------------------------------------------- counts and places in words
+def test_every_count_in_the_tables_agrees_with_its_noun():
+    nouns = r"(rounds?|tokens?|drafts?|samples?|positions?|characters?|parts?|rondas?|muestras?|borradores?|" \
+            r"posiciones?|caracteres?|partes?)\b"
+    bare = re.compile(r"\{(\w+)\} " + nouns + r"(?!/)")     # "{tps} tokens/s" is a rate, not a count
+    constants = {"limit"}       # bounds from specviz.limits, never 1
+    for lang in LANGUAGES:
+        for key, text in table(lang).items():
+            for name, _ in bare.findall(text):
+                assert name in constants or key.startswith("whatif."), (lang, key, text)   # whatif: decimals
+            if ":" in text and "|" in text:
+                one = t(key, lang, **{n: 50 if n in constants else 1 for n in placeholders(text)})
+                assert not re.search(r"(?<!\+ )\b1 " + nouns.replace("?", "") + r"(?!/)", one.replace("1 of 1", "")), (lang, key, one)
+
+
+def test_plural_forms_in_both_languages():
+    assert t("status.done", "en", tokens=1, rounds=1, tps="2", acceptance="50%", tau="1").startswith(
+        "Done: 1 token in 1 round,")
+    assert t("status.done", "en", tokens=2, rounds=0, tps="2", acceptance="50%", tau="1").startswith(
+        "Done: 2 tokens in 0 rounds,")
+    assert t("status.stopped_after", "es", rounds=1, tokens=3).startswith("Detenido tras 1 ronda (3 tokens)")
+    assert t("replay.stopped", "en", n=1, total=1) == "Replay stopped after 1 of 1 round."
+
+
+def test_ordinals_and_the_queue_in_words(monkeypatch):
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111)] == \
+        ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th"]
+    assert ordinal(2, "es") == "2.º"
+    monkeypatch.setattr(session, "_DURATIONS", session.deque(maxlen=8))
+    assert waiting.queued_line(1, 1, "en").startswith("2nd in line. ")           # no run has ended: no time said
+    session._DURATIONS.extend([18.0, 20.0, 90.0])
+    assert waiting.queued_line(1, 1, "en").startswith("2nd in line, about 40 s.")
+    assert waiting.queued_line(1, 1, "es").startswith("2.º en la cola, unos 40 s.")
+    assert waiting.queued_line(0, 2, "en").startswith("1st in line, about 20 s.")
+    for lang in LANGUAGES:
+        assert_sentence(waiting.queued_line(3, 1, lang), lang)
+
+
+def test_a_finished_run_counts_towards_the_estimate(monkeypatch):
+    monkeypatch.setattr(session, "_DURATIONS", session.deque(maxlen=8))
+    run = Run()
+    run.started -= 30
+    session.end_run(run)
+    session.end_run(run)                      # ending twice counts once
+    session.end_run(Run(uses_models=False))   # a replay uses no model: not a wait for anyone
+    assert list(session._DURATIONS) == [pytest.approx(30, abs=1)]
+    assert session.expected_wait(2, 1) == pytest.approx(90, abs=3)
+
+
+def test_k_bounds_named_in_messages():
+    with pytest.raises(InputError, match=f"K must be a whole number between 1 and {APP_MAX_K}."):
+        inputs.run_settings(form(k=0))
