@@ -29,7 +29,8 @@ from ..viz.format import strip_special
 from ..viz.html import plain_rounds_text
 from . import inputs, worker
 from .inputs import InputError, RunSettings
-from .session import AppContext, Run, gpu
+from .gpu_calls import gpu
+from .session import AppContext, Run
 from .tabs.generate import clean_text, draft_label
 from .worker import BaselineDone, Failed, RoundDone, SpecDone
 
