@@ -21,6 +21,7 @@ from ..viz import html as vh
 from .session import AppContext, PairCache, PairLoader, default_cache
 from .events import listen
 from .inputs import default_pair as _default_pair
+from .locale import page_language_js
 from .pays import gpu_available
 from .tabs import classroom, generate, inspector, log, sweep, timing, trace_files
 
@@ -126,7 +127,8 @@ def page(demo: gr.Blocks, ctx: AppContext, *, concurrency_limit: int, default_pr
     sweep.wire(ctx, c, concurrency_limit)
     classroom.wire(ctx, c, concurrency_limit)
     demo.load(None, js=language_redirect_js(lang))
-    listen(demo.load, classroom.on_load, ctx, c, [], classroom.LOAD_VIEWS)
+    demo.load(None, js=page_language_js(lang))   # Gradio's own words, the title and <html lang> in this language
+    classroom.wire_load(ctx, c, demo)
 
 
 def launch_app(demo: gr.Blocks, **kwargs):
