@@ -142,8 +142,8 @@ def _chance(rnd: Round, reject_chance: float | None, lang: str) -> str:
     if reject_chance is None or rnd.rejected_at is None:
         return ""
     miss = 1.0 - decision(rnd.drafted[rnd.rejected_at]).a
-    return (f'<p class="sv-cls-chance" data-reject="{esc(display_number(reject_chance))}">'
-            f'{esc(t("cls.correction_chance", lang, reject=display_number(reject_chance), miss=display_number(miss)))}</p>')
+    line = t("cls.correction_chance", lang, reject=display_number(reject_chance), miss=display_number(miss))
+    return f'<p class="sv-cls-chance" data-reject="{esc(display_number(reject_chance))}">{esc(line)}</p>'
 
 
 def stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, *, hidden: bool = False,
@@ -233,8 +233,8 @@ def mass_text_html(m: Mass, rnd: Round, title: str = "", lang: str = DEFAULT_LAN
                  reject=display_number(m.reject_chance), r=display_number(r), resid=display_number(m.reject_chance * r), p=display_number(m.p[j]))
         parts.append(f"<p>{esc(line)}</p>")
     parts.append(f'<p class="sv-muted">{esc(t("cls.mass_exact" if m.exact_r else "cls.mass_approx", lang))}</p>')
-    return (f'<div class="sv-cls-mass-text" data-round="{rnd.index + 1}" data-reject="{esc(display_number(m.reject_chance))}">'
-            f'{"".join(parts)}</div>')
+    return (f'<div class="sv-cls-mass-text" data-round="{rnd.index + 1}" '
+            f'data-reject="{esc(display_number(m.reject_chance))}">{"".join(parts)}</div>')
 
 
 # ---------------------------------------------------------------- the losslessness lab

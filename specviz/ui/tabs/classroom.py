@@ -53,12 +53,13 @@ if (!window.__svClassroomKeys) {
   });
 }
 """
-# A link with ?lesson= opens the lesson in view: once on_load has selected the tab, the step view is scrolled to
-# the top of the window, below the status (which sticks there).
+# A link with ?lesson= opens the lesson in view: once on_load has selected the tab, the step view (or, when the
+# lesson or its step was refused, the sentence saying why) is scrolled to the top, below the sticky status.
 SCROLL_TO_LESSON_JS = """() => {
   if (!new URLSearchParams(window.location.search).get('lesson')) return;
   const go = (tries) => {
-    const el = document.getElementById('sv-cls-step');
+    const refused = document.querySelector('#sv-cls-info [data-kind=error], #sv-cls-info [data-kind=warn]');
+    const el = document.getElementById(refused ? 'sv-cls-info' : 'sv-cls-step');
     if (!el || el.offsetParent === null) { if (tries > 0) setTimeout(() => go(tries - 1), 100); return; }
     const status = document.getElementById('sv-status');
     const below = status && getComputedStyle(status).position === 'sticky' ? status.offsetHeight + 12 : 8;

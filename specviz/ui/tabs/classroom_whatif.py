@@ -54,7 +54,8 @@ def whatif_wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
     listen(c["wi_preset"].click, preset, ctx, c, wi_inputs[3:], ["wi_alpha", "wi_k", "wi_c", "wi_plot", "wi_text"],
            queue=False)
     listen(c["why_btn"].click, why_fast, ctx, c, ["why_k", "prompt", "pair", "draft_id", "target_id"],
-           ["why_plot", "why_text", "cls_costs"], gpu=True, concurrency_limit=concurrency_limit, concurrency_id="decode")
+           ["why_plot", "why_text", "cls_costs"], gpu=True, concurrency_limit=concurrency_limit,
+           concurrency_id="decode")
     listen(c["why_stop"].click, why_stop, ctx, c, (), (), queue=False, show_progress="hidden")
 
 
