@@ -174,6 +174,6 @@ def test_the_worked_example_names_the_text_it_quotes():
 def test_gradio_words_are_translated_from_the_table_and_english_needs_none():
     es = locale.words("es")
     assert es["Copy"] == "Copiar" and es["More tabs"] == t("gradio.more_tabs", "es") and len(es) >= 15
-    assert locale.words("en") == {}
+    assert locale.words("en") == {} and locale.page_language_js("en") is None
     js = locale.page_language_js("es")
     assert t("app.title", "es") in js and "changeLocale" in js and '"lang": "es"' in js

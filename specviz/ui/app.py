@@ -127,7 +127,8 @@ def page(demo: gr.Blocks, ctx: AppContext, *, concurrency_limit: int, default_pr
     sweep.wire(ctx, c, concurrency_limit)
     classroom.wire(ctx, c, concurrency_limit)
     demo.load(None, js=language_redirect_js(lang))
-    demo.load(None, js=page_language_js(lang))   # Gradio's own words, the title and <html lang> in this language
+    if page_language_js(lang):   # Gradio's own words, the title and <html lang> in this language
+        demo.load(None, js=page_language_js(lang))
     classroom.wire_load(ctx, c, demo)
 
 

@@ -33,8 +33,12 @@ def words(lang: str) -> dict[str, str]:
     return {t(key): t(key, lang) for key in UNTRANSLATED_KEYS if t(key) != t(key, lang)}
 
 
-def page_language_js(lang: str) -> str:
-    """The `demo.load` js that puts the page's own language on Gradio's and Plotly's words, the title and `lang`."""
+def page_language_js(lang: str) -> str | None:
+    """The `demo.load` js that puts the page's own language on Gradio's and Plotly's words, the title and `lang`;
+    None for English, which is Gradio's own language and the page's default title (measured: the same script
+    on the English page slowed the browser tests' watch of a streaming run)."""
+    if lang == DEFAULT_LANG:
+        return None
     data = json.dumps({"lang": lang, "title": t("app.title", lang), "words": words(lang), "attrs": list(ATTRIBUTES)},
                       ensure_ascii=False)
     return ("() => { const cfg = " + data + "; "
@@ -54,6 +58,10 @@ def page_language_js(lang: str) -> str:
             "const v = el.getAttribute(a); if (v && Object.prototype.hasOwnProperty.call(cfg.words, v)) "
             "el.setAttribute(a, cfg.words[v]); } }; "
             "fix(); "
-            "new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(fix); } })"
-            ".observe(document.documentElement, {subtree: true, childList: true, characterData: false, "
-            "attributes: true, attributeFilter: cfg.attrs.concat(['lang'])}); }")
+            # Only new elements can bring English words; the streaming views (live text, log, stage) never do, so
+            # their mutations are skipped, and a burst of changes costs one pass, at most four times a second.
+            "const busy = '#sv-live, #sv-log, #sv-cls-stage, #sv-inspect-text, #sv-metrics'; "
+            "new MutationObserver((records) => { if (queued) return; "
+            "for (const r of records) { const el = r.target.nodeType === 1 ? r.target : r.target.parentElement; "
+            "if (el && el.closest && el.closest(busy)) continue; queued = true; setTimeout(fix, 250); return; } })"
+            ".observe(document.documentElement, {subtree: true, childList: true}); }")
