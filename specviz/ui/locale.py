@@ -59,9 +59,16 @@ def page_language_js(lang: str) -> str | None:
             "el.setAttribute(a, cfg.words[v]); } }; "
             "fix(); "
             # Only new elements can bring English words; the streaming views (live text, log, stage) never do, so
-            # their mutations are skipped, and a burst of changes costs one pass, at most four times a second.
+            # their mutations are skipped, and a burst of changes costs one pass, at most ten times a second.
             "const busy = '#sv-live, #sv-log, #sv-cls-stage, #sv-inspect-text, #sv-metrics'; "
+            # An attribute change counts only when it writes one of the English words back (Plotly does, on
+            # redraw), so the page's own translations never wake it again.
+            "const own = Object.prototype.hasOwnProperty; "
             "new MutationObserver((records) => { if (queued) return; "
-            "for (const r of records) { const el = r.target.nodeType === 1 ? r.target : r.target.parentElement; "
-            "if (el && el.closest && el.closest(busy)) continue; queued = true; setTimeout(fix, 250); return; } })"
-            ".observe(document.documentElement, {subtree: true, childList: true}); }")
+            "for (const r of records) { if (r.type === 'attributes') { "
+            "if (!own.call(cfg.words, r.target.getAttribute(r.attributeName) || '')) continue; } else { "
+            "const el = r.target.nodeType === 1 ? r.target : r.target.parentElement; "
+            "if (el && el.closest && el.closest(busy)) continue; } "
+            "queued = true; setTimeout(fix, 100); return; } })"
+            ".observe(document.documentElement, {subtree: true, childList: true, attributes: true, "
+            "attributeFilter: cfg.attrs}); }")

@@ -110,7 +110,9 @@ def test_gradio_and_plotly_words_title_and_lang_follow_the_spanish_page(laptop, 
         if key == "tab.classroom":
             laptop.locator("#sv-cls-whatif .label-wrap").click()
             laptop.wait_for_selector("#sv-wi-plot .modebar-btn", state="attached", timeout=10_000)
-        laptop.wait_for_timeout(300)   # one animation frame for the page's translation to catch up
+        # The page translates new elements a moment after they appear: wait (bounded) until none is left English.
+        laptop.wait_for_function("(english) => !(" + COLLECT_WORDS + ")().some(w => english.includes(w))",
+                                 arg=sorted(english), timeout=5_000)
         seen |= set(laptop.evaluate(COLLECT_WORDS))
     left = sorted(english & seen)
     assert not left, left
