@@ -5,7 +5,8 @@ plus a title and a description in every language, listed in index.json. Runs
 are short (≤ 40 tokens) so the whole set takes a few minutes on a 2-core CPU.
 Where a lesson promises something (a rejection early, an all-accepted round),
 the script tries a few seeds or prompts and keeps the first run that shows it,
-and `start` points the step mode at that round.
+and `start` points the step mode at that round (`step`, where given, at one decision of it: the rejection
+a lesson is named after).
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import json
 import sys
 
 from specviz.classroom.lessons import LESSONS_DIR   # the lessons themselves stay in assets/lessons/
+from specviz.classroom.state import StepState
+from specviz.classroom.steps import stops
 from specviz.models import load_pair
 from specviz.sampling import SamplingConfig
 from specviz.speculative import speculative_generate
@@ -25,6 +28,13 @@ def first_rejection(trace: Trace) -> int | None:
 
 def first_bonus(trace: Trace) -> int | None:
     return next((r.index for r in trace.rounds if r.bonus is not None and r.k > 1), None)
+
+
+def at_rejection(trace: Trace, start: int) -> int:
+    """The decision number (1-based, as a link's ?step=N) of the failed test in round `start` (0-based)."""
+    rnd = trace.rounds[start]
+    stop = next(i for i, s in enumerate(stops(rnd)) if s.kind == "test" and s.pos == rnd.rejected_at)
+    return StepState(round=start, stop=stop).step_number(trace.rounds)
 
 
 # name, prompt, K, temperature, max tokens, seeds or prompts to try, the round to start at (None: round 1)
@@ -43,7 +53,7 @@ LESSONS = [
                       "es": "Muestreo: cada prueba es una moneda u < a = min(1, p/q). Observa cómo a se aleja "
                             "de 0 y de 1."}),
     dict(name="early-rejection", prompt="Write a haiku about the sea.", k=4, temperature=1.0, tokens=24,
-         start=first_rejection, seeds=range(8),
+         start=first_rejection, step=at_rejection, seeds=range(8),
          title={"en": "A rejection and its correction", "es": "Un rechazo y su corrección"},
          description={"en": "Starts at the first rejected draft: p < q, the test fails, and the correction is "
                             "drawn from the residual max(0, p − q).",
@@ -91,8 +101,10 @@ def main() -> None:
         else:
             raise SystemExit(f"{spec['name']}: no run showed what the lesson promises; try more seeds")
         (LESSONS_DIR / f"{spec['name']}.json").write_text(trace.to_json(indent=1), encoding="utf-8")
-        index.append({"name": spec["name"], "file": f"{spec['name']}.json", "start": start + 1,
-                      "title": spec["title"], "description": spec["description"]})
+        entry = {"name": spec["name"], "file": f"{spec['name']}.json", "start": start + 1}
+        if spec.get("step"):
+            entry["step"] = spec["step"](trace, start)
+        index.append({**entry, "title": spec["title"], "description": spec["description"]})
         print(f"{spec['name']}: seed {seed}, {len(trace.rounds)} rounds, start at round {start + 1}", file=sys.stderr)
     (LESSONS_DIR / "index.json").write_text(json.dumps({"lessons": index}, indent=1, ensure_ascii=False) + "\n",
                                      encoding="utf-8")

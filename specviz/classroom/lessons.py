@@ -16,6 +16,7 @@ from pathlib import Path
 from ..limits import APP_MAX_TRACE_BYTES, ASSETS
 from ..strings import DEFAULT_LANG
 from ..trace import Trace, TraceFormatError
+from .state import StepState
 
 LESSONS_DIR = ASSETS / "lessons"
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -37,6 +38,14 @@ class Lesson:
     start: int               # the round (1-based) the step mode opens at
     title: dict
     description: dict
+    step: int | None = None  # the decision (1-based, counted from the trace's start) it opens at, when not a round's
+                             # first: e.g. the rejection a lesson is named after; a link's ?step=N overrides it
+
+    def opening(self, rounds) -> StepState:
+        """Where the step mode opens: the lesson's own step, else the first decision of its start round."""
+        if self.step is not None:
+            return StepState.at_step(rounds, self.step)
+        return StepState.opened(min(self.start, len(rounds)) - 1)
 
     def text(self, field: str, lang: str = DEFAULT_LANG) -> str:
         """The title or description in `lang`, English where the lesson lacks it."""
@@ -63,7 +72,9 @@ def index(folder: Path = LESSONS_DIR) -> list[Lesson]:
             name, file = str(e["name"]), str(e["file"])
             if not NAME.match(name) or not isinstance(e["title"], dict) or not isinstance(e["description"], dict):
                 raise ValueError(name)
-            out.append(Lesson(name, file, max(1, int(e.get("start", 1))), dict(e["title"]), dict(e["description"])))
+            step = max(1, int(e["step"])) if e.get("step") is not None else None
+            out.append(Lesson(name, file, max(1, int(e.get("start", 1))), dict(e["title"]), dict(e["description"]),
+                              step))
         return out
     except (ValueError, KeyError, TypeError) as e:
         raise LessonError("cls.lesson_index_bad", error=str(e)[:200]) from None

@@ -51,6 +51,23 @@ class StepState:
     def opened(cls, start_round: int = 0) -> StepState:
         return cls(round=max(0, start_round))
 
+    @classmethod
+    def at_step(cls, rounds: Sequence[Round], step: int) -> StepState:
+        """Decision number `step` (1-based) counted through the recorded rounds, as Next would reach it from the
+        first; a step past the end is the last one. What a link's `?step=N` names."""
+        left = max(1, int(step)) - 1
+        for r, rnd in enumerate(rounds):
+            n = len(stops(rnd))
+            if left < n:
+                return cls(round=r, stop=left)
+            left -= n
+        return cls(round=len(rounds) - 1, stop=len(stops(rounds[-1])) - 1) if rounds else cls()
+
+    def step_number(self, rounds: Sequence[Round]) -> int:
+        """The 1-based decision number of the recorded position (the inverse of `at_step`)."""
+        r = max(0, min(self.round, len(rounds) - 1))
+        return sum(len(stops(rnd)) for rnd in rounds[:r]) + self.stop + 1
+
     def view(self, rounds: Sequence[Round], seed: int, predict: bool = False) -> StepView:
         recorded = rounds[max(0, min(self.round, len(rounds) - 1))]
         shown = redraw(recorded, seed, self.draw)

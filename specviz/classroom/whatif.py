@@ -7,6 +7,7 @@ E[tokens] / (K·c + verify_cost). No Gradio, no torch.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 from .. import theory
@@ -15,6 +16,9 @@ from ..trace import Round, metrics
 K_MAX = 16
 C_MAX = 2.0
 PREMISE_RATIO = 1.5    # a verify forward over K+1 positions costing more than this × one position: premise fails
+# More positions cannot cost much less than one: a repetition below this ratio measured noise, not the model.
+IMPLAUSIBLE_RATIO = 0.8
+MIN_REPEATS = 3        # fewer repetitions than this show no spread worth a verdict
 
 
 @dataclass(frozen=True)
@@ -92,3 +96,50 @@ def premise(target_by_positions: dict[int, float], draft_1: float) -> Premise:
     secs = [target_by_positions[n] for n in pos]
     ratio = secs[-1] / secs[0] if secs and secs[0] > 0 else float("nan")
     return Premise(pos, secs, draft_1, ratio, bool(ratio <= PREMISE_RATIO))
+
+
+@dataclass(frozen=True)
+class PremiseSpread:
+    """The premise measured several times: the median per position, and how far the repetitions' ratios spread.
+
+    `verdict` is "holds", "fails" or "noisy": noisy whenever the spread could
+    put the ratio on either side of PREMISE_RATIO, or a repetition measured more
+    positions as clearly cheaper than one (only noise does that), so the page
+    never shows a tick (or a cross) for what the timer's noise decided.
+    """
+
+    positions: list[int]
+    target: list[float]      # median seconds over the repetitions, per number of positions
+    draft_1: float           # median seconds of one draft forward
+    ratios: list[float]      # each repetition's target over K+1 positions / over 1
+    ratio: float             # their median
+    lo: float
+    hi: float
+    verdict: str
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict == "holds"
+
+
+def premise_verdict(ratios: list[float], bound: float = PREMISE_RATIO) -> str:
+    """"holds" when every repetition is at most `bound`, "fails" when every one is above it, else "noisy"."""
+    finite = [r for r in ratios if math.isfinite(r) and r > 0]
+    if len(finite) < MIN_REPEATS or len(finite) < len(ratios):
+        return "noisy"
+    lo, hi = min(finite), max(finite)
+    if lo < IMPLAUSIBLE_RATIO or lo <= bound < hi:
+        return "noisy"
+    return "holds" if hi <= bound else "fails"
+
+
+def premise_spread(repeats: list[Premise]) -> PremiseSpread | None:
+    """The repetitions (each a `premise(...)` over the same positions) summed up; None before the first one."""
+    if not repeats:
+        return None
+    positions = repeats[0].positions
+    target = [statistics.median(r.target[i] for r in repeats) for i in range(len(positions))]
+    ratios = [r.ratio for r in repeats]
+    finite = [r for r in ratios if math.isfinite(r)] or [float("nan")]
+    return PremiseSpread(positions, target, statistics.median(r.draft_1 for r in repeats), ratios,
+                         statistics.median(finite), min(finite), max(finite), premise_verdict(ratios))

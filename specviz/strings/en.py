@@ -444,8 +444,8 @@ STRINGS: dict[str, str] = {
                                   "(estimated from the run's own draft and verify times)."),
     "whatif.no_run": "No run or lesson open: only the theory is shown.",
     "whatif.worked": ("Worked example: α = {alpha}, K = {k}, c ≈ 8/70 = {c} gives {tokens} tokens per round and "
-                      "a speedup of {speedup}× by this formula; the text claims about {claimed}×, which would "
-                      "need c ≈ {c_claim}."),
+                      "a speedup of {speedup}× by this formula; the project brief this app was built from claims about "
+                      "{claimed}× for it, which would need c ≈ {c_claim}."),
     "why.intro": ("**Why it is fast, measured.** Speculative decoding assumes one target forward over K+1 "
                   "positions costs about as much as over one (memory-bound). Time it on this machine."),
     "why.k": "K (positions 1…K+1)",
@@ -622,4 +622,39 @@ STRINGS: dict[str, str] = {
     "ordinal.few": "{n}rd",
     "ordinal.other": "{n}th",
     "input.pair": "Unknown model pair “{value}”: choose one from the list.",
+
+    # --- classroom (issue 22): deep links, "why it is fast" with its spread, Gradio's own words, presenter mode
+    "cls.step_name": "Step",
+    "cls.correction_chance": ("Before u was drawn, a test at this position fails with chance 1 − Σ min(p, q) ≈ "
+                              "{reject}, over every token the draft could have proposed; this draft's own test "
+                              "failed with chance 1 − a = {miss}."),
+    "why.stop": "Stop timing",
+    "why.noisy": ("Too noisy to tell on {device}: {n} positions cost from {lo}× to {hi}× one position over {reps} "
+                  "repetitions. A spread that reaches both sides of {bound}×, or below {floor}× (more positions "
+                  "cannot cost less than one), is the timer's noise, not the model's: run it again on an idle "
+                  "machine."),
+    "why.spread": "Median of {reps} repetitions; from {lo}× to {hi}×.",
+    "why.progress": ("Timing repetition {done} of {total}: so far {n} positions cost {ratio}× one position "
+                     "(from {lo}× to {hi}×)…"),
+    "why.stopped": "Stopped after {done} of {total} repetitions.",
+    "why.budget": "Ended after {done} of {total} repetitions: the time limit was reached.",
+    "gradio.copy": "Copy",
+    "gradio.more_tabs": "More tabs",
+    "gradio.footer_nav": "Gradio footer navigation",
+    "gradio.upload_drop": "Click to upload or drop files",
+    "gradio.file_upload": "File upload",
+    "gradio.reset_default": "Reset to default value",
+    "gradio.settings": "Settings",
+    "plotly.autoscale": "Autoscale",
+    "plotly.box_select": "Box Select",
+    "plotly.lasso_select": "Lasso Select",
+    "plotly.pan": "Pan",
+    "plotly.reset_axes": "Reset axes",
+    "plotly.zoom": "Zoom",
+    "plotly.zoom_in": "Zoom in",
+    "plotly.zoom_out": "Zoom out",
+    "plotly.download": "Download plot as a PNG",
+    "plotly.spikes": "Toggle Spike Lines",
+    "plotly.closest": "Show closest data on hover",
+    "plotly.compare": "Compare data on hover",
 }

@@ -198,8 +198,8 @@ STRINGS: dict[str, str] = {
     "ui.download": "Descargar traza (JSON)",
     "ui.upload": "Reproducir una traza (.json)",
     "ui.replay": "Reproducir de nuevo",
-    "tab.log": "Registro de rondas",
-    "tab.inspector": "Inspector de rondas",
+    "tab.log": "Rondas",
+    "tab.inspector": "Inspector",
     "tab.charts": "Aceptación y tiempos",
     "tab.sweep": "Rendimiento según K",
     "tab.trace": "Archivos de traza",
@@ -430,8 +430,8 @@ STRINGS: dict[str, str] = {
                                   "(estimado con los propios tiempos de borrador y verificación de la ejecución)."),
     "whatif.no_run": "No hay ejecución ni lección abierta: solo se muestra la teoría.",
     "whatif.worked": ("Ejemplo resuelto: α = {alpha}, K = {k}, c ≈ 8/70 = {c} da {tokens} tokens por ronda y una "
-                      "aceleración de {speedup}× según esta fórmula; el texto afirma unas {claimed}×, lo que "
-                      "necesitaría c ≈ {c_claim}."),
+                      "aceleración de {speedup}× según esta fórmula; el enunciado del proyecto del que nació esta "
+                      "aplicación afirma unas {claimed}× para él, lo que necesitaría c ≈ {c_claim}."),
     "why.intro": ("**Por qué es rápido, medido.** La decodificación especulativa supone que una pasada del "
                   "objetivo sobre K+1 posiciones cuesta casi lo mismo que sobre una (límite de memoria). "
                   "Cronométralo en esta máquina."),
@@ -649,4 +649,39 @@ STRINGS: dict[str, str] = {
     "ordinal.few": "{n}.º",
     "ordinal.other": "{n}.º",
     "input.pair": "Par de modelos desconocido «{value}»: elige uno de la lista.",
+
+    # --- classroom (issue 22): deep links, "why it is fast" with its spread, Gradio's own words, presenter mode
+    "cls.step_name": "Paso",
+    "cls.correction_chance": ("Antes de extraer u, una prueba en esta posición falla con probabilidad "
+                              "1 − Σ min(p, q) ≈ {reject}, sobre todos los tokens que el borrador podía proponer; "
+                              "la prueba de este borrador fallaba con probabilidad 1 − a = {miss}."),
+    "why.stop": "Detener la medición",
+    "why.noisy": ("Demasiado ruido para saberlo en {device}: {n} posiciones cuestan de {lo}× a {hi}× una posición "
+                  "en {reps} repeticiones. Una dispersión que llega a ambos lados de {bound}×, o por debajo de "
+                  "{floor}× (más posiciones no pueden costar menos que una), es ruido del reloj, no del modelo: "
+                  "repítelo con la máquina desocupada."),
+    "why.spread": "Mediana de {reps} repeticiones; de {lo}× a {hi}×.",
+    "why.progress": ("Midiendo la repetición {done} de {total}: por ahora {n} posiciones cuestan {ratio}× una "
+                     "posición (de {lo}× a {hi}×)…"),
+    "why.stopped": "Detenido tras {done} de {total} repeticiones.",
+    "why.budget": "Terminado tras {done} de {total} repeticiones: se alcanzó el límite de tiempo.",
+    "gradio.copy": "Copiar",
+    "gradio.more_tabs": "Más pestañas",
+    "gradio.footer_nav": "Navegación del pie de página de Gradio",
+    "gradio.upload_drop": "Haz clic para subir o suelta aquí los archivos",
+    "gradio.file_upload": "Subida de archivos",
+    "gradio.reset_default": "Volver al valor predeterminado",
+    "gradio.settings": "Configuración",
+    "plotly.autoscale": "Escala automática",
+    "plotly.box_select": "Seleccionar con un rectángulo",
+    "plotly.lasso_select": "Seleccionar con lazo",
+    "plotly.pan": "Desplazar",
+    "plotly.reset_axes": "Restablecer los ejes",
+    "plotly.zoom": "Ampliar una zona",
+    "plotly.zoom_in": "Acercar",
+    "plotly.zoom_out": "Alejar",
+    "plotly.download": "Descargar el gráfico como PNG",
+    "plotly.spikes": "Mostrar u ocultar las líneas guía",
+    "plotly.closest": "Mostrar el dato más cercano al pasar el ratón",
+    "plotly.compare": "Comparar los datos al pasar el ratón",
 }

@@ -22,6 +22,7 @@ from . import api
 from .session import AppContext, PairCache, PairLoader, default_cache
 from .events import listen
 from .inputs import default_pair as _default_pair
+from .locale import page_language_js
 from .pays import gpu_available
 from .tabs import classroom, generate, inspector, log, sweep, timing, trace_files
 
@@ -128,7 +129,9 @@ def page(demo: gr.Blocks, ctx: AppContext, *, concurrency_limit: int, default_pr
     sweep.wire(ctx, c, concurrency_limit)
     classroom.wire(ctx, c, concurrency_limit)
     demo.load(None, js=language_redirect_js(lang))
-    listen(demo.load, classroom.on_load, ctx, c, [], classroom.LOAD_VIEWS)
+    if page_language_js(lang):   # Gradio's own words, the title and <html lang> in this language
+        demo.load(None, js=page_language_js(lang))
+    classroom.wire_load(ctx, c, demo)
 
 
 def launch_app(demo: gr.Blocks, **kwargs):

@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots
 from ..classroom.steps import Decision, Mass, Stop, decision, stops
 from ..strings import DEFAULT_LANG, t
 from ..trace import Round
+from .classroom_whatif import premise_figure, premise_html, whatif_figure, whatif_html  # noqa: F401 (re-exported)
 from .format import MARKERS, PALETTE, esc, display_number, rich, token_display
 
 GLYPHS = {**MARKERS, "pending": "?"}
@@ -112,7 +113,7 @@ def ubar_html(test: Decision, lang: str = DEFAULT_LANG, hidden: bool = False) ->
             f'<span style="left:{a:.1f}%">a = {esc(display_number(test.a))}</span><span class="sv-ubar-one">1</span></div></div>')
 
 
-def _body(rnd: Round, stop: Stop, greedy: bool, hidden: bool, lang: str) -> str:
+def _body(rnd: Round, stop: Stop, greedy: bool, hidden: bool, lang: str, reject_chance: float | None = None) -> str:
     """The explanation of one stop: words, and at a test the formula and the u-bar."""
     k = rnd.k
     if stop.kind == "draft":
@@ -129,14 +130,27 @@ def _body(rnd: Round, stop: Stop, greedy: bool, hidden: bool, lang: str) -> str:
     if stop.kind == "correction":
         c = rnd.correction
         return (f'<p>{rich("cls.correction_text", lang, pos=(rnd.rejected_at or 0) + 1, token=quote(c.text), r=display_number(c.prob))}'
-                f'</p><p class="sv-muted">{esc(t("cls.correction_greedy" if greedy else "cls.see_mass", lang))}</p>')
+                f'</p>{_chance(rnd, reject_chance, lang)}'
+                f'<p class="sv-muted">{esc(t("cls.correction_greedy" if greedy else "cls.see_mass", lang))}</p>')
     b = rnd.bonus
     return f'<p>{rich("cls.bonus_text", lang, k=k, pos=k + 1, token=quote(b.text), p=display_number(b.prob))}</p>'
 
 
+def _chance(rnd: Round, reject_chance: float | None, lang: str) -> str:
+    """The rejection chance the mass picture shows (its `Mass.reject_chance`, passed in: one source for both), beside
+    this draft's own 1 − a, so the two numbers are never mistaken for each other."""
+    if reject_chance is None or rnd.rejected_at is None:
+        return ""
+    miss = 1.0 - decision(rnd.drafted[rnd.rejected_at]).a
+    line = t("cls.correction_chance", lang, reject=display_number(reject_chance), miss=display_number(miss))
+    return f'<p class="sv-cls-chance" data-reject="{esc(display_number(reject_chance))}">{esc(line)}</p>'
+
+
 def stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, *, hidden: bool = False,
-               show_summary: bool = True, note: str = "", lang: str = DEFAULT_LANG) -> str:
-    """The whole stage of one stop: where we are, the tokens so far, the explanation, the round's summary."""
+               show_summary: bool = True, note: str = "", lang: str = DEFAULT_LANG,
+               reject_chance: float | None = None) -> str:
+    """The whole stage of one stop: where we are, the tokens so far, the explanation, the round's summary.
+    `reject_chance`: the mass picture's rejection chance, said at a correction (None: not said)."""
     all_stops = stops(rnd)
     stop = all_stops[max(0, min(stop_index, len(all_stops) - 1))]
     head = t("cls.where", lang, round=rnd.index + 1, rounds=n_rounds, stop=stop_index + 1, stops=len(all_stops),
@@ -146,7 +160,7 @@ def stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, *, hidd
     return (f'<div class="sv-cls-stage-box" data-round="{rnd.index + 1}" data-stop="{stop_index + 1}" '
             f'data-kind="{esc(stop.kind)}" data-pos="{"" if stop.pos is None else stop.pos + 1}">'
             f'<div class="sv-cls-where">{esc(head)}</div>{strip_html(rnd, stop, lang, not hidden)}'
-            f'<div class="sv-cls-body">{_body(rnd, stop, greedy, hidden, lang)}</div>{extra}'
+            f'<div class="sv-cls-body">{_body(rnd, stop, greedy, hidden, lang, reject_chance)}</div>{extra}'
             f'<p class="sv-cls-summary" role="status" aria-live="polite">{esc(summ)}</p></div>')
 
 
@@ -219,7 +233,8 @@ def mass_text_html(m: Mass, rnd: Round, title: str = "", lang: str = DEFAULT_LAN
                  reject=display_number(m.reject_chance), r=display_number(r), resid=display_number(m.reject_chance * r), p=display_number(m.p[j]))
         parts.append(f"<p>{esc(line)}</p>")
     parts.append(f'<p class="sv-muted">{esc(t("cls.mass_exact" if m.exact_r else "cls.mass_approx", lang))}</p>')
-    return f'<div class="sv-cls-mass-text" data-round="{rnd.index + 1}">{"".join(parts)}</div>'
+    return (f'<div class="sv-cls-mass-text" data-round="{rnd.index + 1}" '
+            f'data-reject="{esc(display_number(m.reject_chance))}">{"".join(parts)}</div>')
 
 
 # ---------------------------------------------------------------- the losslessness lab
@@ -265,69 +280,8 @@ def lab_stats_html(fit, total: int, variant: str, done: bool, lang: str = DEFAUL
             f'</div></div>')
 
 
-# ---------------------------------------------------------------- the what-if calculator
-def whatif_figure(curves, k: int, measured=None, lang: str = DEFAULT_LANG) -> go.Figure:
-    """Expected tokens per round and speedup against K, the chosen K, the best K, and the run's own point."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
-                        subplot_titles=(_safe(t("whatif.tokens", lang)), _safe(t("whatif.speedup", lang))))
-    fig.add_scatter(x=curves.ks, y=curves.tokens, mode="lines+markers", name=_safe(t("whatif.tokens", lang)),
-                    line=dict(color=PALETTE["accepted"]), row=1, col=1)
-    fig.add_scatter(x=curves.ks, y=curves.speedup, mode="lines+markers", name=_safe(t("whatif.speedup", lang)),
-                    line=dict(color=PALETTE["bonus"]), row=2, col=1)
-    b = curves.best_k - 1
-    fig.add_scatter(x=[curves.best_k], y=[curves.speedup[b]], mode="markers+text", text=[_safe(t("whatif.best", lang, k=curves.best_k))],
-                    textposition="top center", marker=dict(symbol="star", size=16, color=PALETTE["bonus"]),
-                    name=_safe(t("whatif.best", lang, k=curves.best_k)), row=2, col=1)
-    fig.add_vline(x=k, line_dash="dot", line_color="#57606a")
-    if measured is not None:
-        fig.add_scatter(x=[measured.k], y=[measured.tau], mode="markers", name=_safe(t("whatif.measured", lang)),
-                        marker=dict(symbol="diamond", size=13, color=PALETTE["correction"]), row=1, col=1)
-    fig.add_hline(y=1.0, line_dash="dash", line_color="#8c959f", row=2, col=1)
-    fig.update_layout(template="plotly_white", height=520, margin=dict(l=50, r=15, t=60, b=45), font=dict(size=13),
-                      legend=dict(orientation="h", yanchor="top", y=-0.1, x=0), showlegend=True)
-    fig.update_xaxes(title=_safe(t("whatif.k_axis", lang)), row=2, col=1)
-    return fig
-
-
-def whatif_html(alpha: float, k: int, c: float, curves, measured, worked, lang: str = DEFAULT_LANG) -> str:
-    rows = [t("whatif.now", lang, alpha=display_number(alpha, 2), k=k, c=display_number(c, 3), tokens=display_number(curves.tokens[k - 1], 2),
-              speedup=display_number(curves.speedup[k - 1], 2), best=curves.best_k)]
-    if measured is not None:
-        rows.append(t("whatif.measured_line" if measured.c_timed else "whatif.measured_estimated", lang,
-                      alpha=display_number(measured.alpha, 2), k=measured.k, tau=display_number(measured.tau, 2), c=display_number(measured.c, 3)))
-    else:
-        rows.append(t("whatif.no_run", lang))
-    rows.append(t("whatif.worked", lang, alpha=display_number(worked.alpha, 2), k=worked.k, c=display_number(worked.c, 3),
-                  tokens=display_number(worked.tokens, 2), speedup=display_number(worked.speedup, 2), claimed=display_number(worked.claimed, 1),
-                  c_claim=display_number(worked.c_for_claim, 3)))
-    return '<div class="sv-cls-panel">' + "".join(f"<p>{esc(r)}</p>" for r in rows) + "</div>"
-
-
-def premise_figure(pr, lang: str = DEFAULT_LANG) -> go.Figure:
-    fig = go.Figure()
-    if pr is not None:
-        fig.add_scatter(x=pr.positions, y=[1000 * s for s in pr.target], mode="lines+markers",
-                        name=_safe(t("why.target_series", lang)), line=dict(color=PALETTE["p"]))
-        fig.add_hline(y=1000 * pr.draft_1, line_dash="dash", line_color=PALETTE["q"],
-                      annotation_text=_safe(t("why.draft_series", lang)))
-    fig.update_layout(title=_safe(t("why.title", lang)), template="plotly_white", height=340, font=dict(size=13),
-                      margin=dict(l=55, r=15, t=60, b=45), xaxis=dict(title=_safe(t("why.x", lang)), dtick=1),
-                      yaxis=dict(title=_safe(t("why.y", lang)), rangemode="tozero"))
-    return fig
-
-
-def premise_html(pr, device: str, lang: str = DEFAULT_LANG) -> str:
-    if pr is None:
-        return ""
-    line = t("why.holds" if pr.holds else "why.fails", lang, n=pr.positions[-1], ratio=display_number(pr.ratio, 2),
-             device=device, draft=display_number(1000 * pr.draft_1, 1), target=display_number(1000 * pr.target[0], 1))
-    cls = "sv-cls-verdict-ok" if pr.holds else "sv-cls-verdict-bad"
-    return (f'<div class="sv-cls-panel" data-holds="{str(pr.holds).lower()}"><span class="{cls}">'
-            f'{"✓" if pr.holds else "✗"}</span> {esc(line)}</div>')
-
-
 def classroom_css() -> str:
-    """The classroom's own styles: chips, the u-bar, presenter mode (large text and tokens)."""
+    """The classroom's own styles: chips, the u-bar (presenter mode is in assets/specviz.css)."""
     c = PALETTE
     return f"""
 .sv-sr {{ position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }}
@@ -364,12 +318,6 @@ def classroom_css() -> str:
 .sv-cls-score, .sv-cls-panel {{ color: #1f2328; background: #fff; border: 1px solid #d0d7de; border-radius: 8px;
   padding: 6px 10px; }}
 .sv-cls-verdict-ok {{ color: #116329; font-weight: 700; }} .sv-cls-verdict-bad {{ color: #82071e; font-weight: 700; }}
+.sv-cls-verdict-noisy {{ color: #7d4e00; font-weight: 700; }}
 .sv-lang a {{ margin-right: 10px; }}
-.sv-presenter .sv-cls-stage-box {{ font-size: 24px; }}
-.sv-presenter .sv-cls-chip {{ font-size: 26px; }}
-.sv-presenter .sv-cls-num {{ font-size: 16px; }}
-.sv-presenter .sv-cls-formula {{ font-size: 24px; white-space: normal; }}
-.sv-presenter .sv-ubar {{ height: 46px; }}
-.sv-presenter #sv-live {{ font-size: 24px; }}
-.sv-presenter .sv-cls-score, .sv-presenter .sv-cls-panel {{ font-size: 20px; }}
 """

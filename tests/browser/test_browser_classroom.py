@@ -79,7 +79,7 @@ def test_step_mode_by_keyboard_shows_the_traces_numbers(page, server):
 
 
 def test_predict_then_reveal_keeps_score(page, server):
-    goto(page, server, "lesson=early-rejection")
+    goto(page, server, "lesson=early-rejection&step=1")   # the lesson itself opens at its rejection (issue 22)
     wait_stage(page, {"round": "1", "kind": "draft"}, timeout=20)
     page.page.locator("#sv-cls-predict input").check()
     press(page, "ArrowRight")

@@ -12,10 +12,10 @@ from dataclasses import replace
 
 import gradio as gr
 
-from ...classroom import lessons, whatif
+from ...classroom import lessons
 from ...classroom.state import StepState
 from ...classroom.steps import Redrawn, mass
-from ...limits import APP_WHY_MAX_K, MAX_SEED
+from ...limits import MAX_SEED
 from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
@@ -24,6 +24,7 @@ from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
+from .classroom_whatif import preset, what_if, whatif_layout, whatif_wire  # noqa: F401 (what_if, preset: tested here)
 
 SEED = 1234            # the seed of re-drawn u, shown on the page
 SPEEDS = (0.5, 5.0)    # seconds per decision while playing
@@ -37,6 +38,11 @@ if (!window.__svClassroomKeys) {
     const el = e.target, tag = (el && el.tagName || '').toLowerCase();
     if (['input', 'textarea', 'select'].includes(tag) || (el && el.isContentEditable)) return;
     if (e.key === ' ' && tag === 'button') return;   // Space on a focused button presses that button
+    if (e.key === 'Escape' && document.documentElement.classList.contains('sv-presenter')) {
+      const box = document.querySelector('#sv-cls-presenter input');   // leave presenter mode through its switch
+      if (box) box.click();
+      return;
+    }
     const stage = document.getElementById('sv-cls-stage');
     if (!stage || stage.offsetParent === null || e.altKey || e.ctrlKey || e.metaKey) return;
     const id = {ArrowRight: 'sv-cls-next', ArrowLeft: 'sv-cls-prev', ' ': 'sv-cls-play'}[e.key];
@@ -47,15 +53,35 @@ if (!window.__svClassroomKeys) {
   });
 }
 """
-PRESENTER_JS = "(on) => { document.documentElement.classList.toggle('sv-presenter', !!on); return []; }"
+# A link with ?lesson= opens the lesson in view: once on_load has selected the tab, the step view (or, when the
+# lesson or its step was refused, the sentence saying why) is scrolled to the top, below the sticky status.
+SCROLL_TO_LESSON_JS = """() => {
+  if (!new URLSearchParams(window.location.search).get('lesson')) return;
+  const go = (tries) => {
+    const refused = document.querySelector('#sv-cls-info [data-kind=error], #sv-cls-info [data-kind=warn]');
+    const el = document.getElementById(refused ? 'sv-cls-info' : 'sv-cls-step');
+    if (!el || el.offsetParent === null) { if (tries > 0) setTimeout(() => go(tries - 1), 100); return; }
+    const status = document.getElementById('sv-status');
+    const below = status && getComputedStyle(status).position === 'sticky' ? status.offsetHeight + 12 : 8;
+    window.scrollTo({top: el.getBoundingClientRect().top + window.scrollY - below, behavior: 'instant'});
+  };
+  go(30);
+}"""
+# Presenter mode is a class on <html> (assets/specviz.css does the rest); switched on, the step comes to the top.
+PRESENTER_JS = """(on) => {
+  document.documentElement.classList.toggle('sv-presenter', !!on);
+  const step = document.getElementById('sv-cls-step');
+  if (on && step) setTimeout(() => step.scrollIntoView({block: 'start', behavior: 'instant'}), 50);
+  return [];
+}"""
 
 
 # ---------------------------------------------------------------- layout
 def tab(lang: str) -> dict:
     c = {}
     with gr.Tab(t("tab.classroom", lang), id="classroom"):
-        gr.Markdown(t("cls.intro", lang))
-        with gr.Row(equal_height=False):
+        gr.Markdown(t("cls.intro", lang), elem_id="sv-cls-intro")
+        with gr.Row(equal_height=False, elem_id="sv-cls-top"):
             c["cls_lesson"] = gr.Dropdown(lesson_choices(lang), value=None, label=t("cls.lesson", lang),
                                           elem_id="sv-cls-lesson", scale=3)
             c["cls_open"] = gr.Button(t("cls.open", lang), elem_id="sv-cls-open", scale=1)
@@ -75,7 +101,7 @@ def tab(lang: str) -> dict:
 
 def step_layout(lang: str) -> dict:
     c = {}
-    with gr.Row(equal_height=False):
+    with gr.Row(equal_height=False, elem_id="sv-cls-controls"):
         c["cls_prev"] = gr.Button(t("cls.prev", lang), elem_id="sv-cls-prev", min_width=90)
         c["cls_play"] = gr.Button(t("cls.play", lang), elem_id="sv-cls-play", variant="primary", min_width=90)
         c["cls_next"] = gr.Button(t("cls.next", lang), elem_id="sv-cls-next", min_width=90)
@@ -84,41 +110,23 @@ def step_layout(lang: str) -> dict:
         c["cls_round"] = gr.Number(value=1, precision=0, minimum=1, label=t("cls.round", lang), elem_id="sv-cls-round",
                                    min_width=90)
         c["cls_go"] = gr.Button(t("cls.go", lang), elem_id="sv-cls-go", min_width=80)
-    with gr.Row(equal_height=False):
+    with gr.Row(equal_height=False, elem_id="sv-cls-tools"):
         c["cls_seed"] = gr.Number(value=SEED, precision=0, minimum=0, label=t("cls.seed", lang), elem_id="sv-cls-seed",
                                   min_width=120)
         c["cls_redraw"] = gr.Button(t("cls.redraw", lang), elem_id="sv-cls-redraw", min_width=120)
         c["cls_recorded"] = gr.Button(t("cls.recorded", lang), elem_id="sv-cls-recorded", min_width=120)
         c["cls_predict"] = gr.Checkbox(label=t("cls.predict", lang), value=False, elem_id="sv-cls-predict")
     c["cls_stage"] = gr.HTML(vc.empty_stage_html(lang), elem_id="sv-cls-stage", js_on_load=KEYS_JS)
-    with gr.Row(equal_height=False):
-        c["cls_guess_accept"] = gr.Button(t("cls.guess_accept", lang), elem_id="sv-cls-guess-accept", min_width=110)
-        c["cls_guess_reject"] = gr.Button(t("cls.guess_reject", lang), elem_id="sv-cls-guess-reject", min_width=110)
-    c["cls_score_view"] = gr.HTML(vc.score_html(0, 0, lang), elem_id="sv-cls-score")
+    # The guesses and their score only while "Predict, then reveal" is on (guess_visibility).
+    with gr.Column(visible=False, elem_id="sv-cls-guess") as c["cls_guess_box"]:
+        with gr.Row(equal_height=False):
+            c["cls_guess_accept"] = gr.Button(t("cls.guess_accept", lang), elem_id="sv-cls-guess-accept",
+                                              min_width=110)
+            c["cls_guess_reject"] = gr.Button(t("cls.guess_reject", lang), elem_id="sv-cls-guess-reject",
+                                              min_width=110)
+        c["cls_score_view"] = gr.HTML(vc.score_html(0, 0, lang), elem_id="sv-cls-score")
     c["cls_mass_text"] = gr.HTML("", elem_id="sv-cls-mass-text")
     c["cls_mass"] = gr.Plot(show_label=False, visible=False, elem_id="sv-cls-mass")
-    return c
-
-
-def whatif_layout(lang: str) -> dict:
-    c = {}
-    gr.Markdown(t("whatif.intro", lang))
-    with gr.Row():
-        c["wi_alpha"] = gr.Slider(0.0, 1.0, value=0.78, step=0.01, label=t("whatif.alpha", lang), elem_id="sv-wi-alpha")
-        c["wi_k"] = gr.Slider(1, whatif.K_MAX, value=5, step=1, label=t("whatif.k", lang), elem_id="sv-wi-k")
-        c["wi_c"] = gr.Slider(0.0, whatif.C_MAX, value=round(8 / 70, 3), step=0.001, label=t("whatif.c", lang),
-                              elem_id="sv-wi-c")
-    c["wi_preset"] = gr.Button(t("whatif.preset", lang), elem_id="sv-wi-preset")
-    w = whatif.worked_example()
-    first = whatif.curves(w.alpha, w.c)
-    c["wi_text"] = gr.HTML(vc.whatif_html(w.alpha, w.k, w.c, first, None, w, lang), elem_id="sv-wi-text")
-    c["wi_plot"] = gr.Plot(vc.whatif_figure(first, w.k, None, lang), show_label=False, elem_id="sv-wi-plot")
-    gr.Markdown(t("why.intro", lang))
-    with gr.Row(equal_height=False):
-        c["why_k"] = gr.Slider(1, APP_WHY_MAX_K, value=4, step=1, label=t("why.k", lang), elem_id="sv-why-k")
-        c["why_btn"] = gr.Button(t("why.run", lang), elem_id="sv-why-run")
-    c["why_text"] = gr.HTML("", elem_id="sv-why-text")
-    c["why_plot"] = gr.Plot(vc.premise_figure(None, lang), show_label=False, elem_id="sv-why-plot")
     return c
 
 
@@ -134,6 +142,11 @@ STEP_VIEWS = ["cls_stage", "cls_mass", "cls_mass_text", "cls_round", "cls_cur"]
 STEP_INPUTS = ["cls_trace", "cls_cur", "cls_seed", "cls_predict"]
 OPENED = STEP_VIEWS + ["cls_trace", "cls_info", "cls_score", "cls_score_view", "cls_timer", "cls_play"]
 LOAD_VIEWS = OPENED + ["status", "tabs", "cls_lesson"]     # what on_load (the URL parameters) may set
+
+
+def wire_load(ctx: AppContext, c: dict, demo: gr.Blocks) -> None:
+    """The page's URL parameters (on_load), then the lesson scrolled into view when a link named one."""
+    listen(demo.load, on_load, ctx, c, [], LOAD_VIEWS).then(None, js=SCROLL_TO_LESSON_JS)
 
 
 def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
@@ -153,18 +166,13 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
     listen(c["cls_redraw"].click, redraw_u, ctx, c, STEP_INPUTS, STEP_VIEWS + ["cls_info"], queue=False)
     listen(c["cls_recorded"].click, recorded_u, ctx, c, STEP_INPUTS, STEP_VIEWS, queue=False)
     listen(c["cls_predict"].change, show, ctx, c, STEP_INPUTS, STEP_VIEWS, queue=False)
+    listen(c["cls_predict"].change, guess_visibility, ctx, c, ["cls_predict"], ["cls_guess_box"], queue=False)
     for button, guess in ((c["cls_guess_accept"], True), (c["cls_guess_reject"], False)):
         listen(button.click, predict_accept if guess else predict_reject, ctx, c, STEP_INPUTS + ["cls_score"],
                STEP_VIEWS + ["cls_score", "cls_score_view", "cls_info"], queue=False)
     c["cls_presenter"].change(None, [c["cls_presenter"]], None, js=PRESENTER_JS)
     lab_wire(ctx, c)
-    wi_inputs = ["wi_alpha", "wi_k", "wi_c", "cls_trace", "trace", "cls_costs"]
-    for slider in ("wi_alpha", "wi_k", "wi_c"):
-        listen(c[slider].change, what_if, ctx, c, wi_inputs, ["wi_plot", "wi_text"], queue=False)
-    listen(c["wi_preset"].click, preset, ctx, c, wi_inputs[3:], ["wi_alpha", "wi_k", "wi_c", "wi_plot", "wi_text"],
-           queue=False)
-    listen(c["why_btn"].click, why_fast, ctx, c, ["why_k", "prompt", "pair", "draft_id", "target_id"],
-           ["why_plot", "why_text", "cls_costs"], gpu=True, concurrency_limit=concurrency_limit, concurrency_id="decode")
+    whatif_wire(ctx, c, concurrency_limit)
 
 
 # ---------------------------------------------------------------- the step view
@@ -178,13 +186,17 @@ def render(ctx: AppContext, trace, state: StepState, seed, predict) -> dict:
     v = state.view(trace.rounds, seed, predict)
     rnd = v.round
     note = redraw_note(v.redrawn, state.draw, seed, trace.greedy, lang)
+    # One Mass for the stage and the picture below it, so both show the same rejection chance.
+    # A re-draw that moved the rejection has only an estimated residual (the decoder kept the recorded one).
+    m = None
+    if v.shows_rejection and rnd.rejected_at is not None and not trace.greedy:
+        m = mass(rnd.drafted[rnd.rejected_at], rnd.correction, exact_r=not v.redrawn.changed)
     stage = vc.stage_html(rnd, len(trace.rounds), v.pos, trace.greedy, hidden=v.hidden,
-                          show_summary=not predict or v.last, note=note, lang=lang)
+                          show_summary=not predict or v.last, note=note, lang=lang,
+                          reject_chance=m.reject_chance if m is not None else None)
     out = {"cls_stage": stage, "cls_round": state.round + 1, "cls_cur": replace(state, stop=v.pos),
            "cls_mass_text": "", "cls_mass": gr.update(visible=False)}
-    if v.shows_rejection and rnd.rejected_at is not None and not trace.greedy:
-        # A re-draw that moved the rejection has only an estimated residual (the decoder kept the recorded one).
-        m = mass(rnd.drafted[rnd.rejected_at], rnd.correction, exact_r=not v.redrawn.changed)
+    if m is not None:
         title = t("cls.mass_title", lang, round=rnd.index + 1, pos=rnd.rejected_at + 1)
         out["cls_mass"] = gr.update(value=vc.mass_figure(m, title, lang), visible=True)
         out["cls_mass_text"] = vc.mass_text_html(m, rnd, title, lang)
@@ -231,6 +243,11 @@ def prev_stop(ctx: AppContext, trace, state: StepState, seed, predict):
 
 def show(ctx: AppContext, trace, state: StepState, seed, predict):
     return render(ctx, trace, state, seed, predict)
+
+
+def guess_visibility(ctx: AppContext, predict):
+    """The guess buttons and the score exist only for "Predict, then reveal"."""
+    return {"cls_guess_box": gr.update(visible=bool(predict))}
 
 
 def _play_updates(ctx, playing: bool) -> dict:
@@ -310,14 +327,15 @@ def predict_reject(ctx: AppContext, trace, state: StepState, seed, predict, scor
 
 
 # ---------------------------------------------------------------- lessons, the shown run, the URL
-def _opened(ctx: AppContext, trace, start_round: int, info: str) -> dict:
-    out = render(ctx, trace, StepState.opened(start_round), SEED, False)
+def _opened(ctx: AppContext, trace, state: StepState, info: str) -> dict:
+    out = render(ctx, trace, state, SEED, False)
     out.update(cls_trace=trace, cls_info=info, cls_score={"right": 0, "total": 0},
                cls_score_view=vc.score_html(0, 0, ctx.lang), **_play_updates(ctx, False))
     return out
 
 
-def open_lesson(ctx: AppContext, name):
+def open_lesson(ctx: AppContext, name, step=None):
+    """The lesson at its own opening step, or at decision `step` (1-based, a link's ?step=N) when given."""
     lang = ctx.lang
     if not name:
         return {"cls_info": vh.status_html(t("cls.lesson_choose", lang), "warn")}
@@ -327,17 +345,30 @@ def open_lesson(ctx: AppContext, name):
         return {"cls_info": vh.status_html(t(e.key, lang, **e.values), "error")}
     info = vh.status_html(t("cls.lesson_opened", lang, title=lesson.text("title", lang),
                             description=lesson.text("description", lang)), "ok")
-    return _opened(ctx, trace, min(lesson.start, len(trace.rounds)) - 1, info)
+    state = lesson.opening(trace.rounds)
+    if step not in (None, ""):
+        total = _steps(trace)
+        try:
+            state = StepState.at_step(trace.rounds, inputs.whole_number(str(step)[:20], "cls.step_name", 1, total,
+                                                                         lang))
+        except InputError as e:   # the lesson still opens, at its own step, and the page says why
+            info = vh.status_html(str(e), "warn")
+    return _opened(ctx, trace, state, info)
+
+
+def _steps(trace) -> int:
+    """How many decisions the trace's recorded rounds hold (the last step a link can name)."""
+    return StepState.at_step(trace.rounds, 10**9).step_number(trace.rounds)
 
 
 def use_run(ctx: AppContext, trace):
     if not trace or not getattr(trace, "rounds", None):
         return {"cls_info": vh.status_html(t("cls.no_run", ctx.lang), "warn")}
-    return _opened(ctx, trace, 0, vh.status_html(t("cls.run_opened", ctx.lang, n=len(trace.rounds)), "ok"))
+    return _opened(ctx, trace, StepState(), vh.status_html(t("cls.run_opened", ctx.lang, n=len(trace.rounds)), "ok"))
 
 
 def on_load(ctx: AppContext, request: gr.Request):
-    """URL parameters: ?lesson=name opens a lesson in the classroom; an unknown ?lang= is reported."""
+    """URL parameters: ?lesson=name[&step=N] opens a lesson in the classroom; an unknown ?lang= is reported."""
     params = getattr(request, "query_params", None) or {}
     out: dict = {}
     code = str(params.get("lang", "") or "")[:20]
@@ -345,7 +376,7 @@ def on_load(ctx: AppContext, request: gr.Request):
         out["status"] = vh.status_html(t("lang.unknown", ctx.lang, code=code), "warn")
     name = str(params.get("lesson", "") or "")[:80]
     if name:
-        opened = open_lesson(ctx, name)
+        opened = open_lesson(ctx, name, params.get("step"))
         out.update(opened, tabs=gr.update(selected="classroom"))   # the lesson, or why it did not open
         if "cls_trace" in opened:
             out["cls_lesson"] = name
@@ -356,45 +387,3 @@ def _languages():
     from ...strings import LANGUAGES
 
     return LANGUAGES
-
-
-# ---------------------------------------------------------------- what-if and why it is fast
-def what_if(ctx: AppContext, alpha, k, c, cls_trace, trace, costs):
-    lang = ctx.lang
-    try:
-        a = inputs.number_between(alpha, "whatif.alpha_name", 0.0, 1.0, lang)
-        kk = inputs.whole_number(k, "whatif.k_name", 1, whatif.K_MAX, lang)
-        cc = inputs.number_between(c, "whatif.c_name", 0.0, whatif.C_MAX, lang)
-    except InputError as e:
-        return {"wi_plot": gr.update(), "wi_text": vh.status_html(str(e), "error")}
-    shown = cls_trace if cls_trace and cls_trace.rounds else trace
-    curves = whatif.curves(a, cc)
-    measured = whatif.measured_point(list(shown.rounds), shown.k, (costs or {}).get("c")) if shown else None
-    return {"wi_plot": vc.whatif_figure(curves, kk, measured, lang),
-            "wi_text": vc.whatif_html(a, kk, cc, curves, measured, whatif.worked_example(), lang)}
-
-
-def preset(ctx: AppContext, cls_trace, trace, costs):
-    """The seed text's worked example in the sliders, and its curves (a slider already there fires no change)."""
-    w = whatif.WORKED
-    values = {"wi_alpha": w["alpha"], "wi_k": w["k"], "wi_c": round(w["c"], 3)}
-    return {**values, **what_if(ctx, *values.values(), cls_trace, trace, costs)}
-
-
-def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, progress=gr.Progress()):
-    """Time the target's forward over 1..K+1 positions against the draft's one-token forward."""
-    from ...bench.costs import forward_costs   # lazily: the bench pulls in more than the page needs at start-up
-
-    lang = ctx.lang
-    try:
-        kk = inputs.whole_number(k, "why.k_name", 1, APP_WHY_MAX_K, lang)
-        pair = ctx.load(inputs.pair_ids(choice, draft_id, target_id, lang), progress)
-        ids = inputs.encode_prompt(pair, inputs.check_prompt(prompt, lang), False, 1, kk, lang)
-        costs = forward_costs(pair.target, pair.draft, ids, ks=range(0, kk + 1), repeats=3)
-    except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
-        return {"why_plot": gr.update(), "why_text": vh.status_html(t("why.failed", lang, error=inputs.error_message(e, lang)),
-                                                                   "error"), "cls_costs": gr.update()}
-    pr = whatif.premise({k_ + 1: s for k_, s in costs.target_k.items()}, costs.draft_1)
-    device = f"{pair.device} {str(pair.dtype).replace('torch.', '')}"
-    return {"why_plot": vc.premise_figure(pr, lang), "why_text": vc.premise_html(pr, device, lang),
-            "cls_costs": {"c": costs.c}}
