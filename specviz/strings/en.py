@@ -629,15 +629,15 @@ STRINGS: dict[str, str] = {
                               "{reject}, over every token the draft could have proposed; this draft's own test "
                               "failed with chance 1 − a = {miss}."),
     "why.stop": "Stop timing",
-    "why.noisy": ("Too noisy to tell on {device}: {n} positions cost from {lo}× to {hi}× one position over {reps} "
-                  "repetitions. A spread that reaches both sides of {bound}×, or below {floor}× (more positions "
+    "why.noisy": ("Too noisy to tell on {device}: {n:position|positions} cost from {lo}× to {hi}× one position "
+                  "over {reps:repetition|repetitions}. A spread that reaches both sides of {bound}×, or below {floor}× (more positions "
                   "cannot cost less than one), is the timer's noise, not the model's: run it again on an idle "
                   "machine."),
-    "why.spread": "Median of {reps} repetitions; from {lo}× to {hi}×.",
-    "why.progress": ("Timing repetition {done} of {total}: so far {n} positions cost {ratio}× one position "
+    "why.spread": "Median of {reps:repetition|repetitions}; from {lo}× to {hi}×.",
+    "why.progress": ("Timing repetition {done} of {total}: so far {n:position|positions} cost {ratio}× one position "
                      "(from {lo}× to {hi}×)…"),
-    "why.stopped": "Stopped after {done} of {total} repetitions.",
-    "why.budget": "Ended after {done} of {total} repetitions: the time limit was reached.",
+    "why.stopped": "Stopped after {done} of {total:repetition|repetitions}.",
+    "why.budget": "Ended after {done} of {total:repetition|repetitions}: the time limit was reached.",
     "gradio.copy": "Copy",
     "gradio.more_tabs": "More tabs",
     "gradio.footer_nav": "Gradio footer navigation",

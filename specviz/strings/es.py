@@ -656,15 +656,15 @@ STRINGS: dict[str, str] = {
                               "1 − Σ min(p, q) ≈ {reject}, sobre todos los tokens que el borrador podía proponer; "
                               "la prueba de este borrador fallaba con probabilidad 1 − a = {miss}."),
     "why.stop": "Detener la medición",
-    "why.noisy": ("Demasiado ruido para saberlo en {device}: {n} posiciones cuestan de {lo}× a {hi}× una posición "
-                  "en {reps} repeticiones. Una dispersión que llega a ambos lados de {bound}×, o por debajo de "
+    "why.noisy": ("Demasiado ruido para saberlo en {device}: {n:posición|posiciones} cuestan de {lo}× a {hi}× una posición "
+                  "en {reps:repetición|repeticiones}. Una dispersión que llega a ambos lados de {bound}×, o por debajo de "
                   "{floor}× (más posiciones no pueden costar menos que una), es ruido del reloj, no del modelo: "
                   "repítelo con la máquina desocupada."),
-    "why.spread": "Mediana de {reps} repeticiones; de {lo}× a {hi}×.",
-    "why.progress": ("Midiendo la repetición {done} de {total}: por ahora {n} posiciones cuestan {ratio}× una "
+    "why.spread": "Mediana de {reps:repetición|repeticiones}; de {lo}× a {hi}×.",
+    "why.progress": ("Midiendo la repetición {done} de {total}: por ahora {n:posición|posiciones} cuestan {ratio}× una "
                      "posición (de {lo}× a {hi}×)…"),
-    "why.stopped": "Detenido tras {done} de {total} repeticiones.",
-    "why.budget": "Terminado tras {done} de {total} repeticiones: se alcanzó el límite de tiempo.",
+    "why.stopped": "Detenido tras {done} de {total:repetición|repeticiones}.",
+    "why.budget": "Terminado tras {done} de {total:repetición|repeticiones}: se alcanzó el límite de tiempo.",
     "gradio.copy": "Copiar",
     "gradio.more_tabs": "Más pestañas",
     "gradio.footer_nav": "Navegación del pie de página de Gradio",
