@@ -11,7 +11,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach for the Hub
 # test modules (and app processes) that load it share one page cache. The oneDNN path copies them
 # into 8 GB of packed memory per load; tests/test_kernels.py loads it there explicitly, once.
 os.environ.setdefault("SPECVIZ_CPU_LINEAR", "default")
-# The same reason keeps the target's weights as loaded (memory-mapped); tests/test_target_weights.py and
+# The same reason keeps the target's weights as loaded (memory-mapped); tests/test_weights.py and
 # the real-pair tests that name a precision convert it explicitly.
 os.environ.setdefault("SPECVIZ_TARGET_WEIGHTS", "as-loaded")
 

@@ -131,3 +131,38 @@ def test_the_checks_see_what_they_look_for():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert list(functions(ast.parse("class A:\n  def f(self):\n    def g():\n      pass\n    return g\n"))) == [
         ("A.f", 4), ("A.f.g", 2)]
+
+
+# ---------------------------------------------------------------- test modules mirror the code they test
+TESTS = Path(__file__).resolve().parent
+SCRIPTS = PACKAGE.parent / "scripts"
+# Suites about a promise that cuts across modules rather than one module, each with its reason.
+CROSS_CUTTING = {
+    "architecture": "the package's structure",
+    "real_pair": "the packaged model pair end to end (slow, real weights)",
+    "hostile_inputs": "every input of the page and the API against hostile values",
+    "stop": "Stop across the decoders, the worker and the page",
+}
+
+
+def mirrored(test_name: str, code: set[str]) -> bool:
+    """Whether tests/test_<name>.py names a module (specviz.a.b -> a_b) or a script, optionally + _<aspect>."""
+    return any(test_name == name or test_name.startswith(name + "_") for name in code)
+
+
+def code_names() -> set[str]:
+    names = {dotted.removeprefix("specviz.").replace(".", "_") for dotted in modules() if dotted != "specviz"}
+    return names | {path.stem for path in SCRIPTS.glob("*.py")}
+
+
+def test_test_modules_mirror_the_code_modules_they_test():
+    code = code_names()
+    stray = [path.name for path in sorted(TESTS.glob("test_*.py"))
+             if path.stem[5:] not in CROSS_CUTTING and not mirrored(path.stem[5:], code)]
+    assert not stray, f"name these after the module they test (tests/test_<package>_<module>.py): {stray}"
+
+
+def test_the_mirror_check_sees_a_stray_name():
+    code = {"ui_inputs", "rule", "bench"}
+    assert mirrored("rule", code) and mirrored("ui_inputs_hostile", code) and mirrored("bench_costs", code)
+    assert not mirrored("statistical", code) and not mirrored("rules", code)

@@ -3,7 +3,7 @@
 On a CPU `compile="graphs"` runs the graph path's fixed buffers without capture
 ("buffers"): the same ids/positions buffers, per-shape entries and in-place
 rollback a captured graph replays, so the exact and greedy tests below (and
-tests/test_decoder.py, tests/test_statistical.py) cover its bookkeeping.
+tests/test_speculative.py, tests/test_lossless.py) cover its bookkeeping.
 """
 import pytest
 import torch
