@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 
 import torch
 
-from .decoding import Run, crop_to, forward_logits, prefill, start_run, warm_up
+from .decoding import PrefillStopped, Run, StopCheck, crop_to, forward_logits, prefill, start_run, warm_up
 from .drafters import Drafter, make_drafter, shared_vocab
 from .limits import MAX_K
 from .recording import RoundRecorder, RoundTensors
@@ -68,6 +68,7 @@ def speculative_generate(
     drafter: str = "model",
     compile: str = "auto",
     static_cache: bool | None = None,
+    stop: StopCheck | None = None,
 ) -> Iterator[Round]:
     """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
 
@@ -80,22 +81,27 @@ def speculative_generate(
     the emitted tokens, verdicts and timings are still there. `compile` =
     "auto" | "on" | "off": static KV caches and CUDA-graph forwards ("auto": on
     CUDA only); `static_cache=True` runs the static cache without graphs. `stats`,
-    if given, receives `prefill_seconds` (and `warmup_seconds` when compiling).
+    if given, receives `prefill_seconds` (and `warmup_seconds` when compiling). `stop()` (e.g. an Event's is_set)
+    is asked between chunks of the prompt's prefill: once it says True, no round comes (the caller checks it
+    between rounds itself).
     """
     if not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {k!r}")
     # Room for the prompt, the budget, and drafts that run past it before being cut.
     run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile=compile, static_cache=static_cache, stats=stats, room=k + 2)
+                    compile=compile, static_cache=static_cache, stats=stats, room=k + 2, stop=stop)
     vocab = shared_vocab(target, draft)
     with run.timed("warmup_seconds", when=run.compiled):   # a compiled drafter captures its graphs as it is built
         drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
                                 cache_options=run.cache_options, tokenizer=tokenizer)
         if run.compiled:
             warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True)
-    with run.timed("prefill_seconds"):
-        target_cache = prefill(target, run.tokens[None], **run.cache_options)
-        drafting.begin(run.tokens[None])
+    try:
+        with run.timed("prefill_seconds"):
+            target_cache = prefill(target, run.tokens[None], **run.cache_options)
+            drafting.begin(run.tokens[None])
+    except PrefillStopped:
+        return
     recorder = RoundRecorder(tokenizer, sampling, record, run.clock)
     yield from _rounds(run, target, target_cache, drafting, recorder, k, sampling, max_new_tokens, vocab)
 

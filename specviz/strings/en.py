@@ -540,4 +540,11 @@ STRINGS: dict[str, str] = {
                      "alone this app measured here."),
     "pays.hint_cpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-7B on a GPU.",
     "pays.hint_gpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-14B with compiled forwards.",
+
+    # --- a page that never freezes, Stop, the first answer (issue 22)
+    "status.costs_after": ("The answer is complete. Now timing one forward pass of each model for the sentence "
+                           "under the tiles (once per pair, device and K; Stop skips it)… {seconds} s"),
+    "live.earlier": "Earlier rounds not shown here: {n} (the output box and the trace download hold them all).",
+    "replay.reading": "Reading the trace file… {seconds} s",
+    "replay.stopping": "Stopping the replay…",
 }

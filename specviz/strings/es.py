@@ -564,4 +564,12 @@ STRINGS: dict[str, str] = {
     "pays.hint_cpu": "Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-7B en una GPU.",
     "pays.hint_gpu": ("Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-14B con "
                       "pasadas compiladas."),
+
+    # --- a page that never freezes, Stop, the first answer (issue 22)
+    "status.costs_after": ("La respuesta está completa. Ahora se mide una pasada de cada modelo para la frase "
+                           "bajo los indicadores (una vez por par, dispositivo y K; Detener la omite)… {seconds} s"),
+    "live.earlier": ("Rondas anteriores no mostradas aquí: {n} (el cuadro de salida y la traza descargada las "
+                     "tienen todas)."),
+    "replay.reading": "Leyendo el archivo de traza… {seconds} s",
+    "replay.stopping": "Deteniendo la repetición…",
 }

@@ -1,9 +1,11 @@
 """Rounds arriving one at a time -> updates of the page: the one helper behind live runs and replays.
 
 Event functions yield dicts keyed by view name (`VIEWS`); `events.listen`
-maps the names to the page's components. Charts are the expensive part of an
-update, so they are redrawn at most every `chart_interval_s` while streaming
-and always at the end.
+maps the names to the page's components. Every update is bounded whatever the
+run's length: the live text holds the newest `APP_LIVE_ROUNDS` rounds (with a
+count of the earlier ones), the round log its newest cards, the timeline chart
+its newest rounds. Charts and tiles (whose metrics read every round) are redrawn
+at most every `chart_interval_s` while streaming and always at the end.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import time
 
 import gradio as gr
 
+from ..limits import APP_LIVE_ROUNDS
 from ..strings import DEFAULT_LANG
 from ..trace import Round, Trace, metrics
 from ..viz import charts
@@ -31,8 +34,10 @@ class StreamView:
 
     def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0):
         self.lang, self.chart_interval_s = lang, chart_interval_s
-        self.live, self.log = vh.LiveText(prompt, greedy, lang=lang), vc.RoundLog(greedy, lang=lang)
+        self.live = vh.LiveText(prompt, greedy, lang=lang, window=APP_LIVE_ROUNDS)
+        self.log = vc.RoundLog(greedy, lang=lang)
         self.rounds: list[Round] = []
+        self.tokens = 0                          # emitted so far (the status line's count, without the metrics)
         self.metrics = metrics([])
         self._last_chart: float | None = None    # the first update always draws the charts
 
@@ -42,17 +47,18 @@ class StreamView:
 
     def add(self, rnd: Round) -> None:
         self.rounds.append(rnd)
+        self.tokens += len(rnd.emitted)
         self.live.add(rnd)
         self.log.add(rnd)
 
     def progress(self) -> dict:
-        """The views after the rounds added so far; the charts only if their interval has passed."""
-        self.metrics = metrics(self.rounds)
-        upd = {"live": self.live.html(), "log": self.log.html(),
-               "metrics": vh.metrics_html(self.metrics, lang=self.lang)}
+        """The views after the rounds added so far; the tiles and charts only if their interval has passed."""
+        upd = {"live": self.live.html(), "log": self.log.html()}
         now = time.perf_counter()
         if self._last_chart is None or now - self._last_chart >= self.chart_interval_s:
             self._last_chart = now
+            self.metrics = metrics(self.rounds)
+            upd["metrics"] = vh.metrics_html(self.metrics, lang=self.lang)
             upd.update(self._charts())
         return upd
 

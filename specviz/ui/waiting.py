@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
+from ..limits import APP_STOP_GRACE_S
 from ..strings import t
 from . import inputs, worker
 from .session import AppContext, Run
@@ -27,12 +28,14 @@ def wait_for(ctx: AppContext, run: Run, events, line: Callable[[Progress | None,
              say: Say, stopping_key: str) -> Iterator[dict]:
     """Yield a status line at least every second while `events` (from `worker.call`) runs; return its Result.
 
-    Returns `worker.Result`, or the `Failed` event (Stop included, as `Failed(Stopped())`).
+    Returns `worker.Result`, or the `Failed` event (Stop included, as `Failed(Stopped())`). After Stop it waits
+    at most `APP_STOP_GRACE_S` more: a step that cannot be cut (one file of a load, one sweep point) is left to
+    end in its thread at its next progress report, and the page gets its final status now.
     """
     t0, last, shown = time.monotonic(), None, 0.0
     outcome: Any = None
-    announced = False
-    for batch in worker.batches(events, tick=ctx.tick_s):
+    announced: float | None = None   # when "stopping" was said
+    for batch in worker.batches(events, tick=min(ctx.tick_s, APP_STOP_GRACE_S / 2)):
         for event in batch:
             if isinstance(event, Progress):
                 last = event
@@ -40,10 +43,12 @@ def wait_for(ctx: AppContext, run: Run, events, line: Callable[[Progress | None,
                 outcome = event
         if outcome is not None:
             continue
-        if run.stop.is_set() and not announced:
-            announced = True
+        if announced is not None and time.monotonic() - announced >= APP_STOP_GRACE_S:
+            return Failed(Stopped())
+        if run.stop.is_set() and announced is None:
+            announced = time.monotonic()
             yield say(t(stopping_key, ctx.lang), "run")
-        elif not announced and (batch or time.monotonic() - shown >= 1.0):
+        elif announced is None and (batch or time.monotonic() - shown >= 1.0):
             shown = time.monotonic()
             yield say(line(last, seconds_since(t0)), "run")
     return outcome
