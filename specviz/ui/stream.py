@@ -4,8 +4,9 @@ Event functions yield dicts keyed by view name (`VIEWS`); `events.listen`
 maps the names to the page's components. Every update is bounded whatever the
 run's length: the live text holds the newest `APP_LIVE_ROUNDS` rounds (with a
 count of the earlier ones), the round log its newest cards, the timeline chart
-its newest rounds. Charts and tiles (whose metrics read every round) are redrawn
-at most every `chart_interval_s` while streaming and always at the end.
+its newest rounds. The log, the charts and the tiles (whose metrics read every
+round) are redrawn at most every `chart_interval_s` while streaming and always
+at the end.
 """
 from __future__ import annotations
 
@@ -32,8 +33,11 @@ def status(message: str, kind: str = "info") -> dict:
 class StreamView:
     """The live text, round log, metric tiles and charts of one run, fed round by round."""
 
-    def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0):
-        self.lang, self.chart_interval_s = lang, chart_interval_s
+    def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0,
+                 stream_charts: bool = True):
+        """`stream_charts=False` draws the charts at the end only (a fast replay: a browser redrawing two Plotly
+        charts every second while rounds pour in has no time left for the user's clicks)."""
+        self.lang, self.chart_interval_s, self.stream_charts = lang, chart_interval_s, stream_charts
         self.live = vh.LiveText(prompt, greedy, lang=lang, window=APP_LIVE_ROUNDS)
         self.log = vc.RoundLog(greedy, lang=lang)
         self.rounds: list[Round] = []
@@ -52,14 +56,15 @@ class StreamView:
         self.log.add(rnd)
 
     def progress(self) -> dict:
-        """The views after the rounds added so far; the tiles and charts only if their interval has passed."""
-        upd = {"live": self.live.html(), "log": self.log.html()}
+        """The views after the rounds added so far; the log, tiles and charts only if their interval has passed."""
+        upd = {"live": self.live.html()}
         now = time.perf_counter()
         if self._last_chart is None or now - self._last_chart >= self.chart_interval_s:
             self._last_chart = now
             self.metrics = metrics(self.rounds)
-            upd["metrics"] = vh.metrics_html(self.metrics, lang=self.lang)
-            upd.update(self._charts())
+            upd.update(log=self.log.html(), metrics=vh.metrics_html(self.metrics, lang=self.lang))
+            if self.stream_charts:
+                upd.update(self._charts())
         return upd
 
     def final(self, prefill_seconds: float | None = None, baseline_tps: float | None = None,

@@ -161,11 +161,12 @@ class LiveText:
         shown = prompt if len(prompt) <= prompt_chars else "…" + prompt[-prompt_chars:]
         self._head = (f'<span class="sv-prompt" data-tip="{esc(t("live.prompt_title", lang))}">'
                       f'{esc(shown)}</span><span class="sv-arrow" aria-hidden="true"> ⟶ </span>')
-        self._parts: deque[str] = deque(maxlen=window)
+        # (round, its fragment once drawn): drawn when first shown, so rounds that scroll past unseen cost nothing
+        self._parts: deque[list] = deque(maxlen=window)
         self._n = 0
 
     def add(self, rnd: Round) -> None:
-        self._parts.append(round_fragment_html(rnd, self.greedy, self.lang))
+        self._parts.append([rnd, None])
         self._n += 1
 
     def __len__(self) -> int:
@@ -175,7 +176,10 @@ class LiveText:
         hidden = self._n - len(self._parts)
         note = (f'<span class="sv-muted sv-earlier" data-earlier="{hidden}">'
                 f'{esc(t("live.earlier", self.lang, n=hidden))}</span> ') if hidden else ""
-        return self._head + note + "".join(self._parts)
+        for part in self._parts:
+            if part[1] is None:
+                part[1] = round_fragment_html(part[0], self.greedy, self.lang)
+        return self._head + note + "".join(part[1] for part in self._parts)
 
 
 # ---------------------------------------------------------------- the legend

@@ -314,6 +314,8 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
             error = error or e
     if error is not None:
         final.update(status(t("status.failed", lang, error=inputs.error_message(error, lang)), "error"))
+    elif outcome.stopped and not view.rounds:
+        final.update(status(t("status.stopped", lang), "warn"))
     elif outcome.stopped:
         final.update(status(t("status.stopped_after", lang, rounds=len(view.rounds), tokens=m["tokens"]), "warn"))
     else:

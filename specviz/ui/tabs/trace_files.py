@@ -5,7 +5,7 @@ import math
 
 import gradio as gr
 
-from ...limits import APP_REPLAY_MAX_S
+from ...limits import APP_OUTPUT_TAIL_CHARS, APP_REPLAY_MAX_S
 from ...strings import t
 from ...tracefile import TraceFormatError
 from ...viz import html as vh
@@ -16,7 +16,7 @@ from ..session import AppContext, end_run, new_run
 from ..stream import VIEWS, StreamView, inspector_updates, status
 from ..worker import Failed, Result
 
-MIN_STEP_S = 0.05    # the shortest pause between a replay's updates that a fast replay is paced by
+BATCH_PAUSE_S = 0.5    # between the updates of a replay too long to show round by round
 
 
 def tab(lang: str) -> dict:
@@ -33,7 +33,7 @@ def tab(lang: str) -> dict:
 def wire(ctx: AppContext, c: dict) -> list:
     """Replay on upload and on the button; returns both events."""
     # No concurrency limit: a replay uses no model, so it never waits for a running decode.
-    return [listen(trigger, replay, ctx, c, ["upload"], VIEWS, concurrency_limit=None)
+    return [listen(trigger, replay, ctx, c, ["upload"], VIEWS, concurrency_limit=None, show_progress="hidden")
             for trigger in (c["upload"].upload, c["replay_btn"].click)]
 
 
@@ -47,10 +47,14 @@ def replay(ctx: AppContext, file, request: gr.Request):
         end_run(run)
 
 
-def rounds_per_step(n_rounds: int, delay: float) -> int:
-    """Rounds shown per update: one, unless pacing them one by one would take longer than `APP_REPLAY_MAX_S`
-    (a 10,000-round trace then comes in a few hundred updates, each of bounded size)."""
-    return max(1, math.ceil(n_rounds * max(delay, MIN_STEP_S) / APP_REPLAY_MAX_S))
+def pacing(n_rounds: int, delay: float) -> tuple[int, float]:
+    """(rounds per update, seconds between updates): one round per `delay`, unless that would take longer than
+    `APP_REPLAY_MAX_S`; then `BATCH_PAUSE_S` apart, as many rounds each as fit the time (a 10,000-round trace comes
+    in about a hundred updates, each of bounded size, that a browser draws without falling behind)."""
+    if n_rounds * delay <= APP_REPLAY_MAX_S:
+        return 1, delay
+    pause = max(delay, BATCH_PAUSE_S)
+    return max(1, math.ceil(n_rounds * pause / APP_REPLAY_MAX_S)), pause
 
 
 def _read(ctx: AppContext, run, file):
@@ -80,23 +84,32 @@ def _replay(ctx: AppContext, run, file):
     trace = yield from _read(ctx, run, file)
     if trace is None:
         return
-    view = StreamView(trace.prompt, trace.greedy, lang, ctx.chart_interval_s)
+    (step, pause), text = pacing(len(trace.rounds), ctx.replay_delay), []
+    view = StreamView(trace.prompt, trace.greedy, lang, ctx.chart_interval_s, stream_charts=step == 1)
     recorded = t("replay.recorded_on", lang, device=trace.device, dtype=trace.dtype).strip()
     yield {**status(t("replay.start", lang, n=len(trace.rounds)), "run"), **view.start(), "output": "",
            "compare": vh.trace_summary_html(trace.prompt, trace.draft_model, trace.target_model, trace.k,
                                             trace.sampling, recorded, lang=lang)}
-    step, text = rounds_per_step(len(trace.rounds), ctx.replay_delay), []
     for start in range(0, len(trace.rounds), step):
         if run.stop.is_set():
             break
         for rnd in trace.rounds[start:start + step]:
             view.add(rnd)
             text.append(vh.plain_rounds_text([rnd]))
-        yield {**view.progress(), "output": strip_special("".join(text)),
-               **status(t("replay.round", lang, n=len(view.rounds), total=len(trace.rounds)), "run")}
-        if ctx.replay_delay > 0:
-            run.stop.wait(ctx.replay_delay)      # a pause that Stop cuts short
+        update = view.progress()
+        if "metrics" in update or step == 1:     # a fast replay's text comes with the tiles, at their pace
+            update["output"] = tail("".join(text))
+        yield {**update, **status(t("replay.round", lang, n=len(view.rounds), total=len(trace.rounds)), "run")}
+        if pause > 0:
+            run.stop.wait(pause)                 # a pause that Stop cuts short
     yield replay_final(trace, view, "".join(text), lang)
+
+
+def tail(text: str) -> str:
+    """The end of a replay's text while it streams: the output box measures its whole text on every update, which
+    for a long trace is what freezes a page (the whole text comes with the final update)."""
+    text = strip_special(text)
+    return text if len(text) <= APP_OUTPUT_TAIL_CHARS else "…" + text[-APP_OUTPUT_TAIL_CHARS:]
 
 
 def replay_final(trace, view: StreamView, text: str, lang: str) -> dict:
