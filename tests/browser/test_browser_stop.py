@@ -131,3 +131,20 @@ def test_stop_ends_a_sweep(slow_page):
     took = stop_seconds(pg)
     assert took < STOP_S and pg.status_kind() == "warn", (took, status_text(pg))
     assert pg.page.locator("#sv-sweep-status [data-kind=warn]").count() == 1
+
+
+@pytest.mark.parametrize("width, height", [(1366, 900), (390, 844)])
+def test_generate_is_in_view_and_near_the_prompt(browser, server, shots, width, height):
+    pg = Page(browser, server, shots)
+    try:
+        pg.page.set_viewport_size({"width": width, "height": height})
+        pg.page.reload()
+        pg.page.wait_for_selector("#sv-run", timeout=30_000)
+        run = pg.page.locator("#sv-run").bounding_box()
+        prompt = pg.page.locator("#sv-prompt").bounding_box()
+        pg.shot(f"generate-in-view-{width}")
+        if width > 1000:
+            assert run["y"] + run["height"] <= height, (run, height)      # a laptop: in view without scrolling
+        assert 0 <= run["y"] - (prompt["y"] + prompt["height"]) < 120, (run, prompt)   # right under the prompt
+    finally:
+        pg.close()

@@ -40,6 +40,10 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
     c = {}
     c["prompt"] = gr.Textbox(label=t("ui.prompt", lang), value=prompt, lines=4, max_lines=12, elem_id="sv-prompt",
                              info=t("ui.prompt_info", lang, limit=APP_MAX_PROMPT_CHARS))
+    # Generate right under the prompt: in view at 1366×900, and near the prompt on a phone (the settings follow).
+    with gr.Row(elem_id="sv-run-row"):
+        c["run_btn"] = gr.Button(t("ui.generate", lang), variant="primary", elem_id="sv-run")
+        c["stop_btn"] = gr.Button(t("ui.stop", lang), variant="stop", elem_id="sv-stop")
     c["raw"] = gr.Checkbox(label=t("ui.raw", lang), value=False)
     with gr.Row():
         c["k"] = gr.Number(value=k, step=1, label=t("ui.k", lang), info=t("ui.range", lang, lo=1, hi=APP_MAX_K),
@@ -71,9 +75,6 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
         c["compile"] = gr.Radio(inputs.compile_choices(lang), value="auto", label=t("ui.compile", lang),
                                 info=t("ui.compile_info", lang), elem_id="sv-compile")
     c["compare_switch"] = gr.Checkbox(label=t("ui.compare", lang), value=True, elem_id="sv-compare-switch")
-    with gr.Row():
-        c["run_btn"] = gr.Button(t("ui.generate", lang), variant="primary", elem_id="sv-run")
-        c["stop_btn"] = gr.Button(t("ui.stop", lang), variant="stop", elem_id="sv-stop")
     gr.Examples([e[:3] for e in examples], inputs=[c["prompt"], c["k"], c["temperature"]],
                 example_labels=[e[3] for e in examples], label=t("ui.examples", lang))
     return c
