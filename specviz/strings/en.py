@@ -547,4 +547,5 @@ STRINGS: dict[str, str] = {
     "live.earlier": "Earlier rounds not shown here: {n} (the output box and the trace download hold them all).",
     "replay.reading": "Reading the trace file… {seconds} s",
     "replay.stopping": "Stopping the replay…",
+    "status.loading_left": "Loading models: {step} ({percent}) · {seconds} s, about {left} s left at this pace",
 }

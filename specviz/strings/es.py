@@ -572,4 +572,6 @@ STRINGS: dict[str, str] = {
                      "tienen todas)."),
     "replay.reading": "Leyendo el archivo de traza… {seconds} s",
     "replay.stopping": "Deteniendo la repetición…",
+    "status.loading_left": ("Cargando modelos: {step} ({percent}) · {seconds} s, quedan unos {left} s a este "
+                            "ritmo"),
 }

@@ -54,6 +54,14 @@ def wait_for(ctx: AppContext, run: Run, events, line: Callable[[Progress | None,
     return outcome
 
 
+def time_left(fraction: float, elapsed: float) -> str | None:
+    """Seconds a load has left at the rate it has gone so far (the loader reports its fraction done, which
+    follows the bytes read), once there is a rate to go by; None before."""
+    if not 0.05 <= fraction < 1.0 or elapsed < 2.0:
+        return None
+    return f"{elapsed * (1.0 - fraction) / fraction:.0f}"
+
+
 def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
     """The model pair, loaded in a thread with its progress in the status; None after an error or Stop (said)."""
     lang = ctx.lang
@@ -61,6 +69,10 @@ def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
     def line(p: Progress | None, seconds: str) -> str:
         if p is None:
             return t("status.loading", lang, seconds=seconds)
+        left = time_left(p.fraction, float(seconds))
+        if left is not None:
+            return t("status.loading_left", lang, step=p.message, percent=f"{100 * p.fraction:.0f}%",
+                     seconds=seconds, left=left)
         return t("status.loading_step", lang, step=p.message, percent=f"{100 * p.fraction:.0f}%", seconds=seconds)
 
     yield say(line(None, "0"), "run")
