@@ -4,9 +4,9 @@ Event functions yield dicts keyed by view name (`VIEWS`); `events.listen`
 maps the names to the page's components. Every update is bounded whatever the
 run's length: the live text holds the newest `APP_LIVE_ROUNDS` rounds (with a
 count of the earlier ones), the round log its newest cards, the timeline chart
-its newest rounds. The log, the charts and the tiles (whose metrics read every
-round) are redrawn at most every `chart_interval_s` while streaming and always
-at the end.
+its newest rounds. Charts are redrawn at most every `chart_interval_s` while
+streaming and always at the end; a fast replay (`stream_charts=False`) redraws
+its log and tiles at that pace too, and its charts only at the end.
 """
 from __future__ import annotations
 
@@ -56,15 +56,18 @@ class StreamView:
         self.log.add(rnd)
 
     def progress(self) -> dict:
-        """The views after the rounds added so far; the log, tiles and charts only if their interval has passed."""
+        """The views after the rounds added so far; the charts only if their interval has passed (without
+        `stream_charts`, a fast replay: the log and tiles too, and the charts only at the end)."""
         upd = {"live": self.live.html()}
         now = time.perf_counter()
-        if self._last_chart is None or now - self._last_chart >= self.chart_interval_s:
+        due = self._last_chart is None or now - self._last_chart >= self.chart_interval_s
+        if due:
             self._last_chart = now
+        if due or self.stream_charts:
             self.metrics = metrics(self.rounds)
             upd.update(log=self.log.html(), metrics=vh.metrics_html(self.metrics, lang=self.lang))
-            if self.stream_charts:
-                upd.update(self._charts())
+        if due and self.stream_charts:
+            upd.update(self._charts())
         return upd
 
     def final(self, prefill_seconds: float | None = None, baseline_tps: float | None = None,

@@ -191,7 +191,9 @@ def _generate(ctx: AppContext, run, request, form: dict):
     yield from pays.costs(ctx, run, pair, ids, s.k, s.drafter, compiled, lambda m, kind: status(m, kind),
                           key="status.costs_after", first=final)
     costs = pays.cached(pair, s.k, s.drafter, compiled)
-    yield {"metrics": final["metrics"] + pays_html(pair, s, view, outcome, costs, lang), "status": closing}
+    # The whole final update again, not only the tiles: with the tiles alone, the inspector's chart (in a tab not
+    # yet opened) was not drawn in the browser test (tests/browser/test_browser_app.py); the cause is Gradio's.
+    yield {**final, "metrics": final["metrics"] + pays_html(pair, s, view, outcome, costs, lang), "status": closing}
 
 
 def stream_run(ctx: AppContext, run, pair, s: RunSettings, ids: list[int], compiled: bool, view: StreamView,
