@@ -9,7 +9,8 @@ from typing import Iterator, Sequence
 
 import torch
 
-from .decoding import decode_tokens, forward_logits, prefill, start_run, vocab_size, warm_up
+from .decoding import (PrefillStopped, StopCheck, decode_tokens, forward_logits, prefill, start_run, vocab_size,
+                       warm_up)
 from .sampling import SamplingConfig, probabilities, sample
 from .trace import Step
 
@@ -28,18 +29,22 @@ def autoregressive_generate(
     stats: dict | None = None,
     compile: str = "auto",
     static_cache: bool | None = None,
+    stop: StopCheck | None = None,
 ) -> Iterator[Step]:
     """Yield one `Step` per token; `compile` and `static_cache` as in `speculative_generate`,
-    so a speedup is always measured against the target alone on the same path."""
+    so a speedup is always measured against the target alone on the same path; `stop` as there (the prefill)."""
     run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile=compile, static_cache=static_cache, stats=stats, room=1)
+                    compile=compile, static_cache=static_cache, stats=stats, room=1, stop=stop)
     vocab, clock, device = vocab_size(target), run.clock, run.tokens.device
     with run.timed("warmup_seconds", when=run.compiled):
         if run.compiled:
             warm_up(target, [1], run.cache_options["max_len"], verify=False, backend=run.cache_options["backend"])
     run.note_graph_failure(target)
-    with run.timed("prefill_seconds"):
-        cache = prefill(target, run.tokens[None], **run.cache_options)
+    try:
+        with run.timed("prefill_seconds"):
+            cache = prefill(target, run.tokens[None], **run.cache_options)
+    except PrefillStopped:
+        return
     pending = run.tokens[-1:]
     for index in range(max_new_tokens):
         t_start = clock()

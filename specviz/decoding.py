@@ -10,13 +10,19 @@ import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from transformers import DynamicCache, StaticCache
 
 from .forwards import COMPILE_CHOICES, Forwards, resolve_forwards  # noqa: F401 - COMPILE_CHOICES and Forwards: re-exported
-from .limits import DECODER_MAX_NEW_TOKENS
+from .limits import DECODER_MAX_NEW_TOKENS, PREFILL_CHUNK
+
+StopCheck = Callable[[], bool]
+
+
+class PrefillStopped(Exception):
+    """The caller's stop check said stop while the prompt was being read (raised between prefill chunks)."""
 
 
 def as_id_tensor(input_ids: Sequence[int] | torch.Tensor, device) -> torch.Tensor:
@@ -82,7 +88,7 @@ class Run:
     eos: set[int]               # token ids that end the output (empty with ignore_eos)
     generator: torch.Generator
     clock: Timer
-    cache_options: dict         # static / max_len / compiled / backend: the same for every KVCache of the run
+    cache_options: dict         # static / max_len / compiled / backend (and the prefill's stop check) of every KVCache
     stats: dict | None          # the caller's dict for warmup_seconds / prefill_seconds, if any
 
     @property
@@ -107,8 +113,12 @@ class Run:
 
 
 def start_run(target, input_ids, max_new_tokens: int, seed: int | None, *, eos_token_id, ignore_eos: bool,
-              compile: str, static_cache: bool | None, stats: dict | None, room: int) -> Run:
-    """Check the budget and set up a run; caches hold the prompt, the budget and `room` positions more."""
+              compile: str, static_cache: bool | None, stats: dict | None, room: int,
+              stop: StopCheck | None = None) -> Run:
+    """Check the budget and set up a run; caches hold the prompt, the budget and `room` positions more.
+
+    `stop` (a callable, e.g. an Event's is_set) makes every prefill of the run read the prompt in chunks and raise
+    `PrefillStopped` between them once it returns True."""
     check_budget(max_new_tokens)
     device = input_device(target)
     tokens = as_id_tensor(input_ids, device)
@@ -117,7 +127,7 @@ def start_run(target, input_ids, max_new_tokens: int, seed: int | None, *, eos_t
     clock = Timer(device)
     forwards = resolve_forwards(compile, device, static_cache)
     options = dict(static=forwards.static, max_len=len(tokens) + max_new_tokens + room, compiled=forwards.compiled,
-                   backend=forwards.backend)
+                   backend=forwards.backend, stop=stop)
     return Run(tokens, eos, generator, clock, options, stats)
 
 
@@ -246,11 +256,22 @@ def _compiled_base(model):
 
 
 def prefill(model, tokens: torch.Tensor, static: bool = False, max_len: int = 0,
-            compiled: bool = False, backend: str = "inductor") -> KVCache:
-    """A cache holding all of `tokens` but the last, which the first step reads."""
+            compiled: bool = False, backend: str = "inductor",
+            stop: StopCheck | None = None) -> KVCache:
+    """A cache holding all of `tokens` but the last, which the first step reads.
+
+    Without `stop`, one forward. With it, `PREFILL_CHUNK` positions per forward and `stop()` asked before each, so a
+    long prompt on a slow machine can be abandoned within one chunk (raises `PrefillStopped`); the chunks fill the
+    same cache positions, so the result is the same up to float rounding.
+    """
     cache = KVCache(model, static, max_len, compiled, backend)
-    if tokens.shape[-1] > 1:
-        forward_logits(model, tokens[..., :-1], cache, 1, eager=True)
+    body = tokens[..., :-1]
+    n = body.shape[-1]
+    step = n if stop is None else PREFILL_CHUNK
+    for start in range(0, n, max(1, step)):
+        if stop is not None and stop():
+            raise PrefillStopped()
+        forward_logits(model, body[..., start:start + step], cache, 1, eager=True)
     return cache
 
 

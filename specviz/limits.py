@@ -40,6 +40,13 @@ MAX_TOP_K = 1_000_000           # the top-k box (0 is off); above any vocabulary
 APP_CHART_INTERVAL_S = 1.0      # redraw charts at most this often while streaming
 APP_TICK_S = 0.5                # how often a waiting event function looks at its Stop flag and the clock
 
+# Issue 22: a page that never freezes, a Stop heard within one round.
+PREFILL_CHUNK = 32              # prompt positions per prefill forward when a run can be stopped (the app's)
+APP_LIVE_ROUNDS = 50            # rounds the live text shows (the newest); the output box and the download hold all
+APP_OUTPUT_TAIL_CHARS = 4000    # the end of a replay's text that the output box shows while it streams
+APP_REPLAY_MAX_S = 30.0         # a replay's rounds come faster when pacing them one by one would take longer
+APP_STOP_GRACE_S = 1.0          # after Stop, how long a page waits for a slow step (a load, a sweep point) to end
+
 # ---------------------------------------------------------------- traces
 MAX_TRACE_ROUNDS = 10_000
 MAX_TRACE_DEPTH = 16            # nesting of [ and { in a trace file, checked before parsing (a trace needs 7)

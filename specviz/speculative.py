@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 
 import torch
 
-from .decoding import Run, crop_to, forward_logits, prefill, start_run, warm_up
+from .decoding import PrefillStopped, Run, StopCheck, crop_to, forward_logits, prefill, start_run, warm_up
 from .drafters import Drafter, make_drafter, shared_vocab
 from .limits import MAX_K
 from .recording import RoundRecorder, RoundTensors
@@ -93,6 +93,7 @@ def speculative_generate(
     compile: str = "auto",
     static_cache: bool | None = None,
     tree: TreeShape | str | None = None,
+    stop: StopCheck | None = None,
 ) -> Iterator[Round]:
     """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
 
@@ -109,18 +110,20 @@ def speculative_generate(
     `tree` (a TreeShape, widths such as "2x2x1", or "dynamic:N") drafts a tree with the draft model
     instead of a chain (specviz.tree_drafter; `k` is then the tree's depth); trees
     run on dynamic caches only, so "auto" does not compile them.
+    `stop()` (e.g. an Event's is_set) is asked between chunks of the prompt's prefill: once it says True,
+    no round comes (the caller checks it between rounds itself).
     """
     if tree is not None:
         yield from _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, tokenizer=tokenizer,
                                   eos_token_id=eos_token_id, ignore_eos=ignore_eos, record=record, stats=stats,
                                   drafter=drafter, compile=compile, static_cache=static_cache,
-                                  adaptive_threshold=adaptive_threshold)
+                                  adaptive_threshold=adaptive_threshold, stop=stop)
         return
     if not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {k!r}")
     # Room for the prompt, the budget, and drafts that run past it before being cut.
     run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile=compile, static_cache=static_cache, stats=stats, room=k + 2)
+                    compile=compile, static_cache=static_cache, stats=stats, room=k + 2, stop=stop)
     vocab = shared_vocab(target, draft)
     with run.timed("warmup_seconds", when=run.compiled):   # a compiled drafter captures its graphs as it is built
         drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
@@ -129,9 +132,12 @@ def speculative_generate(
             warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True,
                     backend=run.cache_options["backend"])
     run.note_graph_failure(target, draft)
-    with run.timed("prefill_seconds"):
-        target_cache = prefill(target, run.tokens[None], **run.cache_options)
-        drafting.begin(run.tokens[None])
+    try:
+        with run.timed("prefill_seconds"):
+            target_cache = prefill(target, run.tokens[None], **run.cache_options)
+            drafting.begin(run.tokens[None])
+    except PrefillStopped:
+        return
     recorder = RoundRecorder(tokenizer, sampling, record, run.clock)
     yield from _rounds(run, target, target_cache, drafting, recorder, k, sampling, max_new_tokens, vocab)
 
@@ -157,7 +163,8 @@ def _rounds(run: Run, target, target_cache, drafter: Drafter, recorder: RoundRec
 
 
 def _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, *, tokenizer, eos_token_id,
-                   ignore_eos, record, stats, drafter, compile, static_cache, adaptive_threshold) -> Iterator[Round]:
+                   ignore_eos, record, stats, drafter, compile, static_cache, adaptive_threshold,
+                   stop=None) -> Iterator[Round]:
     """`speculative_generate` with a tree drafter: the same set-up on dynamic caches, then `_tree_rounds`."""
     from .tree_drafter import make_tree_drafter
     from .tree_recording import TreeRecorder
@@ -167,12 +174,15 @@ def _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, see
     if compile == "on" or static_cache:
         raise ValueError("draft trees run on dynamic caches: use compile='off' (or 'auto') without static_cache")
     run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile="off", static_cache=False, stats=stats, room=2)
+                    compile="off", static_cache=False, stats=stats, room=2, stop=stop)
     vocab = shared_vocab(target, draft)
     drafting = make_tree_drafter(draft, vocab, tree)
-    with run.timed("prefill_seconds"):
-        target_cache = prefill(target, run.tokens[None])
-        drafting.begin(run.tokens[None])
+    try:
+        with run.timed("prefill_seconds"):
+            target_cache = prefill(target, run.tokens[None], stop=stop)
+            drafting.begin(run.tokens[None])
+    except PrefillStopped:
+        return
     recorder = TreeRecorder(tokenizer, sampling, record, run.clock)
     yield from _tree_rounds(run, target, target_cache, drafting, recorder, sampling, max_new_tokens, vocab)
 

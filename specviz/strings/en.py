@@ -657,4 +657,12 @@ STRINGS: dict[str, str] = {
     "plotly.spikes": "Toggle Spike Lines",
     "plotly.closest": "Show closest data on hover",
     "plotly.compare": "Compare data on hover",
+
+    # --- a page that never freezes, Stop, the first answer (issue 22)
+    "status.costs_after": ("The answer is complete. Now timing one forward pass of each model for the sentence "
+                           "under the tiles (once per pair, device and K; Stop skips it)… {seconds} s"),
+    "live.earlier": "Earlier rounds not shown here: {n} (the output box and the trace download hold them all).",
+    "replay.reading": "Reading the trace file… {seconds} s",
+    "replay.stopping": "Stopping the replay…",
+    "status.loading_left": "Loading models: {step} ({percent}) · {seconds} s, about {left} s left at this pace",
 }

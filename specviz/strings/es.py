@@ -684,4 +684,14 @@ STRINGS: dict[str, str] = {
     "plotly.spikes": "Mostrar u ocultar las líneas guía",
     "plotly.closest": "Mostrar el dato más cercano al pasar el ratón",
     "plotly.compare": "Comparar los datos al pasar el ratón",
+
+    # --- a page that never freezes, Stop, the first answer (issue 22)
+    "status.costs_after": ("La respuesta está completa. Ahora se mide una pasada de cada modelo para la frase "
+                           "bajo los indicadores (una vez por par, dispositivo y K; Detener la omite)… {seconds} s"),
+    "live.earlier": ("Rondas anteriores no mostradas aquí: {n} (el cuadro de salida y la traza descargada las "
+                     "tienen todas)."),
+    "replay.reading": "Leyendo el archivo de traza… {seconds} s",
+    "replay.stopping": "Deteniendo la repetición…",
+    "status.loading_left": ("Cargando modelos: {step} ({percent}) · {seconds} s, quedan unos {left} s a este "
+                            "ritmo"),
 }

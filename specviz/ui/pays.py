@@ -1,9 +1,10 @@
 """Whether speculation can pay here: the device, the run's compile mode, and c and the verify cost measured once.
 
 c and verify_cost come from `specviz.bench.costs.forward_costs` (bare forwards, a
-few seconds on a CPU), measured before the decode starts (never inside the
-timed loop) and kept per process for each loaded pair, device, K and compile
-mode. `check` turns them, the run's α and the measured speedup into a
+few seconds on a CPU; tens on a busy one), measured after a run's answer is on
+the page (never inside the timed loop, and never before the first token: the
+user reads the answer while they are timed) and kept per process for each loaded
+pair, device, K and compile mode. `check` turns them, the run's α and the measured speedup into a
 `specviz.viz.pays.PaysCheck`; the sentence itself is `specviz.viz.pays`'s.
 
 The theory's c describes the plain draft model proposing every token, so costs
@@ -113,17 +114,23 @@ def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[fl
     return costs
 
 
+def cached(pair, k: int, drafter: str, compiled: bool):
+    """The pair's costs at K if they were measured already (and mean something for this drafter), else None."""
+    return COSTS.get(pair, k, compiled) if wanted(pair, drafter, compiled) else None
+
+
 def costs(ctx: AppContext, run: Run, pair, ids: list[int], k: int, drafter: str, compiled: bool,
-          say: waiting.Say) -> Iterator[dict]:
-    """The pair's costs at K: cached, or measured now with a status line every second; None when not wanted,
-    stopped or failed (a failure only costs the sentence, never the run)."""
+          say: waiting.Say, key: str = "status.costs", first: dict | None = None) -> Iterator[dict]:
+    """The pair's costs at K: cached, or measured now with a status line (`key`) every second; None when not
+    wanted, stopped or failed (a failure only costs the sentence, never the run). `first`: views to show with the
+    first line (the run's finished answer, which the timing follows)."""
     if not wanted(pair, drafter, compiled):
         return None
     hit = COSTS.get(pair, k, compiled)
     if hit is not None:
         return hit
-    line = lambda p, seconds: t("status.costs", ctx.lang, seconds=seconds)   # noqa: E731
-    yield say(line(None, "0"), "run")
+    line = lambda p, seconds: t(key, ctx.lang, seconds=seconds)   # noqa: E731
+    yield {**(first or {}), **say(line(None, "0"), "run")}
     outcome = yield from waiting.wait_for(ctx, run, worker.call(lambda progress: measure(pair, ids, k, compiled,
                                                                                         progress), run),
                                           line, say, "status.stopping")

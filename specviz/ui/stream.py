@@ -1,9 +1,12 @@
 """Rounds arriving one at a time -> updates of the page: the one helper behind live runs and replays.
 
 Event functions yield dicts keyed by view name (`VIEWS`); `events.listen`
-maps the names to the page's components. Charts are the expensive part of an
-update, so they are redrawn at most every `chart_interval_s` while streaming
-and always at the end.
+maps the names to the page's components. Every update is bounded whatever the
+run's length: the live text holds the newest `APP_LIVE_ROUNDS` rounds (with a
+count of the earlier ones), the round log its newest cards, the timeline chart
+its newest rounds. Charts are redrawn at most every `chart_interval_s` while
+streaming and always at the end; a fast replay (`stream_charts=False`) redraws
+its log and tiles at that pace too, and its charts only at the end.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import time
 
 import gradio as gr
 
+from ..limits import APP_LIVE_ROUNDS
 from ..strings import DEFAULT_LANG
 from ..trace import Round, Trace, metrics
 from ..viz import charts
@@ -29,10 +33,15 @@ def status(message: str, kind: str = "info") -> dict:
 class StreamView:
     """The live text, round log, metric tiles and charts of one run, fed round by round."""
 
-    def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0):
-        self.lang, self.chart_interval_s = lang, chart_interval_s
-        self.live, self.log = vh.LiveText(prompt, greedy, lang=lang), vc.RoundLog(greedy, lang=lang)
+    def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0,
+                 stream_charts: bool = True):
+        """`stream_charts=False` draws the charts at the end only (a fast replay: a browser redrawing two Plotly
+        charts every second while rounds pour in has no time left for the user's clicks)."""
+        self.lang, self.chart_interval_s, self.stream_charts = lang, chart_interval_s, stream_charts
+        self.live = vh.LiveText(prompt, greedy, lang=lang, window=APP_LIVE_ROUNDS)
+        self.log = vc.RoundLog(greedy, lang=lang)
         self.rounds: list[Round] = []
+        self.tokens = 0                          # emitted so far (the status line's count, without the metrics)
         self.metrics = metrics([])
         self._last_chart: float | None = None    # the first update always draws the charts
 
@@ -42,17 +51,22 @@ class StreamView:
 
     def add(self, rnd: Round) -> None:
         self.rounds.append(rnd)
+        self.tokens += len(rnd.emitted)
         self.live.add(rnd)
         self.log.add(rnd)
 
     def progress(self) -> dict:
-        """The views after the rounds added so far; the charts only if their interval has passed."""
-        self.metrics = metrics(self.rounds)
-        upd = {"live": self.live.html(), "log": self.log.html(),
-               "metrics": vh.metrics_html(self.metrics, lang=self.lang)}
+        """The views after the rounds added so far; the charts only if their interval has passed (without
+        `stream_charts`, a fast replay: the log and tiles too, and the charts only at the end)."""
+        upd = {"live": self.live.html()}
         now = time.perf_counter()
-        if self._last_chart is None or now - self._last_chart >= self.chart_interval_s:
+        due = self._last_chart is None or now - self._last_chart >= self.chart_interval_s
+        if due:
             self._last_chart = now
+        if due or self.stream_charts:
+            self.metrics = metrics(self.rounds)
+            upd.update(log=self.log.html(), metrics=vh.metrics_html(self.metrics, lang=self.lang))
+        if due and self.stream_charts:
             upd.update(self._charts())
         return upd
 

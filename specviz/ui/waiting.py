@@ -12,6 +12,7 @@ import time
 from typing import Any, Callable, Iterator
 
 from ..errors import ModelLoadError
+from ..limits import APP_STOP_GRACE_S
 from ..strings import t
 from ..viz.format import ordinal
 from . import inputs, worker
@@ -38,12 +39,14 @@ def wait_for(ctx: AppContext, run: Run, events, line: Callable[[Progress | None,
              say: Say, stopping_key: str) -> Iterator[dict]:
     """Yield a status line at least every second while `events` (from `worker.call`) runs; return its Result.
 
-    Returns `worker.Result`, or the `Failed` event (Stop included, as `Failed(Stopped())`).
+    Returns `worker.Result`, or the `Failed` event (Stop included, as `Failed(Stopped())`). After Stop it waits
+    at most `APP_STOP_GRACE_S` more: a step that cannot be cut (one file of a load, one sweep point) is left to
+    end in its thread at its next progress report, and the page gets its final status now.
     """
     t0, last, shown = time.monotonic(), None, 0.0
     outcome: Any = None
-    announced = False
-    for batch in worker.batches(events, tick=ctx.tick_s):
+    announced: float | None = None   # when "stopping" was said
+    for batch in worker.batches(events, tick=min(ctx.tick_s, APP_STOP_GRACE_S / 2)):
         for event in batch:
             if isinstance(event, Progress):
                 last = event
@@ -51,13 +54,23 @@ def wait_for(ctx: AppContext, run: Run, events, line: Callable[[Progress | None,
                 outcome = event
         if outcome is not None:
             continue
-        if run.stop.is_set() and not announced:
-            announced = True
+        if announced is not None and time.monotonic() - announced >= APP_STOP_GRACE_S:
+            return Failed(Stopped())
+        if run.stop.is_set() and announced is None:
+            announced = time.monotonic()
             yield say(t(stopping_key, ctx.lang), "run")
-        elif not announced and (batch or time.monotonic() - shown >= 1.0):
+        elif announced is None and (batch or time.monotonic() - shown >= 1.0):
             shown = time.monotonic()
             yield say(line(last, seconds_since(t0)), "run")
     return outcome
+
+
+def time_left(fraction: float, elapsed: float) -> str | None:
+    """Seconds a load has left at the rate it has gone so far (the loader reports its fraction done, which
+    follows the bytes read), once there is a rate to go by; None before."""
+    if not 0.05 <= fraction < 1.0 or elapsed < 2.0:
+        return None
+    return f"{elapsed * (1.0 - fraction) / fraction:.0f}"
 
 
 def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
@@ -67,6 +80,10 @@ def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
     def line(p: Progress | None, seconds: str) -> str:
         if p is None:
             return t("status.loading", lang, seconds=seconds)
+        left = time_left(p.fraction, float(seconds))
+        if left is not None:
+            return t("status.loading_left", lang, step=p.message, percent=f"{100 * p.fraction:.0f}%",
+                     seconds=seconds, left=left)
         return t("status.loading_step", lang, step=p.message, percent=f"{100 * p.fraction:.0f}%", seconds=seconds)
 
     yield say(line(None, "0"), "run")

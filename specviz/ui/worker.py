@@ -129,7 +129,8 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
         gen = speculative_generate(pair.target, draft, job.prompt_ids, k=job.k, sampling=job.sampling,
                                    max_new_tokens=job.max_new_tokens, seed=job.seed, tokenizer=pair.tokenizer,
                                    eos_token_id=job.eos_token_ids, stats=stats,
-                                   adaptive_threshold=job.adaptive_threshold, drafter=job.drafter, compile=job.compile)
+                                   adaptive_threshold=job.adaptive_threshold, drafter=job.drafter, compile=job.compile,
+                                   stop=run.stop.is_set)   # the prefill is read in chunks and abandoned after Stop
         try:
             for rnd in gen:
                 out.put(RoundDone(rnd))
@@ -149,7 +150,8 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
 def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]:
     steps: list[Step] = []
     for step in autoregressive_generate(job.pair.target, job.prompt_ids, job.sampling, job.max_new_tokens, job.seed,
-                                        eos_token_id=job.eos_token_ids, stats={}, compile=job.compile):
+                                        eos_token_id=job.eos_token_ids, stats={}, compile=job.compile,
+                                        stop=run.stop.is_set):
         steps.append(step)
         if len(steps) % BASELINE_PROGRESS_EVERY == 0:
             out.put(BaselineProgress(len(steps)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Sequence
 
 from ..strings import DEFAULT_LANG, t
@@ -91,18 +92,24 @@ class RoundLog:
 
     def __init__(self, greedy: bool, limit: int = 40, lang: str = DEFAULT_LANG):
         self.greedy, self.limit, self.lang = greedy, limit, lang
-        self._cards: list[str] = []
+        # (round, its card once drawn), only the shown ones: a long replay stays small and draws only what is shown
+        self._cards: deque[list] = deque(maxlen=limit)
+        self._n = 0
 
     def add(self, rnd: Round) -> None:
-        self._cards.append(round_card_html(rnd, self.greedy, self.lang))
+        self._cards.append([rnd, None])
+        self._n += 1
 
     def __len__(self) -> int:
-        return len(self._cards)
+        return self._n
 
     def html(self) -> str:
         if not self._cards:
             return f'<div class="sv-muted">{esc(t("log.empty", self.lang))}</div>'
-        shown = self._cards[::-1][: self.limit]
-        note = "" if len(self._cards) <= self.limit else \
-            f'<div class="sv-muted">{esc(t("log.truncated", self.lang, limit=self.limit, n=len(self._cards)))}</div>'
+        for card in self._cards:
+            if card[1] is None:
+                card[1] = round_card_html(card[0], self.greedy, self.lang)
+        shown = [card[1] for card in reversed(self._cards)]
+        note = "" if self._n <= self.limit else \
+            f'<div class="sv-muted">{esc(t("log.truncated", self.lang, limit=self.limit, n=self._n))}</div>'
         return note + "".join(shown)

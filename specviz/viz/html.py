@@ -24,6 +24,7 @@ round), so a streamed update is a pure extension of the previous one.
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Iterable, Sequence
 
 from ..compare import speedup as _speedup
@@ -149,23 +150,36 @@ def round_fragment_html(rnd: Round, greedy: bool, lang: str = DEFAULT_LANG) -> s
 
 
 class LiveText:
-    """The streamed text: the prompt, then one cached fragment per round (append-only)."""
+    """The streamed text: the prompt, then one cached fragment per round (append-only).
 
-    def __init__(self, prompt: str, greedy: bool, prompt_chars: int = 600, lang: str = DEFAULT_LANG):
+    With `window`, only the newest `window` rounds are kept and shown, after a line counting the earlier ones: a
+    trace of 10,000 rounds must not become a page of 10,000 rounds re-sent on every update."""
+
+    def __init__(self, prompt: str, greedy: bool, prompt_chars: int = 600, lang: str = DEFAULT_LANG,
+                 window: int | None = None):
         self.greedy, self.lang = greedy, lang
         shown = prompt if len(prompt) <= prompt_chars else "…" + prompt[-prompt_chars:]
         self._head = (f'<span class="sv-prompt" data-tip="{esc(t("live.prompt_title", lang))}">'
                       f'{esc(shown)}</span><span class="sv-arrow" aria-hidden="true"> ⟶ </span>')
-        self._parts: list[str] = []
+        # (round, its fragment once drawn): drawn when first shown, so rounds that scroll past unseen cost nothing
+        self._parts: deque[list] = deque(maxlen=window)
+        self._n = 0
 
     def add(self, rnd: Round) -> None:
-        self._parts.append(round_fragment_html(rnd, self.greedy, self.lang))
+        self._parts.append([rnd, None])
+        self._n += 1
 
     def __len__(self) -> int:
-        return len(self._parts)
+        return self._n
 
     def html(self) -> str:
-        return self._head + "".join(self._parts)
+        hidden = self._n - len(self._parts)
+        note = (f'<span class="sv-muted sv-earlier" data-earlier="{hidden}">'
+                f'{esc(t("live.earlier", self.lang, n=hidden))}</span> ') if hidden else ""
+        for part in self._parts:
+            if part[1] is None:
+                part[1] = round_fragment_html(part[0], self.greedy, self.lang)
+        return self._head + note + "".join(part[1] for part in self._parts)
 
 
 # ---------------------------------------------------------------- the legend

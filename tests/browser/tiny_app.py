@@ -42,17 +42,20 @@ class FakeTokenizer:
 
 
 class Slow:
-    """A model wrapper that sleeps before each forward (so a browser can see the stream)."""
+    """A model wrapper that sleeps before each forward (so a browser can see the stream): `delay` per forward plus
+    `position_delay` per position it reads (a long prompt's prefill then takes seconds, as a real model's does)."""
 
-    def __init__(self, model, delay: float):
-        self._model, self._delay = model, delay
+    def __init__(self, model, delay: float, position_delay: float = 0.0):
+        self._model, self._delay, self._position_delay = model, delay, position_delay
 
     def __getattr__(self, name):
         return getattr(self._model, name)
 
     def __call__(self, *args, **kwargs):
-        if self._delay:
-            time.sleep(self._delay)
+        ids = kwargs.get("input_ids")
+        pause = self._delay + (self._position_delay * ids.shape[-1] if ids is not None else 0.0)
+        if pause:
+            time.sleep(pause)
         return self._model(*args, **kwargs)
 
 
@@ -60,7 +63,7 @@ class TinyPair(ModelPair):
     """A real `specviz.models.ModelPair` around tiny random models and the fake tokenizer (its chat prompt: two fixed
     ids, then the text), so the app and the CLI meet the attributes every loaded pair has."""
 
-    def __init__(self, delay: float = 0.0):
+    def __init__(self, delay: float = 0.0, position_delay: float = 0.0):
         target = tiny_model(1)
         draft = tiny_model(1)
         with torch.no_grad():  # the draft: the target with noise, so it agrees often but not always
@@ -69,7 +72,8 @@ class TinyPair(ModelPair):
                 p.add_(0.3 * p.std() * torch.randn(p.shape, generator=g))
         # A draft is cheaper than its target (here 10×), which is what makes speculative decoding pay off.
         draft_name, target_name = "tiny-draft <i>x</i>", 'tiny-target "&"'
-        super().__init__(target=Slow(target, delay), draft=Slow(draft, delay / 10), tokenizer=FakeTokenizer(),
+        super().__init__(target=Slow(target, delay, position_delay), draft=Slow(draft, delay / 10, position_delay / 10),
+                         tokenizer=FakeTokenizer(),
                          name=f"{draft_name} → {target_name}", device=torch.device("cpu"), dtype=torch.float32,
                          load_seconds=0.0, draft_name=draft_name, target_name=target_name)
 
@@ -80,7 +84,7 @@ class TinyPair(ModelPair):
         return [4, 5] + self.tokenizer.encode(text)
 
 
-def tiny_loader(delay: float = 0.0):
+def tiny_loader(delay: float = 0.0, position_delay: float = 0.0):
     pairs: dict = {}
 
     def load(draft, target, progress):
@@ -90,7 +94,7 @@ def tiny_loader(delay: float = 0.0):
             raise ModelLoadError(f"draft model {draft} was not found (this test server only has tiny models)")
         progress(0.5, step("load.tokenizer"))
         if "pair" not in pairs:
-            pairs["pair"] = TinyPair(delay)
+            pairs["pair"] = TinyPair(delay, position_delay)
         progress(1.0, step("load.ready"))
         return pairs["pair"]
 
@@ -103,12 +107,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(port: int | None = None, delay: float = 0.03, replay_delay: float = 0.05, **kwargs):
+def serve(port: int | None = None, delay: float = 0.03, replay_delay: float = 0.05, position_delay: float = 0.0,
+          **kwargs):
     """Start the app on 127.0.0.1 in this process (background threads); returns (demo, url)."""
     from specviz.ui import build_app, launch_app
 
     port = port or free_port()
-    demo = build_app(tiny_loader(delay), replay_delay=replay_delay, default_max_new_tokens=40,
+    demo = build_app(tiny_loader(delay, position_delay), replay_delay=replay_delay, default_max_new_tokens=40,
                      default_prompt="Tell me <script>alert('p')</script> & \"more\"", **kwargs)
     launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     return demo, f"http://127.0.0.1:{port}/"

@@ -1,0 +1,111 @@
+"""Stop within one round (issue 22): the prefill read in chunks and abandoned, the worker, the bounded live view."""
+from __future__ import annotations
+
+import torch
+
+from specviz.baseline import autoregressive_generate
+from specviz.decoding import PrefillStopped, prefill
+from specviz.limits import PREFILL_CHUNK
+from specviz.speculative import speculative_generate
+from tests.tiny import noisy_copy, tiny_model
+
+
+class Counting:
+    """A model wrapper that counts forwards and the positions each one reads."""
+
+    def __init__(self, model):
+        self._model, self.widths = model, []
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def __call__(self, *args, **kwargs):
+        self.widths.append(kwargs["input_ids"].shape[-1])
+        return self._model(*args, **kwargs)
+
+
+def test_a_stoppable_prefill_reads_the_prompt_in_chunks_with_the_same_cache():
+    model = tiny_model(1)
+    tokens = torch.randint(0, 16, (1, 2 * PREFILL_CHUNK + 7))
+    whole, counted = prefill(model, tokens), Counting(model)
+    chunked = prefill(counted, tokens, stop=lambda: False)
+    assert counted.widths == [PREFILL_CHUNK, PREFILL_CHUNK, 6]
+    assert whole.length == chunked.length == tokens.shape[-1] - 1
+    for a, b in zip(whole.cache.layers, chunked.cache.layers):
+        torch.testing.assert_close(a.keys, b.keys, atol=1e-5, rtol=1e-4)
+
+
+def test_a_prefill_stops_between_chunks():
+    counted, calls = Counting(tiny_model(1)), []
+
+    def stop():
+        calls.append(1)
+        return len(calls) > 1          # the second chunk is never read
+
+    tokens = torch.randint(0, 16, (1, 3 * PREFILL_CHUNK))
+    try:
+        prefill(counted, tokens, stop=stop)
+    except PrefillStopped:
+        pass
+    else:
+        raise AssertionError("the prefill did not stop")
+    assert counted.widths == [PREFILL_CHUNK]
+
+
+def test_stop_during_the_prefill_ends_both_decoders_without_a_round():
+    target = tiny_model(1)
+    draft, ids = noisy_copy(target, 2, 0.3), list(range(16)) * 5
+    assert list(speculative_generate(target, draft, ids, k=3, max_new_tokens=8, stop=lambda: True)) == []
+    assert list(autoregressive_generate(target, ids, max_new_tokens=8, stop=lambda: True)) == []
+    # not stopped: the same tokens as an unstoppable run (the chunks change nothing a greedy run can see)
+    free = [r.emitted for r in speculative_generate(target, draft, ids, k=3, max_new_tokens=8)]
+    assert [r.emitted for r in speculative_generate(target, draft, ids, k=3, max_new_tokens=8,
+                                                    stop=lambda: False)] == free
+
+
+# ---------------------------------------------------------------- the page: bounded, paced, the answer first
+def test_the_live_text_and_the_log_keep_only_what_they_show():
+    from specviz.viz import cards as vc
+    from specviz.viz import html as vh
+    from tests.rounds import bonus_round
+
+    live, log = vh.LiveText("p", False, window=3), vc.RoundLog(False, limit=2)
+    for i in range(10):
+        live.add(bonus_round(i))
+        log.add(bonus_round(i))
+    html = live.html()
+    assert html.count('class="sv-round"') == 3 and 'data-earlier="7"' in html and len(live) == 10
+    assert 'data-round="9"' in html and 'data-round="6"' not in html
+    assert len(log) == 10 and log.html().count('data-round="9"') >= 1 and 'data-round="7"' not in log.html()
+
+
+def test_a_long_replay_comes_in_a_bounded_number_of_updates():
+    from specviz.limits import APP_REPLAY_MAX_S, MAX_TRACE_ROUNDS
+    from specviz.ui.tabs.trace_files import BATCH_PAUSE_S, pacing
+
+    assert pacing(40, 0.12) == (1, 0.12)                     # a short trace: round by round, as recorded
+    step, pause = pacing(MAX_TRACE_ROUNDS, 0.05)
+    assert pause == BATCH_PAUSE_S and MAX_TRACE_ROUNDS / step * pause <= APP_REPLAY_MAX_S + pause
+
+
+def test_the_load_says_how_long_it_has_left():
+    from specviz.ui.waiting import time_left
+
+    assert time_left(0.25, 10.0) == "30" and time_left(0.01, 10.0) is None and time_left(0.5, 1.0) is None
+
+
+def test_the_answer_comes_before_the_models_are_timed(monkeypatch):
+    from specviz.ui import pays
+    from tests import test_ui_pays as tp
+
+    calls: list = []
+    pays.COSTS.clear()
+    monkeypatch.setattr(pays, "_forward_costs", lambda: tp.fake_costs(0.9, 3.0, calls))
+    updates = tp.run_app(tp.TinyPair(0.0), compare_switch=False)
+    timing = [i for i, u in enumerate(updates) if "The answer is complete" in u.get("status", "")]
+    assert timing and calls == [[3]]
+    first = timing[0]
+    assert "trace" in updates[first] and updates[first]["trace"].rounds        # the whole answer is on the page
+    assert not any("forward pass" in u.get("status", "") for u in updates[:first])   # nothing timed before it
+    assert 'data-pays="cannot"' in updates[-1]["metrics"] and 'data-kind="ok"' in updates[-1]["status"]
+    pays.COSTS.clear()
