@@ -97,21 +97,14 @@ def speculative_generate(
 ) -> Iterator[Round]:
     """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
 
-    `draft` is a draft model or any `Drafter`. `drafter` picks how a draft model is
-    used: "model" (it drafts every token), "ngram" (prompt lookup; `draft` may be
-    None) or "hybrid" (prompt lookup when its match is long enough, else the model).
-    `adaptive_threshold=t` stops drafting a round early once the draft model's
-    confidence in its token falls below t: K is then a maximum (still exact).
-    `record=False` skips the per-token trace (texts, top-5 lists, confidences);
-    the emitted tokens, verdicts and timings are still there. `compile` =
-    "auto" | "on" | "off": static KV caches and CUDA-graph forwards ("auto": on
-    CUDA only); `static_cache=True` runs the static cache without graphs. `stats`,
-    if given, receives `prefill_seconds` (and `warmup_seconds` when compiling).
-    `tree` (a TreeShape, widths such as "2x2x1", or "dynamic:N") drafts a tree with the draft model
-    instead of a chain (specviz.tree_drafter; `k` is then the tree's depth); trees
-    run on dynamic caches only, so "auto" does not compile them.
-    `stop()` (e.g. an Event's is_set) is asked between chunks of the prompt's prefill: once it says True,
-    no round comes (the caller checks it between rounds itself).
+    `draft` is a draft model or any `Drafter`; `drafter` picks how a draft model is used: "model",
+    "ngram" (prompt lookup; `draft` may be None), "hybrid" or "trimmed" (specviz.drafters).
+    `adaptive_threshold=t` stops a round's drafting once the draft's confidence falls below t (K is
+    then a maximum; still exact). `record=False` skips the per-token texts, top-5 lists and
+    confidences. `compile` = "auto" | "on" | "off" | "graphs" (specviz.forwards); `static_cache=True`
+    runs the static cache without graphs. `stats` receives `prefill_seconds` (and `warmup_seconds`).
+    `tree` (a TreeShape, widths "2x2x1", or "dynamic:N") drafts a tree instead of a chain (`k` is then
+    its depth; dynamic caches only). `stop()` is asked between chunks of the prefill: once True, no round.
     """
     if tree is not None:
         yield from _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, tokenizer=tokenizer,
