@@ -314,13 +314,22 @@ def test_hostile_inputs_never_reach_the_page_as_uncaught_errors(browser, server,
 
 # ---------------------------------------------------------------- hostile inputs on the Spanish page (issue 22)
 def _type_into_number(pg: Page, elem_id: str, text: str):
-    """Type as a person would (fill() refuses text in a number box): the browser keeps "nan" or "1e400" unparsed."""
+    """Type as a person would (fill() refuses text in a number box): the browser keeps "nan" or "1e400" unparsed.
+
+    A box typed into just after a reload can be re-rendered by Gradio and lose the text; a value the browser can
+    read back ("-0.5") is therefore typed until it shows (text it cannot parse reads back as "")."""
     box = pg.page.locator(f"#{elem_id} input[type=number]").first
-    box.fill("")
-    box.click()
-    pg.page.keyboard.type(text)
-    box.press("Enter")
-    box.blur()
+    box.wait_for(state="visible")
+    for _ in range(3):
+        box.fill("")
+        box.click()
+        pg.page.keyboard.type(text)
+        box.press("Enter")
+        box.blur()
+        shown = box.input_value()
+        if shown == text or shown == "":
+            return
+        pg.page.wait_for_timeout(300)
 
 
 def test_hostile_inputs_on_the_spanish_page_get_spanish_sentences(browser, server, shots, tmp_path):
