@@ -23,8 +23,10 @@ from specviz.viz.html import status_html
 ROOT = Path(__file__).resolve().parents[1]
 
 # What Python says when it speaks for itself: exception names and texts, reprs, rounded floats, snake_case names.
+# A whole number echoed as a float ("2.0") is Python's word; a measured rate that happens to be round
+# ("67.0 tokens/s") is not.
 PYTHON = re.compile(r"Traceback|Error\b|Exception|Expecting value|codec|\(char \d+\)|line \d+ column \d+|\bNone\b|"
-                    r"\bnan\b|\binf\b|e\+\d\d|9223372036854776000|\d\.0\b|'[^']*'|\b[a-z]+_[a-z_]+\b")
+                    r"\bnan\b|\binf\b|e\+\d\d|9223372036854776000|(?<![\d.])\d+\.0\b(?!\s*tokens/s)|'[^']*'|\b[a-z]+_[a-z_]+\b")
 
 
 def english_fragments() -> set[str]:
