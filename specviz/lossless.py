@@ -37,7 +37,8 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
     round reads through the decoder's static-cache path (cache positions, masks);
     `replay=True` as well, its forwards through the CUDA-graph path's fixed
     buffers, uncaptured (specviz.graphs "buffers": the graphs' bookkeeping).
-    `tree` (a TreeShape or widths such as "2x2") runs the tree round instead (`k` is ignored).
+    `tree` (a TreeShape or any spelling of `make_tree_drafter`: "2x2", "hybrid:3") runs the tree round
+    instead (`k` is ignored).
     """
     static_cache = static_cache or replay
     replayed = dict(compiled=True, backend="buffers") if replay else {}
@@ -78,13 +79,11 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
 def _tree_sample(target, draft, tokens, tree, sampling, gen, vocab):
     """One tree round for every row of `tokens` (no caches): the emitted tokens [B, D+1] and their counts [B]."""
     from .speculative import tree_round
-    from .tree import TreeShape
-    from .tree_drafter import TreeDrafter
+    from .tree_drafter import make_tree_drafter
     from .tree_rule import tree_emitted
 
-    shape = tree if isinstance(tree, TreeShape) else TreeShape.parse(tree)
-    state, _ = tree_round(target, None, TreeDrafter(draft, vocab, shape), tokens, shape.max_depth, sampling, gen,
-                          vocab)
+    drafter = make_tree_drafter(draft, vocab, tree)   # a fresh one per round: no cache to carry between groups
+    state, _ = tree_round(target, None, drafter, tokens, drafter.max_depth, sampling, gen, vocab)
     return tree_emitted(state.proposal.ids, state.verdict)
 
 

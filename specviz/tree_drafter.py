@@ -142,8 +142,10 @@ class DynamicTreeDrafter(TreeDrafter):
     Draft Trees", EMNLP 2024, §4.2 expansion and §4.3 reranking), greedy: grown where the draft is sure.
 
     A node's value is the draft's log-confidence of its whole path (the sum of its tokens' untempered
-    log-softmax along it). Each depth, every frontier node offers its top `top_k` tokens; the `top_k`
-    best of these by value become the next frontier and are read by the draft (one forward per depth).
+    log-softmax along it). Each depth, every frontier node offers its top `top_k` tokens; the `frontier`
+    (default `top_k`) best of these by value become the next frontier and are read by the draft (one
+    forward per depth over `frontier` rows). `frontier=1` reads one row per depth, like a chain, and
+    keeps the runner-ups as leaves only where they score: the cheapest tree for a CPU draft.
     After `depth` levels the `nodes` best candidates by value form the tree: a value never exceeds its
     parent's, so the chosen set keeps every node's ancestors. The tree's shape therefore changes every
     round: a deep chain where the draft is confident, branches where it hesitates.
@@ -153,11 +155,14 @@ class DynamicTreeDrafter(TreeDrafter):
     drawn without replacement as in `TreeDrafter`.
     """
 
-    def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2):
+    def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
+                 frontier: int | None = None):
         super().__init__(model, vocab, TreeShape.for_budget(nodes))
         self.nodes, self.depth, self.top_k = nodes, depth or nodes, top_k
-        if not 1 <= self.depth <= nodes or top_k < 1:
-            raise ValueError(f"a dynamic tree needs 1 <= depth <= nodes and top_k >= 1, got {depth}, {top_k}")
+        self.frontier = top_k if frontier is None else frontier
+        if not 1 <= self.depth <= nodes or top_k < 1 or not 1 <= self.frontier <= top_k:
+            raise ValueError(f"a dynamic tree needs 1 <= depth <= nodes, top_k >= 1 and 1 <= frontier <= top_k, "
+                             f"got {depth}, {top_k}, {frontier}")
 
     @property
     def max_depth(self) -> int:
@@ -184,7 +189,7 @@ class DynamicTreeDrafter(TreeDrafter):
                     value.append(b + v), token.append(t), parent.append(f), level.append(d)
             if d == depth:
                 break
-            frontier = sorted(new, key=lambda c: (-value[c], c))[:self.top_k]
+            frontier = sorted(new, key=lambda c: (-value[c], c))[:self.frontier]
             above = [self._ancestors(c, parent) for c in frontier]
             read = self._read(frontier, torch.tensor([[token[c] for c in frontier]], device=tokens.device), above,
                               T - 1 + d)
@@ -207,16 +212,48 @@ class DynamicTreeDrafter(TreeDrafter):
         return out
 
 
+class HybridTreeDrafter(DynamicTreeDrafter):
+    """The hybrid's rule with trees: prompt lookup's chain when the text repeats, else the dynamic tree.
+
+    As `specviz.drafters.HybridDrafter`: when the last `min_match`+ tokens occurred earlier and
+    at least `min_tokens` followed them, that continuation is the round's draft (a chain of
+    one-hot proposals, no draft forward); otherwise the draft model grows its dynamic tree.
+    The draft cache lags through lookup rounds and catches up when the model next drafts.
+    """
+
+    name = "hybrid-tree"
+
+    def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
+                 frontier: int | None = None, min_match: int = 3, min_tokens: int = 2):
+        from .drafters import PromptLookupDrafter
+
+        super().__init__(model, vocab, nodes, depth, top_k, frontier)
+        self.lookup, self.min_match, self.min_tokens = PromptLookupDrafter(vocab), min_match, min_tokens
+
+    def propose(self, tokens, k, sampling, generator) -> Proposal:
+        found = self.lookup.lookup(tokens, min(k, self.nodes)) if k >= 1 else None
+        if found is not None and bool(((found.ngram >= self.min_match) & (found.lengths >= self.min_tokens)).all()):
+            # Every row repeats: one chain as long as the shortest row's (a tree round has one shape).
+            # A row's drafts then depend on the other rows too, never on the draws that verify them: exact.
+            n = int(found.lengths.min())
+            self.prefix, self.slots, self.key_of = self.cache.get_seq_length(), {}, None
+            ids = found.ids[:, :n]
+            q = torch.nn.functional.one_hot(ids, self.vocab).float()
+            return TreeProposal(ids, q, None, None, "ngram", TreeShape(tuple(range(-1, n - 1))))
+        return super().propose(tokens, k, sampling, generator)
+
+
 def make_tree_drafter(model, vocab: int, tree) -> TreeDrafter:
-    """A TreeShape, widths ("2x2x1"), a parent list ("-1,-1,0") or "dynamic:N" (EAGLE-2's tree of N nodes,
-    optionally "dynamic:N:depth:top_k") -> its drafter."""
-    if isinstance(tree, str) and tree.strip().lower().startswith("dynamic:"):
+    """A TreeShape, widths ("2x2x1"), a parent list ("-1,-1,0"), "dynamic:N" (EAGLE-2's tree of N nodes,
+    optionally "dynamic:N:depth:top_k:frontier") or "hybrid:N[:...]" (prompt lookup, else that tree)."""
+    kind = tree.strip().lower().split(":")[0] if isinstance(tree, str) else ""
+    if kind in ("dynamic", "hybrid"):
         try:
             numbers = [int(x) for x in tree.split(":")[1:]]
         except ValueError:
-            raise ValueError(f"a dynamic tree is written dynamic:N[:depth[:top_k]], got {tree!r}") from None
-        if not 1 <= len(numbers) <= 3 or not 1 <= numbers[0] <= MAX_TREE_NODES:
-            raise ValueError(f"a dynamic tree is dynamic:N[:depth[:top_k]] with N in [1, {MAX_TREE_NODES}], "
+            raise ValueError(f"a dynamic tree is written {kind}:N[:depth[:top_k[:frontier]]], got {tree!r}") from None
+        if not 1 <= len(numbers) <= 4 or not 1 <= numbers[0] <= MAX_TREE_NODES:
+            raise ValueError(f"a dynamic tree is {kind}:N[:depth[:top_k[:frontier]]] with N in [1, {MAX_TREE_NODES}], "
                              f"got {tree!r}")
-        return DynamicTreeDrafter(model, vocab, *numbers)
+        return (DynamicTreeDrafter if kind == "dynamic" else HybridTreeDrafter)(model, vocab, *numbers)
     return TreeDrafter(model, vocab, tree if isinstance(tree, TreeShape) else TreeShape.parse(tree))

@@ -47,7 +47,7 @@ class TreeRecorder(RoundRecorder):
         nodes, correction, bonus = self._tree_numbers(t, outcome) if self.record_numbers else (None, None, None)
         shown = outcome.drafted
         if nodes is None:
-            drafted = [unrecorded_token(tok, i < outcome.n_accepted, "model") for i, tok in enumerate(shown)]
+            drafted = [unrecorded_token(tok, i < outcome.n_accepted, t.proposal.source) for i, tok in enumerate(shown)]
         else:
             drafted = self._path_tokens(t, nodes, outcome)
         return Round(index=index, drafted=drafted, rejected_at=outcome.rejected_at, correction=correction,
@@ -61,9 +61,11 @@ class TreeRecorder(RoundRecorder):
         path = [i for i, node in enumerate(nodes) if node.status == "accepted"]
         stop = shape.children[path[-1] + 1 if path else 0]
         order = (path + [stop[0]] if stop else path)[:len(outcome.drafted)]
+        source = t.proposal.source
         return [DraftToken(token_id=nodes[i].token_id, text=nodes[i].text, q=nodes[i].q, p=nodes[i].p,
                            accept_prob=nodes[i].accept_prob, u=nodes[i].u, accepted=j < outcome.n_accepted,
-                           q_confidence=nodes[i].q, p_confidence=nodes[i].p) for j, i in enumerate(order)]
+                           q_confidence=nodes[i].q, p_confidence=nodes[i].p, source=source)
+                for j, i in enumerate(order)]
 
     def _tree_numbers(self, t: TreeRoundTensors, outcome: Settled):
         """Every node's numbers and the correction or bonus, in ONE transfer (ids ride along as floats)."""

@@ -41,9 +41,17 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pair_fp32():
-    """The packaged pair in fp32 on the CPU (on the default kernels, see SPECVIZ_CPU_LINEAR above)."""
-    from specviz.models import load_pair
+    """The packaged pair in fp32 on the CPU (on the default kernels, see SPECVIZ_CPU_LINEAR above).
 
-    return load_pair(dtype="fp32", device="cpu")
+    One per test run: every real-pair test module, the browser's included, shares it. Each load maps the
+    8 GB of weights again, and two live loads counted 16 GB of resident pages in one process (CI's peak
+    RSS reached 24.8 GB on a 24 GB machine).
+    """
+    from specviz.models import ModelLoadError, load_pair
+
+    try:
+        return load_pair(dtype="fp32", device="cpu")
+    except ModelLoadError as e:
+        pytest.skip(f"packaged model pair unavailable: {e}")

@@ -19,7 +19,7 @@ from ..limits import ADAPTIVE_THRESHOLD
 from ..sampling import SamplingConfig
 from ..speculative import speculative_generate
 from ..trace import metrics
-from .methods import METHODS, TREE_METHODS
+from .methods import METHODS, TREE_SPECS
 
 
 @dataclass
@@ -99,6 +99,7 @@ SPECVIZ_KINDS = {
     "specviz_hybrid": ("hybrid", False, ADAPTIVE_THRESHOLD),   # its model rounds stop early too
     "specviz_trimmed": ("trimmed", False, None),
     "specviz_tree": ("model", False, None),   # with tree="dynamic:K": K nodes per target pass
+    "specviz_hybrid_tree": ("model", False, None),   # with tree="hybrid:K:K:2:1" (TREE_SPECS)
 }
 
 
@@ -113,7 +114,7 @@ def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling
                                        tokenizer=tokenizer if record else None,
                                        ignore_eos=True, record=record, adaptive_threshold=threshold,
                                        drafter=drafter, compile=compile, stats=stats,
-                                       tree=f"dynamic:{k}" if method in TREE_METHODS else None))
+                                       tree=TREE_SPECS[method].format(k=k) if method in TREE_SPECS else None))
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]

@@ -14,19 +14,22 @@ METHODS = (
     "specviz_hybrid",       # no trace; lookup on a match of 3+ tokens, else the draft model with the adaptive stop
     "specviz_trimmed",      # no trace; the draft model with its output layer cut to the 32k most frequent tokens
     "specviz_tree",         # no trace; a draft tree of K nodes per target pass (EAGLE-2's dynamic tree when greedy)
+    "specviz_hybrid_tree",  # no trace; lookup on a match of 3+ tokens, else a dynamic tree of K nodes read one row a depth
 )
 # The methods that draft: measured at every K of a sweep (the others once per prompt).
 K_METHODS = ("hf_assisted", "hf_prompt_lookup", "specviz", "specviz_notrace", "specviz_adaptive",
-             "specviz_ngram", "specviz_hybrid", "specviz_trimmed", "specviz_tree")
+             "specviz_ngram", "specviz_hybrid", "specviz_trimmed", "specviz_tree", "specviz_hybrid_tree")
 # Plain decoding with the target: the baselines every speedup is also reported against.
 TARGET_ALONE = ("target", "hf_generate", "hf_static")
 # transformers' decoders, the peers of ratio_vs_hf_best.
 HF_METHODS = ("hf_generate", "hf_static", "hf_assisted", "hf_assisted_default", "hf_prompt_lookup")
 # specviz's speed modes, the candidates of its best method (the trace-recording "specviz" is the visualizer's mode).
 SPECVIZ_SPEED_METHODS = ("specviz_notrace", "specviz_adaptive", "specviz_ngram", "specviz_hybrid",
-                         "specviz_trimmed", "specviz_tree")
+                         "specviz_trimmed", "specviz_tree", "specviz_hybrid_tree")
 # Methods whose K counts a tree's nodes, not a chain's drafts: the chain theory does not model them.
-TREE_METHODS = ("specviz_tree",)
+TREE_METHODS = ("specviz_tree", "specviz_hybrid_tree")
+# The tree each tree method drafts at K nodes (specviz.tree_drafter.make_tree_drafter's spelling).
+TREE_SPECS = {"specviz_tree": "dynamic:{k}", "specviz_hybrid_tree": "hybrid:{k}:{k}:2:1"}
 
 
 def default_methods(device) -> list[str]:
