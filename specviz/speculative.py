@@ -92,7 +92,7 @@ def speculative_generate(
     drafter: str = "model",
     compile: str = "auto",
     static_cache: bool | None = None,
-    tree: TreeShape | str | None = None,
+    tree: TreeShape | str | None = None, tree_costs=None,
     stop: StopCheck | None = None,
 ) -> Iterator[Round]:
     """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
@@ -103,14 +103,15 @@ def speculative_generate(
     then a maximum; still exact). `record=False` skips the per-token texts, top-5 lists and
     confidences. `compile` = "auto" | "on" | "off" | "graphs" (specviz.forwards); `static_cache=True`
     runs the static cache without graphs. `stats` receives `prefill_seconds` (and `warmup_seconds`).
-    `tree` (a TreeShape, widths "2x2x1", or "dynamic:N") drafts a tree instead of a chain (`k` is then
-    its depth; dynamic caches only). `stop()` is asked between chunks of the prefill: once True, no round.
+    `tree` (a TreeShape, "2x2x1", "dynamic:N", "hybrid:N") drafts a tree instead of a chain (dynamic caches
+    only); `tree_costs` (a tree_drafter.TreeCosts) sizes each dynamic tree to the machine's measured costs.
+    `stop()` is asked between chunks of the prefill: once True, no round.
     """
     if tree is not None:
         yield from _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, tokenizer=tokenizer,
                                   eos_token_id=eos_token_id, ignore_eos=ignore_eos, record=record, stats=stats,
                                   drafter=drafter, compile=compile, static_cache=static_cache,
-                                  adaptive_threshold=adaptive_threshold, stop=stop)
+                                  adaptive_threshold=adaptive_threshold, stop=stop, costs=tree_costs)
         return
     if not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {k!r}")
@@ -157,7 +158,7 @@ def _rounds(run: Run, target, target_cache, drafter: Drafter, recorder: RoundRec
 
 def _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, *, tokenizer, eos_token_id,
                    ignore_eos, record, stats, drafter, compile, static_cache, adaptive_threshold,
-                   stop=None) -> Iterator[Round]:
+                   stop=None, costs=None) -> Iterator[Round]:
     """`speculative_generate` with a tree drafter: the same set-up on dynamic caches, then `_tree_rounds`."""
     from .tree_drafter import make_tree_drafter
     from .tree_recording import TreeRecorder
@@ -169,7 +170,7 @@ def _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, see
     run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
                     compile="off", static_cache=False, stats=stats, room=2, stop=stop)
     vocab = shared_vocab(target, draft)
-    drafting = make_tree_drafter(draft, vocab, tree)
+    drafting = make_tree_drafter(draft, vocab, tree, costs)
     try:
         with run.timed("prefill_seconds"):
             target_cache = prefill(target, run.tokens[None], stop=stop)

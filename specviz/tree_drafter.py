@@ -13,6 +13,8 @@ and its ancestors), so a tree of depth D costs D draft forwards like a chain of 
 """
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 
 import torch
@@ -22,6 +24,36 @@ from .drafters import Proposal
 from .sampling import SamplingConfig, probabilities, sample
 from .limits import MAX_TREE_NODES
 from .tree import TreeShape, forward_masked, keep_path
+
+
+@dataclass(frozen=True)
+class TreeCosts:
+    """What a round costs on this machine, in one-token target forwards (measured: specviz.bench.costs).
+
+    `c` is a draft forward; `verify[n]` a target forward over n + 1 rows (the pending token and n
+    nodes), verify[0] = 1. A node whose path the draft gives probability π adds about π expected
+    tokens (for a calibrated draft), so a round of n nodes makes about 1 + Σπ tokens for
+    reads·c + verify[n]: the way Sequoia sizes trees to hardware, here re-chosen every round.
+    """
+
+    c: float
+    verify: tuple[float, ...]
+
+    def __post_init__(self):
+        if not self.verify or self.c < 0 or any(v <= 0 for v in self.verify):
+            raise ValueError(f"tree costs need c >= 0 and positive verify costs, got {self.c}, {self.verify}")
+        # Timings are noisy: a verify over more rows is never cheaper than over fewer.
+        object.__setattr__(self, "verify", tuple(itertools.accumulate(self.verify, max)))
+
+    def best_size(self, path_probs: list[float], reads: int) -> int:
+        """How many of the nodes (most probable first) to verify: the count with the most tokens per cost."""
+        best, best_rate, gain = 1, -1.0, 1.0
+        for n, prob in enumerate(path_probs[:len(self.verify) - 1], 1):
+            gain += prob
+            rate = gain / (reads * self.c + self.verify[n])
+            if rate > best_rate:
+                best, best_rate = n, rate
+        return best
 
 
 @dataclass
@@ -156,9 +188,9 @@ class DynamicTreeDrafter(TreeDrafter):
     """
 
     def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
-                 frontier: int | None = None):
+                 frontier: int | None = None, costs: TreeCosts | None = None):
         super().__init__(model, vocab, TreeShape.for_budget(nodes))
-        self.nodes, self.depth, self.top_k = nodes, depth or nodes, top_k
+        self.nodes, self.depth, self.top_k, self.costs = nodes, depth or nodes, top_k, costs
         self.frontier = top_k if frontier is None else frontier
         if not 1 <= self.depth <= nodes or top_k < 1 or not 1 <= self.frontier <= top_k:
             raise ValueError(f"a dynamic tree needs 1 <= depth <= nodes, top_k >= 1 and 1 <= frontier <= top_k, "
@@ -194,7 +226,10 @@ class DynamicTreeDrafter(TreeDrafter):
             read = self._read(frontier, torch.tensor([[token[c] for c in frontier]], device=tokens.device), above,
                               T - 1 + d)
             logits_of.update(zip(frontier, read[0].to(tokens.device)))
-        chosen = sorted(sorted(range(len(value)), key=lambda c: (-value[c], c))[:self.nodes], key=lambda c: (level[c], c))
+        ranked = sorted(range(len(value)), key=lambda c: (-value[c], c))[:self.nodes]   # ancestors first
+        if self.costs is not None:   # reads: the root's forward and one per depth after it
+            ranked = ranked[:self.costs.best_size([math.exp(value[c]) for c in ranked], d)]
+        chosen = sorted(ranked, key=lambda c: (level[c], c))
         index = {c: i for i, c in enumerate(chosen)}
         shape = TreeShape(tuple(index[parent[c]] if parent[c] >= 0 else -1 for c in chosen))
         self.key_of = chosen
@@ -224,10 +259,11 @@ class HybridTreeDrafter(DynamicTreeDrafter):
     name = "hybrid-tree"
 
     def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
-                 frontier: int | None = None, min_match: int = 3, min_tokens: int = 2):
+                 frontier: int | None = None, costs: TreeCosts | None = None, min_match: int = 3,
+                 min_tokens: int = 2):
         from .drafters import PromptLookupDrafter
 
-        super().__init__(model, vocab, nodes, depth, top_k, frontier)
+        super().__init__(model, vocab, nodes, depth, top_k, frontier, costs)
         self.lookup, self.min_match, self.min_tokens = PromptLookupDrafter(vocab), min_match, min_tokens
 
     def propose(self, tokens, k, sampling, generator) -> Proposal:
@@ -243,9 +279,10 @@ class HybridTreeDrafter(DynamicTreeDrafter):
         return super().propose(tokens, k, sampling, generator)
 
 
-def make_tree_drafter(model, vocab: int, tree) -> TreeDrafter:
+def make_tree_drafter(model, vocab: int, tree, costs: TreeCosts | None = None) -> TreeDrafter:
     """A TreeShape, widths ("2x2x1"), a parent list ("-1,-1,0"), "dynamic:N" (EAGLE-2's tree of N nodes,
-    optionally "dynamic:N:depth:top_k:frontier") or "hybrid:N[:...]" (prompt lookup, else that tree)."""
+    optionally "dynamic:N:depth:top_k:frontier") or "hybrid:N[:...]" (prompt lookup, else that tree).
+    `costs` trims a dynamic tree to the node count they favour each round (static shapes ignore them)."""
     kind = tree.strip().lower().split(":")[0] if isinstance(tree, str) else ""
     if kind in ("dynamic", "hybrid"):
         try:
@@ -255,5 +292,6 @@ def make_tree_drafter(model, vocab: int, tree) -> TreeDrafter:
         if not 1 <= len(numbers) <= 4 or not 1 <= numbers[0] <= MAX_TREE_NODES:
             raise ValueError(f"a dynamic tree is {kind}:N[:depth[:top_k[:frontier]]] with N in [1, {MAX_TREE_NODES}], "
                              f"got {tree!r}")
-        return (DynamicTreeDrafter if kind == "dynamic" else HybridTreeDrafter)(model, vocab, *numbers)
+        given = dict(zip(("nodes", "depth", "top_k", "frontier"), numbers))
+        return (DynamicTreeDrafter if kind == "dynamic" else HybridTreeDrafter)(model, vocab, costs=costs, **given)
     return TreeDrafter(model, vocab, tree if isinstance(tree, TreeShape) else TreeShape.parse(tree))

@@ -378,3 +378,29 @@ def test_transformers_assistant_is_the_draft_as_loaded_unless_asked(pair, tmp_pa
     assert all(d is want for _, d in assistants)
     meta = json.loads((tmp_path / "o" / "results.json").read_text())["meta"]
     assert meta["draft_weights"] == "int8" and ("as loaded" in meta["hf_assistant"]) == (choice == "as-loaded")
+
+
+def test_tree_methods_get_the_verify_cost_at_every_row_count_and_stay_exact(pair, tmp_path, monkeypatch):
+    from specviz.bench import suite
+    from specviz.tree_drafter import TreeCosts
+
+    real, seen = suite.run_method, {}
+
+    def spy(method, *args, **kwargs):
+        seen.setdefault(method, []).append(kwargs.get("tree_costs"))
+        return real(method, *args, **kwargs)
+
+    monkeypatch.setattr(suite, "run_method", spy)
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"prompt": "abcabcabc"}\n', encoding="utf-8")
+    rc = bench_cli.main(["--prompts", str(prompts), "--k", "3", "--max-new-tokens", "12", "--temperature", "0",
+                         "--repeats", "1", "--out", str(tmp_path / "o"), "--quiet", "--no-warmup",
+                         "--methods", "target", "specviz_tree", "specviz_hybrid_tree"], pair_loader=lambda **kw: pair)
+    assert rc == 0
+    assert seen["target"] == [None]
+    for method in ("specviz_tree", "specviz_hybrid_tree"):
+        (costs,) = seen[method]
+        assert isinstance(costs, TreeCosts) and len(costs.verify) == 4 and costs.verify[0] == 1.0 and costs.c > 0
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert {r["method"]: r["matches_target"] for r in data["rows"]} == {
+        "target": True, "specviz_tree": True, "specviz_hybrid_tree": True}

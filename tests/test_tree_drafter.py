@@ -99,3 +99,30 @@ def test_hybrid_tree_rounds_follow_the_target_distribution(small, cfg, monkeypat
     impossible, p_value = chi_square_fit(counts, exact_prefixes(target, prompt, N_TOKENS, cfg))
     assert any(looked_up) and not all(looked_up), "the lookup chain and the model tree must both be verified"
     assert not impossible and p_value > 1e-3, f"chi-square p = {p_value:.2e}"
+
+
+# ------------------------------------------------------------ the node budget from measured costs
+def test_costs_pick_fewer_nodes_where_a_wider_verify_is_dear():
+    from specviz.tree_drafter import TreeCosts
+
+    probs = [0.9, 0.6, 0.3, 0.2, 0.1, 0.05]
+    flat = TreeCosts(c=0.3, verify=(1.0,) * 7)                    # a GPU: rows are free
+    cliff = TreeCosts(c=0.3, verify=(1.0, 1.1, 1.15, 1.2, 2.0, 2.0, 2.1))   # this CPU's int4 kernel at 5 rows
+    assert flat.best_size(probs, reads=3) == 6
+    assert cliff.best_size(probs, reads=3) == 3
+    assert TreeCosts(c=0.3, verify=(1.0, 3.0, 1.2)).verify == (1.0, 3.0, 3.0)   # noisy timings made monotone
+    with pytest.raises(ValueError):
+        TreeCosts(c=0.3, verify=())
+
+
+@pytest.mark.parametrize("tree", ["dynamic:8:8:2:1", "hybrid:8"])
+def test_a_costed_tree_stays_exact_and_within_what_the_costs_allow(tree):
+    from specviz.tree_drafter import TreeCosts
+
+    target = tiny_model(11, vocab=32)
+    costs = TreeCosts(c=0.3, verify=(1.0, 1.1, 1.15, 1.2, 2.0, 2.0, 2.1, 2.2, 2.3))
+    rounds = list(speculative_generate(target, noisy_copy(target, 3, 0.9), REPEATING, tree=tree, sampling=GREEDY,
+                                       max_new_tokens=40, tree_costs=costs))
+    assert emitted(rounds) == baseline(target, REPEATING, 40)
+    model_trees = [r.tree for r in rounds if r.tree and r.drafted and r.drafted[0].source == "model"]
+    assert model_trees and all(len(t) <= 4 for t in model_trees)   # past 4 nodes (5 rows) the cliff never pays

@@ -58,11 +58,12 @@ class Run:
 
 
 def run_method(method: str, target, draft, input_ids, k: int | None, sampling: SamplingConfig,
-               max_new_tokens: int, *, seed: int = 0, tokenizer=None, compile: str = "auto") -> Run:
+               max_new_tokens: int, *, seed: int = 0, tokenizer=None, compile: str = "auto", tree_costs=None) -> Run:
     """Generate `max_new_tokens` (EOS ignored) with one method and time it.
 
     `compile` (auto | on | off) applies to specviz's own loops (target, specviz*), as in
-    `speculative_generate`; transformers' methods pick their own caches by name.
+    `speculative_generate`; transformers' methods pick their own caches by name. `tree_costs`
+    (specviz.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
@@ -71,7 +72,8 @@ def run_method(method: str, target, draft, input_ids, k: int | None, sampling: S
         return _run_target(target, ids, sampling, max_new_tokens, seed, compile)
     if method in HF_KINDS:
         return _run_hf(method, target, draft, ids, k, sampling, max_new_tokens, seed)
-    return _run_specviz(method, target, draft, ids, int(k), sampling, max_new_tokens, seed, tokenizer, compile)
+    return _run_specviz(method, target, draft, ids, int(k), sampling, max_new_tokens, seed, tokenizer, compile,
+                        tree_costs)
 
 
 # ---------------------------------------------------------------- specviz's own loops
@@ -104,7 +106,7 @@ SPECVIZ_KINDS = {
 
 
 def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling: SamplingConfig,
-                 max_new_tokens: int, seed: int, tokenizer, compile: str = "auto") -> Run:
+                 max_new_tokens: int, seed: int, tokenizer, compile: str = "auto", tree_costs=None) -> Run:
     drafter, record, threshold = SPECVIZ_KINDS[method]
     clock = Timer(input_device(target))
     stats: dict = {}
@@ -114,7 +116,8 @@ def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling
                                        tokenizer=tokenizer if record else None,
                                        ignore_eos=True, record=record, adaptive_threshold=threshold,
                                        drafter=drafter, compile=compile, stats=stats,
-                                       tree=TREE_SPECS[method].format(k=k) if method in TREE_SPECS else None))
+                                       tree=TREE_SPECS[method].format(k=k) if method in TREE_SPECS else None,
+                                       tree_costs=tree_costs))
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]

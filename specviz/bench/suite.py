@@ -24,6 +24,7 @@ from ..kernels import linear_path
 from ..weights import weights_label
 from ..sampling import SamplingConfig
 from ..stats import finite, fmt
+from ..tree_drafter import TreeCosts
 from ..viz.report import write_report
 from .costs import ForwardCosts, forward_costs, theory_speedup
 from .roofline import bytes_per_token, read_bandwidth, roofline
@@ -105,11 +106,11 @@ def _phase(target, draft, hf_draft, methods: list[str], suffix: str, *, tokenize
     bar = _progress_bar(len(samplings) * repeats * len(prompts) * per_prompt, quiet)
     failed: dict[str, str] = {}   # method -> its first error, reported once on stderr
 
-    def attempt(m, k, ids, sampling, n, run_seed):
+    def attempt(m, k, ids, sampling, n, run_seed, fc=None):
         try:
             assistant = hf_draft if hf_draft is not None and m in HF_METHODS else draft
             return run_method(m, target, assistant, ids, k, sampling, n, seed=run_seed, tokenizer=tokenizer,
-                              compile=compile)
+                              compile=compile, tree_costs=tree_costs(fc) if fc and m in TREE_METHODS else None)
         except Exception as e:   # one method failing must not cost the whole run
             error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             if m not in failed:
@@ -124,10 +125,12 @@ def _phase(target, draft, hf_draft, methods: list[str], suffix: str, *, tokenize
 
     rows: list[dict] = []
     costs: dict[str, dict] = {}
+    # A tree's node budget is re-chosen each round from the verify cost at every row count up to K + 1.
+    cost_ks = sorted(set(ks) | (set(range(1, max(ks) + 1)) if ks and set(with_k) & set(TREE_METHODS) else set()))
     for sampling in samplings:
         for rep in range(repeats):
             for pi, (prompt, ids) in enumerate(zip(prompts, encoded)):
-                fc = forward_costs(target, draft, ids, ks, repeats=3)
+                fc = forward_costs(target, draft, ids, cost_ks, repeats=3)
                 costs.setdefault(prompt.id, fc.to_dict())
                 # Rotate the order each repeat so no method always runs first after a cost pass.
                 jobs = [(m, None) for m in plain] + [(m, k) for k in ks for m in with_k]
@@ -138,7 +141,7 @@ def _phase(target, draft, hf_draft, methods: list[str], suffix: str, *, tokenize
                     if bar is not None:
                         bar.set_description(f"T={temp_key(sampling.temperature)} rep {rep + 1}/{repeats} "
                                             f"{prompt.id} {m}{suffix}" + (f" K={k}" if k else ""), refresh=False)
-                    got.append((attempt(m, k, ids, sampling, max_new_tokens, seed + rep), m, k))
+                    got.append((attempt(m, k, ids, sampling, max_new_tokens, seed + rep, fc), m, k))
                     if bar is not None:
                         bar.update(1)
                 ref = next((r for r, m, _ in got if m == "target" and isinstance(r, Run)), None)
@@ -148,6 +151,12 @@ def _phase(target, draft, hf_draft, methods: list[str], suffix: str, *, tokenize
     if bar is not None:
         bar.close()
     return rows, costs
+
+
+def tree_costs(fc: ForwardCosts) -> TreeCosts:
+    """The measured costs as a tree drafter reads them (verify[n]: n nodes after the pending token)."""
+    n_max = max(fc.target_k, default=0)
+    return TreeCosts(fc.c, (1.0, *(fc.verify_cost(n) for n in range(1, n_max + 1))))
 
 
 def _row(prompt: Prompt, method: str, run: Run, ref: Run | None, sampling: SamplingConfig, rep: int, seed: int,
