@@ -24,8 +24,8 @@ from .zerogpu import on_zero_gpu
 from .sources import _looks_like_path, _resolve_source, _Source, validate_model_id  # noqa: F401 (API)
 from .kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_draft_weights, resolve_linear_path,
                       use_linear_path)
-from .weights import (candidate_weights, convert_target_weights, probe_target_weights, resolve_target_weights,
-                      weights_name)
+from .weights import candidate_weights, probe_target_weights, resolve_target_weights, weights_name
+from .weights_cache import convert_cached
 from .packaged import _PACKAGED_DRAFT, _PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, _convert, cache_dir  # noqa: F401
 
 log = logging.getLogger(__name__)
@@ -290,7 +290,7 @@ def _store_draft(model, draft_weights: str, path: str, report) -> None:
     if draft_weights in ("int8", "int4"):
         report(0.97, step("load.storing_draft", weights=draft_weights))
     if draft_weights == "int4":
-        convert_target_weights(model, "int4", strict_grid=False)
+        convert_cached(model, "int4", strict_grid=False)
     else:
         use_linear_path(model, "int8" if draft_weights == "int8" else path)
 
@@ -315,7 +315,7 @@ def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict 
     layers = None
     if choice != "as-loaded":
         report(0.9, step("load.storing_target", weights=choice))
-        layers = convert_target_weights(model, choice)
+        layers = convert_cached(model, choice)
     if next(model.parameters()).dtype != dtype:
         model.to(dtype)
     return choice, probe, layers

@@ -23,6 +23,9 @@ Cache layout (``$SPECVIZ_CACHE`` or ``~/.cache/specviz``)::
         config.json  generation_config.json  model.safetensors  specviz-complete.json
         tokenizer.json  tokenizer_config.json  chat_template.jinja
     <cache>/tmp/     assembled GGUFs and half-written folders; emptied as it goes
+    <cache>/converted/<key>.safetensors
+                     a model's weights as stored for the kernels (int4/int8/bf16), written at its
+                     first load and checked before use (specviz.weights_cache); deletable any time
 
 A folder counts as finished only when ``specviz-complete.json`` exists: it is
 written last, inside a temporary folder that is then renamed into place, so an
