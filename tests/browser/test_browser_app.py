@@ -142,10 +142,9 @@ def test_bad_input_shows_a_message_and_the_next_run_works(page):
 
 
 def test_drafter_selector_and_the_prompt_lookup_marker(page):
-    from specviz.drafters import DRAFTERS
-    from specviz.ui.inputs import drafter_choices
+    from specviz.ui.inputs import APP_DRAFTERS, drafter_choices
 
-    assert page.page.locator("#sv-drafter input[type=radio]").count() == len(DRAFTERS)
+    assert page.page.locator("#sv-drafter input[type=radio]").count() == len(APP_DRAFTERS)   # the tree included
     labels = " | ".join(page.page.locator("#sv-drafter label").all_inner_texts())
     assert all(label in labels for label, _ in drafter_choices()), labels
     page.page.locator("#sv-advanced .label-wrap").first.click()

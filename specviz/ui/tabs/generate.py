@@ -52,9 +52,9 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
                                  info=t("ui.range", lang, lo=1, hi=APP_MAX_NEW_TOKENS), elem_id="sv-max-new")
     c["adaptive"] = gr.Checkbox(label=t("ui.adaptive", lang, threshold=ADAPTIVE_THRESHOLD), value=False,
                                 elem_id="sv-adaptive")
+    drafter_info = f'{t("ui.drafter_info", lang)} {t("ui.drafter_tree_info", lang, limit=APP_MAX_TREE_NODES)}'
     c["drafter"] = gr.Radio(inputs.drafter_choices(lang), value="model", label=t("ui.drafter", lang),
-                            info=f'{t("ui.drafter_info", lang)} {t("ui.drafter_tree_info", lang, limit=APP_MAX_TREE_NODES)}',
-                            elem_id="sv-drafter")
+                            info=drafter_info, elem_id="sv-drafter")
     with gr.Accordion(t("ui.sampling", lang), open=True):
         with gr.Row():
             c["temperature"] = gr.Number(value=0.0, step=0.05, label=t("ui.temperature", lang),
