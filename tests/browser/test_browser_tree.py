@@ -63,6 +63,8 @@ def test_a_tree_run_draws_its_trees_in_the_round_log(browser, server, shots, wid
         assert styles(pg, "#sv-log .sv-tn-accepted")["weight"] == "700"             # the accepted path: bold
         assert "line-through" in styles(pg, "#sv-log .sv-tn-rejected")["line"]      # a rejected node: struck
         assert float(styles(pg, "#sv-log .sv-tn-untried")["opacity"]) < 1           # never tested: faded
+        sizes = pg.page.eval_on_selector_all("#sv-log .sv-tree-node", "ns => ns.map(n => getComputedStyle(n).fontSize)")
+        assert len(set(sizes)) == 1, sorted(set(sizes))                               # as large at every depth
         card = log.locator(".sv-card:has(.sv-tn-rejected)").first
         card.scroll_into_view_if_needed()
         box = card.bounding_box()
