@@ -38,10 +38,9 @@ _PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "qwen2.5-0.5
 # Pairs with a gap wide enough for speculation to pay on a GPU with compiled forwards (compiled c: 0.43 for
 # 0.5B -> 7B, 0.25 for 0.5B -> 14B on an H200): offered only where CUDA is, never the default on a CPU.
 GPU_PRESETS = ("qwen2.5-0.5b-7b", "qwen2.5-0.5b-14b")
-# The page's drafters: the decoder's, then "tree", the draft model drafting EAGLE-2's dynamic tree of K nodes
+# The page's drafters are the decoder's, then "tree": the draft model drafting EAGLE-2's dynamic tree of K nodes
 # (issue 21; `worker.decoder_options` turns it into the decoder's `tree="dynamic:K"`).
 TREE = "tree"
-APP_DRAFTERS = (*DRAFTERS, TREE)
 # Literal keys, so tests/test_strings.py finds them.
 _COMPILE_KEYS = {"auto": "compile.auto", "on": "compile.on", "off": "compile.off", "graphs": "compile.graphs"}
 
@@ -71,8 +70,8 @@ def default_pair(wanted: str | None, gpu: bool) -> str:
 
 
 def drafter_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
-    """(label, value) for every drafter of the page (`APP_DRAFTERS`), in its order."""
-    return [(drafter_name(name, lang), name) for name in APP_DRAFTERS]
+    """(label, value) for every drafter of the page: the decoder's (`specviz.drafters.DRAFTERS`), then the tree."""
+    return [(drafter_name(name, lang), name) for name in (*DRAFTERS, TREE)]
 
 
 def compile_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
@@ -80,7 +79,7 @@ def compile_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
 
 
 def drafter(value, lang: str = DEFAULT_LANG) -> str:
-    if value not in APP_DRAFTERS:
+    if value not in (*DRAFTERS, TREE):
         raise InputError(t("input.drafter", lang, value=str(value)[:40]))
     return str(value)
 
@@ -356,7 +355,7 @@ class RunSettings:
     seed: int
     pair_ids: tuple[str | None, str | None]
     compare: bool
-    drafter: str = "model"               # a name in APP_DRAFTERS
+    drafter: str = "model"               # a name in specviz.drafters.DRAFTERS, or TREE
     compile: str = "auto"                # auto | on | off (specviz.decoding.COMPILE_CHOICES)
 
 

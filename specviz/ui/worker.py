@@ -100,7 +100,7 @@ class DecodeJob:
     seed: int
     compare: bool = False
     adaptive_threshold: float | None = None
-    drafter: str = "model"           # the page's drafter (inputs.APP_DRAFTERS; "tree": `decoder_options`)
+    drafter: str = "model"           # the page's drafter (inputs.drafter_choices; "tree": `decoder_options`)
     compile: str = "auto"            # auto | on | off, for the speculative run and the target alone alike
 
     @property
@@ -122,7 +122,7 @@ class _Stats(dict):
 
 
 def decoder_options(drafter: str, k: int, compile: str) -> dict:
-    """The decoder's drafter arguments for the page's drafter (`inputs.APP_DRAFTERS`) and K.
+    """The decoder's drafter arguments for the page's drafter (`inputs.drafter_choices`) and K.
 
     "tree" is the draft model drafting EAGLE-2's dynamic tree of K nodes (`specviz.tree_drafter`), on the dynamic
     cache: its forwards are never compiled, and the target alone is run uncompiled too, so the speedup compares
