@@ -24,6 +24,7 @@ BENCH_MAX_REPEATS = 20
 
 # ---------------------------------------------------------------- the web app
 APP_MAX_K = 16
+APP_MAX_TREE_NODES = 16         # K of the page's "draft tree" drafter: nodes verified in one target pass (issue 21)
 APP_MAX_NEW_TOKENS = 512
 APP_MAX_PROMPT_CHARS = 8000
 APP_MAX_PROMPT_TOKENS = 4096

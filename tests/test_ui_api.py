@@ -174,3 +174,16 @@ def test_a_trace_over_the_size_limit_is_refused_before_it_is_read(monkeypatch):
     with pytest.raises(gr.Error) as caught:
         api.read_trace('{"format": "specviz-trace", "version": 1}')      # 42 bytes: not even parsed
     assert caught.value.message == t("replay.unusable", error=t("input.trace_size", mb="0.0", limit="0"))
+
+
+# ---------------------------------------------------------------- the draft tree (issue 21)
+def test_generate_with_the_tree_drafter_returns_trees_and_replays_them(client):
+    run = client.predict(prompt="the cat sat", k=5, max_new_tokens=12, seed=3, drafter="tree", compare=True,
+                         api_name="/generate")
+    trees = [r.get("tree") for r in run["trace"]["rounds"]]
+    assert trees[0] and all(len(tree) <= 5 for tree in trees if tree)
+    assert run["comparison"]["identical"] is True                       # greedy: the target's own text
+    assert client.predict(trace=run["trace"], api_name="/replay")["text"] == run["text"]
+    said = _refusal(client, "/generate", prompt="x", drafter="tree", adaptive=True)
+    assert said == t("input.tree_adaptive")
+    assert _refusal(client, "/generate", prompt="x", drafter="tree", compile="on") == t("input.tree_compile")

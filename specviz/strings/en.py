@@ -665,4 +665,14 @@ STRINGS: dict[str, str] = {
     "replay.reading": "Reading the trace file… {seconds} s",
     "replay.stopping": "Stopping the replay…",
     "status.loading_left": "Loading models: {step} ({percent}) · {seconds} s, about {left} s left at this pace",
+
+    # --- draft trees in the app: the Generate form and the round log (issue 21)
+    "ui.drafter_tree_info": ("Draft tree: a dynamic tree of K nodes per target pass (EAGLE-2's rule), verified in "
+                             "one forward; K is then the node budget (at most {limit}). With sampling, a fixed tree "
+                             "of K nodes."),
+    "input.tree_adaptive": ("Adaptive K does not apply to the draft tree: it already places its K nodes where the "
+                            "draft is most confident. Switch adaptive K off or choose another drafter."),
+    "input.tree_nodes": "A draft tree has at most {limit} nodes per round: set K to {limit} or less.",
+    "input.tree_compile": ("The draft tree runs without compiled forwards (its attention mask changes every "
+                           "round): under Compiled forwards, choose auto or off."),
 }

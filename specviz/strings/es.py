@@ -694,4 +694,14 @@ STRINGS: dict[str, str] = {
     "replay.stopping": "Deteniendo la repetición…",
     "status.loading_left": ("Cargando modelos: {step} ({percent}) · {seconds} s, quedan unos {left} s a este "
                             "ritmo"),
+
+    # --- draft trees in the app: the Generate form and the round log (issue 21)
+    "ui.drafter_tree_info": ("Árbol de borradores: un árbol dinámico de K nodos por pasada del objetivo (la regla "
+                             "de EAGLE-2), verificado en una sola pasada; K es entonces el número de nodos (como "
+                             "mucho {limit}). Con muestreo, un árbol fijo de K nodos."),
+    "input.tree_adaptive": ("K adaptativo no se aplica al árbol de borradores: ya coloca sus K nodos donde el "
+                            "borrador está más seguro. Desactiva K adaptativo o elige otro borrador."),
+    "input.tree_nodes": "Un árbol de borradores tiene como mucho {limit} nodos por ronda: pon K en {limit} o menos.",
+    "input.tree_compile": ("El árbol de borradores funciona sin pasadas compiladas (su máscara de atención cambia "
+                           "en cada ronda): en Pasadas compiladas, elige «automático» o «no»."),
 }

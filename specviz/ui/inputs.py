@@ -18,7 +18,8 @@ from ..decoding import COMPILE_CHOICES
 from ..drafters import DRAFTERS
 from ..errors import ModelLoadError
 from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
-    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, MAX_SEED, MAX_TOP_K
+    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, APP_MAX_TREE_NODES, \
+    MAX_SEED, MAX_TOP_K
 from ..sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
 from ..trace import Trace
@@ -37,6 +38,9 @@ _PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "qwen2.5-0.5
 # Pairs with a gap wide enough for speculation to pay on a GPU with compiled forwards (compiled c: 0.43 for
 # 0.5B -> 7B, 0.25 for 0.5B -> 14B on an H200): offered only where CUDA is, never the default on a CPU.
 GPU_PRESETS = ("qwen2.5-0.5b-7b", "qwen2.5-0.5b-14b")
+# The page's drafters are the decoder's, then "tree": the draft model drafting EAGLE-2's dynamic tree of K nodes
+# (issue 21; `worker.decoder_options` turns it into the decoder's `tree="dynamic:K"`).
+TREE = "tree"
 # Literal keys, so tests/test_strings.py finds them.
 _COMPILE_KEYS = {"auto": "compile.auto", "on": "compile.on", "off": "compile.off", "graphs": "compile.graphs"}
 
@@ -66,8 +70,8 @@ def default_pair(wanted: str | None, gpu: bool) -> str:
 
 
 def drafter_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
-    """(label, value) for every drafter the decoder knows (`specviz.drafters.DRAFTERS`), in its order."""
-    return [(drafter_name(name, lang), name) for name in DRAFTERS]
+    """(label, value) for every drafter of the page: the decoder's (`specviz.drafters.DRAFTERS`), then the tree."""
+    return [(drafter_name(name, lang), name) for name in (*DRAFTERS, TREE)]
 
 
 def compile_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
@@ -75,7 +79,7 @@ def compile_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
 
 
 def drafter(value, lang: str = DEFAULT_LANG) -> str:
-    if value not in DRAFTERS:
+    if value not in (*DRAFTERS, TREE):
         raise InputError(t("input.drafter", lang, value=str(value)[:40]))
     return str(value)
 
@@ -87,12 +91,27 @@ def compile_mode(value, lang: str = DEFAULT_LANG) -> str:
 
 
 def adaptive_threshold(value, drafter: str, lang: str = DEFAULT_LANG) -> float | None:
-    """The adaptive stop's threshold, or None; refused with the n-gram drafter (no draft model to be unsure)."""
+    """The adaptive stop's threshold, or None; refused with the n-gram drafter (no draft model to be unsure) and
+    with the tree (its node budget is the tree's size, chosen by the draft's confidence already)."""
     if not value:
         return None
-    if drafter == "ngram":
-        raise InputError(t("input.ngram_adaptive", lang))
+    if drafter in ("ngram", TREE):
+        raise InputError(t("input.ngram_adaptive" if drafter == "ngram" else "input.tree_adaptive", lang))
     return ADAPTIVE_THRESHOLD
+
+
+def tree_conflicts(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> dict[str, str]:
+    """{field name: sentence} for what the tree drafter cannot run with ({} for other drafters): more nodes than
+    `APP_MAX_TREE_NODES`, or compiled forwards (trees run on the dynamic cache). Adaptive K: `adaptive_threshold`."""
+    if form.get("drafter") != TREE:
+        return {}
+    errors = {}
+    k = _exact(form.get("k"))
+    if k is not None and k > APP_MAX_TREE_NODES:
+        errors["k"] = t("input.tree_nodes", lang, limit=APP_MAX_TREE_NODES)
+    if form.get("compile") in ("on", "graphs"):
+        errors["compile"] = t("input.tree_compile", lang)
+    return errors
 
 
 def _exact(value) -> Decimal | None:
@@ -294,8 +313,11 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
             check(value, lang)
         except InputError as e:
             errors[name] = str(e)
-    if values.get("adaptive") and values.get("drafter") == "ngram":
-        errors["adaptive"] = t("input.ngram_adaptive", lang)
+    try:
+        adaptive_threshold(values.get("adaptive"), values.get("drafter"), lang)
+    except InputError as e:
+        errors["adaptive"] = str(e)
+    errors.update({name: e for name, e in tree_conflicts(values, lang).items() if name not in errors})
     if values.get("pair") not in (None, "", PACKAGED, CUSTOM, *HUB_PRESETS):
         errors["pair"] = t("input.pair", lang, value=str(values["pair"])[:40])
     if values.get("pair") == CUSTOM:
@@ -333,7 +355,7 @@ class RunSettings:
     seed: int
     pair_ids: tuple[str | None, str | None]
     compare: bool
-    drafter: str = "model"               # a name in specviz.drafters.DRAFTERS
+    drafter: str = "model"               # a name in specviz.drafters.DRAFTERS, or TREE
     compile: str = "auto"                # auto | on | off (specviz.decoding.COMPILE_CHOICES)
 
 
@@ -344,6 +366,9 @@ def run_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> RunSettin
     drafter = checked(form, ("drafter",), lang)["drafter"]
     v = checked(form, ("prompt", "k"), lang)
     adaptive = adaptive_threshold(form["adaptive"], drafter, lang)
+    conflicts = tree_conflicts(form, lang)
+    if conflicts:
+        raise InputError(next(iter(conflicts.values())))
     v.update(checked(form, ("max_new", "seed"), lang))
     return RunSettings(
         prompt=v["prompt"], raw=bool(form["raw"]), k=v["k"], adaptive_threshold=adaptive,

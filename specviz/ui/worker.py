@@ -29,6 +29,7 @@ from ..baseline import autoregressive_generate
 from ..sampling import SamplingConfig
 from ..speculative import speculative_generate
 from ..trace import Round, Step
+from .inputs import TREE
 from .session import Run
 
 BASELINE_PROGRESS_EVERY = 4   # tokens of the target-alone run between progress events
@@ -99,7 +100,7 @@ class DecodeJob:
     seed: int
     compare: bool = False
     adaptive_threshold: float | None = None
-    drafter: str = "model"           # the drafter (specviz.drafters.DRAFTERS)
+    drafter: str = "model"           # the page's drafter (inputs.drafter_choices; "tree": `decoder_options`)
     compile: str = "auto"            # auto | on | off, for the speculative run and the target alone alike
 
     @property
@@ -120,6 +121,17 @@ class _Stats(dict):
             self.out.put(WarmupDone(float(value)))
 
 
+def decoder_options(drafter: str, k: int, compile: str) -> dict:
+    """The decoder's drafter arguments for the page's drafter (`inputs.drafter_choices`) and K.
+
+    "tree" is the draft model drafting EAGLE-2's dynamic tree of K nodes (`specviz.tree_drafter`), on the dynamic
+    cache: its forwards are never compiled, and the target alone is run uncompiled too, so the speedup compares
+    like with like. Any other name is a decoder drafter, as it is."""
+    if drafter == TREE:
+        return {"drafter": "model", "tree": f"dynamic:{k}", "compile": "off"}
+    return {"drafter": drafter, "compile": compile}
+
+
 def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
     """The thread body: decode, put events; stops between rounds once `run.stop` is set."""
     try:
@@ -129,8 +141,9 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
         gen = speculative_generate(pair.target, draft, job.prompt_ids, k=job.k, sampling=job.sampling,
                                    max_new_tokens=job.max_new_tokens, seed=job.seed, tokenizer=pair.tokenizer,
                                    eos_token_id=job.eos_token_ids, stats=stats,
-                                   adaptive_threshold=job.adaptive_threshold, drafter=job.drafter, compile=job.compile,
-                                   stop=run.stop.is_set)   # the prefill is read in chunks and abandoned after Stop
+                                   adaptive_threshold=job.adaptive_threshold,
+                                   stop=run.stop.is_set,   # the prefill is read in chunks and abandoned after Stop
+                                   **decoder_options(job.drafter, job.k, job.compile))
         try:
             for rnd in gen:
                 out.put(RoundDone(rnd))
@@ -150,7 +163,8 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
 def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]:
     steps: list[Step] = []
     for step in autoregressive_generate(job.pair.target, job.prompt_ids, job.sampling, job.max_new_tokens, job.seed,
-                                        eos_token_id=job.eos_token_ids, stats={}, compile=job.compile,
+                                        eos_token_id=job.eos_token_ids, stats={},
+                                        compile=decoder_options(job.drafter, job.k, job.compile)["compile"],
                                         stop=run.stop.is_set):
         steps.append(step)
         if len(steps) % BASELINE_PROGRESS_EVERY == 0:

@@ -5,7 +5,10 @@ against the residual its earlier siblings left). The accepted path is bold,
 rejected nodes are struck, never-tested nodes (the subtrees of rejected or
 unreached nodes) are faded, and the correction or bonus hangs where the walk
 stopped. Pure HTML from a `Round`; every text is escaped; nested lists indent
-little, so a deep tree still fits a phone's width.
+little, so a deep tree still fits a phone's width, and a wider one scrolls inside
+its card, never the page (assets/specviz.css). Each item carries its node's
+status too (`sv-tl-*`), so the accepted path's guide line is drawn green and a
+rejected node's subtree dashed; each node takes keyboard focus for its details.
 """
 from __future__ import annotations
 
@@ -35,8 +38,8 @@ def _node(node: TreeNode, index: int, lang: str) -> str:
     else:
         tip = t("tree.tip", lang, q=display_number(node.q), p=display_number(node.p),
                 a=display_number(node.accept_prob), u=display_number(node.u), status=t(_STATUS_KEYS[node.status], lang))
-    return (f'<span class="sv-tree-node sv-tn-{esc(node.status)}" data-node="{index}" data-tip="{esc(tip)}">'
-            f'{esc(token_display(node.text, True))}</span> {_numbers(node, lang)}')
+    return (f'<span class="sv-tree-node sv-tn-{esc(node.status)}" data-node="{index}" tabindex="0" '
+            f'data-tip="{esc(tip)}">{esc(token_display(node.text, True))}</span> {_numbers(node, lang)}')
 
 
 def _ending(rnd: Round, lang: str) -> str:
@@ -52,8 +55,8 @@ def _ending(rnd: Round, lang: str) -> str:
 
 
 def _subtree(rnd: Round, parent: int, children: dict[int, list[int]], stop: int, lang: str) -> str:
-    items = [f'<li>{_node(rnd.tree[i], i, lang)}{_subtree(rnd, i, children, stop, lang)}</li>'
-             for i in children.get(parent, [])]
+    items = [f'<li class="sv-tl-{esc(rnd.tree[i].status)}">{_node(rnd.tree[i], i, lang)}'
+             f'{_subtree(rnd, i, children, stop, lang)}</li>' for i in children.get(parent, [])]
     if parent == stop:
         items.append(_ending(rnd, lang))
     return f'<ul>{"".join(items)}</ul>' if any(items) else ""

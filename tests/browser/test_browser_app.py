@@ -145,7 +145,7 @@ def test_drafter_selector_and_the_prompt_lookup_marker(page):
     from specviz.drafters import DRAFTERS
     from specviz.ui.inputs import drafter_choices
 
-    assert page.page.locator("#sv-drafter input[type=radio]").count() == len(DRAFTERS)
+    assert page.page.locator("#sv-drafter input[type=radio]").count() == len(DRAFTERS) + 1   # and the tree
     labels = " | ".join(page.page.locator("#sv-drafter label").all_inner_texts())
     assert all(label in labels for label, _ in drafter_choices()), labels
     page.page.locator("#sv-advanced .label-wrap").first.click()

@@ -19,7 +19,7 @@ import gradio as gr
 
 from ...compare import compare_runs
 from ...limits import (ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, APP_MAX_TEMPERATURE,
-                       APP_STOP_GRACE_S)
+                       APP_MAX_TREE_NODES, APP_STOP_GRACE_S)
 from ...strings import t
 from ...trace import Trace, metrics
 from ...viz import html as vh
@@ -52,8 +52,9 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
                                  info=t("ui.range", lang, lo=1, hi=APP_MAX_NEW_TOKENS), elem_id="sv-max-new")
     c["adaptive"] = gr.Checkbox(label=t("ui.adaptive", lang, threshold=ADAPTIVE_THRESHOLD), value=False,
                                 elem_id="sv-adaptive")
+    drafter_info = f'{t("ui.drafter_info", lang)} {t("ui.drafter_tree_info", lang, limit=APP_MAX_TREE_NODES)}'
     c["drafter"] = gr.Radio(inputs.drafter_choices(lang), value="model", label=t("ui.drafter", lang),
-                            info=t("ui.drafter_info", lang), elem_id="sv-drafter")
+                            info=drafter_info, elem_id="sv-drafter")
     with gr.Accordion(t("ui.sampling", lang), open=True):
         with gr.Row():
             c["temperature"] = gr.Number(value=0.0, step=0.05, label=t("ui.temperature", lang),
@@ -176,7 +177,7 @@ def _generate(ctx: AppContext, run, request, form: dict):
     except InputError as e:
         yield status(str(e), "error")
         return
-    compiled = pays.compiles(s.compile, pair)
+    compiled = pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"], pair)   # a tree: never
     view, outcome = StreamView(s.prompt, s.sampling.greedy, lang, ctx.chart_interval_s), Outcome()
     yield from stream_run(ctx, run, pair, s, ids, compiled, view, outcome)
     costs = pays.cached(pair, s.k, s.drafter, compiled)
