@@ -15,7 +15,7 @@ child).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..trace import Choice, DraftToken, Round, TreeNode
 from .steps import Mass, Stop, children, mass, next_sibling, tree_order, tree_stops
@@ -98,9 +98,28 @@ def residual_mass(rnd: Round, node: int) -> Mass | None:
     if not tn.top_r or left is None:
         return None
     m = mass(_as_draft(tn), left)
+    z = mass_left(tn, left)
+    if z is not None:   # exact: the estimated residuals of the tokens outside r′'s recorded top follow it too
+        after = {a.token_id for a in left.top} | {left.token_id}
+        r = [v if i in after else resid / z for i, v, resid in zip(m.ids, m.r, m.residual)]
+        m = replace(m, r=r, reject_chance=min(1.0, z))
     if next_sibling(rnd.tree, node) is not None:
-        m = Mass(m.ids, m.texts, m.p, m.q, m.overlap, m.residual, m.r, m.reject_chance, None, m.exact_r)
+        m = replace(m, drawn=None)
     return m
+
+
+def mass_left(node: TreeNode, left: Choice) -> float | None:
+    """Σ max(0, r − q) over the vocabulary, the chance the node is rejected, from one token y recorded in all
+    three lists (r, q and r′): r′(y) = (r(y) − q(y)) / Σ. The token with the largest r′ is used (the least
+    rounding); None when no token was recorded in all three (the mass picture then estimates it)."""
+    r = {a.token_id: a.prob for a in node.top_r}
+    q = {a.token_id: a.prob for a in node.top_q}
+    after = {a.token_id: a.prob for a in left.top} | {left.token_id: left.prob}
+    known = [(v, r[i] - q[i]) for i, v in after.items() if i in r and i in q and v > 1e-6 and r[i] > q[i]]
+    if not known:
+        return None
+    v, gap = max(known)
+    return gap / v
 
 
 def changes(rnd: Round, node: int) -> list[Change]:

@@ -683,6 +683,7 @@ STRINGS: dict[str, str] = {
     "ctree.formula_hidden": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = ? → accepted or rejected?",
     "ctree.then_down": "Accepted: the walk moves down to its {n:child|children}.",
     "ctree.then_leaf": "Accepted, and it has no children: the bonus comes next.",
+    "ctree.then_accepted": "Accepted.",
     "ctree.then_sibling": "Rejected: the next candidate, {token}, is tested against what is left.",
     "ctree.then_correction": "Rejected, and no candidate is left here: the correction is drawn from the residual.",
     "ctree.greedy_note": ("Greedy run: r is one-hot on the target's top token, so a is 1 when the candidate is that "

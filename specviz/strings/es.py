@@ -713,6 +713,7 @@ STRINGS: dict[str, str] = {
     "ctree.formula_hidden": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = ? → ¿aceptado o rechazado?",
     "ctree.then_down": "Aceptado: el recorrido baja a {n:su hijo|sus hijos}.",
     "ctree.then_leaf": "Aceptado, y no tiene hijos: ahora viene el token extra.",
+    "ctree.then_accepted": "Aceptado.",
     "ctree.then_sibling": "Rechazado: el siguiente candidato, {token}, se prueba contra lo que queda.",
     "ctree.then_correction": "Rechazado, y aquí no queda ningún candidato: la corrección se extrae del residuo.",
     "ctree.greedy_note": ("Ejecución greedy: r es one-hot en el token preferido del objetivo, así que a vale 1 "

@@ -90,7 +90,9 @@ def _then(rnd: Round, i: int, lang: str) -> str:
     node = rnd.tree[i]
     if node.status == "accepted":
         kids = children(rnd.tree, i)
-        return t("ctree.then_down", lang, n=len(kids)) if kids else t("ctree.then_leaf", lang)
+        if kids:
+            return t("ctree.then_down", lang, n=len(kids))
+        return t("ctree.then_leaf" if rnd.bonus is not None else "ctree.then_accepted", lang)
     order = tree_order(rnd.tree)
     after = order[order.index(i) + 1:]
     sibling = next((j for j in after if rnd.tree[j].parent == node.parent), None)
