@@ -681,7 +681,7 @@ STRINGS: dict[str, str] = {
     "ctree.against_r": "r, what is left of p after {n:candidate|candidates} rejected before it (the residual)",
     "ctree.formula": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
     "ctree.formula_hidden": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = ? → accepted or rejected?",
-    "ctree.then_down": "Accepted: the walk moves down to its {n:child|children}.",
+    "ctree.then_down": "Accepted: the walk moves down to its children ({n:node|nodes}).",
     "ctree.then_leaf": "Accepted, and it has no children: the bonus comes next.",
     "ctree.then_accepted": "Accepted.",
     "ctree.then_sibling": "Rejected: the next candidate, {token}, is tested against what is left.",
@@ -703,6 +703,8 @@ STRINGS: dict[str, str] = {
     "ctree.sum_path": "accepted path of {n:token|tokens}: {tokens}; {tried} of {total:node|nodes} tried",
     "ctree.sum_wins": "a later candidate won {n:time|times}",
     "ctree.mass_title": "Round {round}, depth {depth}: what is left after rejecting {token}",
+    "ctree.mass_top": "r split into min(r, q) and max(0, r − q); q marked",
+    "ctree.mass_bottom": "the residual normalised: r′, what the next candidate is tested against",
     "ctree.mass_note": "Here the p bars are r: what the node was tested against (p itself for a first candidate).",
     "ctree.redraw": "A tree round is shown with its recorded u only: a new u would walk a different branch.",
 }

@@ -711,7 +711,7 @@ STRINGS: dict[str, str] = {
                         "(el residuo)"),
     "ctree.formula": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
     "ctree.formula_hidden": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = ? → ¿aceptado o rechazado?",
-    "ctree.then_down": "Aceptado: el recorrido baja a {n:su hijo|sus hijos}.",
+    "ctree.then_down": "Aceptado: el recorrido baja a sus hijos ({n:nodo|nodos}).",
     "ctree.then_leaf": "Aceptado, y no tiene hijos: ahora viene el token extra.",
     "ctree.then_accepted": "Aceptado.",
     "ctree.then_sibling": "Rechazado: el siguiente candidato, {token}, se prueba contra lo que queda.",
@@ -735,6 +735,8 @@ STRINGS: dict[str, str] = {
     "ctree.sum_path": "camino aceptado de {n:token|tokens}: {tokens}; {tried} de {total:nodo|nodos} probados",
     "ctree.sum_wins": "un candidato posterior ganó {n:vez|veces}",
     "ctree.mass_title": "Ronda {round}, profundidad {depth}: lo que queda tras rechazar {token}",
+    "ctree.mass_top": "r partida en min(r, q) y max(0, r − q); q marcada",
+    "ctree.mass_bottom": "el residuo normalizado: r′, contra lo que se prueba el siguiente candidato",
     "ctree.mass_note": "Aquí las barras de p son r: aquello contra lo que se probó el nodo (p misma para un primer candidato).",
     "ctree.redraw": "Una ronda con árbol se muestra solo con sus u grabados: un u nuevo recorrería otra rama.",
 }

@@ -45,7 +45,8 @@ def render_tree(ctx: AppContext, trace, state: StepState, v: StepView, predict) 
     if m is not None:
         title = t("ctree.mass_title", lang, round=rnd.index + 1, depth=level(rnd, node),
                   token=vc.quote(rnd.tree[node].text))
-        out["cls_mass"] = gr.update(value=vc.mass_figure(m, title, lang), visible=True)
+        bottom = "ctree.mass_bottom" if v.stop.kind == "residual" else "cls.mass_bottom"
+        out["cls_mass"] = gr.update(value=vc.mass_figure(m, title, lang, ("ctree.mass_top", bottom)), visible=True)
         # At a correction the chain's words fit (why p comes back); at a residual stop only the heading does.
         text = vc.mass_text_html(m, rnd, title, lang) if v.stop.kind == "correction" else f"<h4>{esc(title)}</h4>"
         out["cls_mass_text"] = text + f'<p class="sv-muted sv-ctree-mass-note">{esc(t("ctree.mass_note", lang))}</p>'
