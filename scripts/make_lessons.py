@@ -22,6 +22,24 @@ from specviz.speculative import speculative_generate
 from specviz.trace import Trace
 
 
+def second_branch_wins(trace: Trace) -> int | None:
+    """The first tree round where a child that is not its parent's first is accepted (the residual at work),
+    with a word winning rather than an end-of-text token, in a round that did not end the text."""
+    return next((r.index for r in trace.rounds if r.tree and not r.eos and any(
+        n.status == "accepted" and i > 0 and r.tree[i - 1].parent == n.parent and not n.text.startswith("<|")
+        for i, n in enumerate(r.tree))), None)
+
+
+def at_residual(trace: Trace, start: int) -> int:
+    """The decision number of the residual step (a rejected child's leftover) just before its sibling's
+    acceptance in round `start`: the moment the lesson is named after."""
+    rnd = trace.rounds[start]
+    all_stops = stops(rnd)
+    stop = next(i for i, s in enumerate(all_stops) if s.kind == "residual"
+                and rnd.tree[all_stops[i + 1].pos].status == "accepted")
+    return StepState(round=start, stop=stop).step_number(trace.rounds)
+
+
 def first_rejection(trace: Trace) -> int | None:
     return next((r.index for r in trace.rounds if r.rejected_at is not None and r.correction is not None), None)
 
@@ -73,6 +91,15 @@ LESSONS = [
                             "split across tokens.",
                       "es": "La misma regla con un prompt en español: los tokens son trozos de palabras y las "
                             "tildes pueden repartirse entre tokens."}),
+    dict(name="tree-second-branch", prompt="Explain in two sentences what a hash map is.", k=3, tree="2x2x1",
+         temperature=1.0, tokens=32, start=second_branch_wins, step=at_residual, seeds=range(16),
+         title={"en": "A draft tree: the second branch wins", "es": "Un árbol de borradores: gana la segunda rama"},
+         description={"en": "The draft proposes two candidates at each position and the target checks the whole "
+                            "tree in one pass. Starts where the first candidate is rejected: the second is tested "
+                            "against what is left of p, the residual max(0, p − q) normalised, and is accepted.",
+                      "es": "El borrador propone dos candidatos en cada posición y el objetivo comprueba el árbol "
+                            "entero en una pasada. Empieza donde el primer candidato es rechazado: el segundo se "
+                            "prueba contra lo que queda de p, el residuo max(0, p − q) normalizado, y es aceptado."}),
 ]
 
 
@@ -81,7 +108,7 @@ def run(pair, spec: dict, seed: int) -> Trace:
     ids = pair.encode_chat(spec["prompt"])
     rounds = list(speculative_generate(pair.target, pair.draft, ids, k=spec["k"], sampling=sampling,
                                        max_new_tokens=spec["tokens"], seed=seed, tokenizer=pair.tokenizer,
-                                       eos_token_id=list(pair.eos_token_ids or []) or None))
+                                       eos_token_id=list(pair.eos_token_ids or []) or None, tree=spec.get("tree")))
     return Trace(prompt=spec["prompt"], prompt_ids=list(ids), draft_model=pair.draft_name,
                  target_model=pair.target_name, k=spec["k"], max_new_tokens=spec["tokens"], seed=seed,
                  sampling=sampling.to_dict(), rounds=rounds,
@@ -90,9 +117,17 @@ def run(pair, spec: dict, seed: int) -> Trace:
 
 
 def main() -> None:
+    """All lessons; `--only NAME ...` re-records those and keeps every other lesson's file and index entry."""
+    only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else None
     pair = load_pair(progress=lambda f, m: print(f"[{f * 100:3.0f}%] {m}", file=sys.stderr, flush=True))
+    kept = {e["name"]: e for e in json.loads((LESSONS_DIR / "index.json").read_text(encoding="utf-8"))["lessons"]} \
+        if only else {}
     index = []
     for spec in LESSONS:
+        if only and spec["name"] not in only:
+            if spec["name"] in kept:
+                index.append(kept[spec["name"]])
+            continue
         for seed in spec.get("seeds", [0]):
             trace = run(pair, spec, seed)
             start = spec["start"](trace) if spec["start"] else 0

@@ -71,6 +71,12 @@ class TreeNode:
     accept_prob: float       # min(1, r/q) against the residual r its earlier siblings left (0 if never tried)
     u: float                 # the uniform draw; accepted iff tried and u < accept_prob
     status: str              # "accepted" (on the kept path), "rejected" (tried, failed) or "untried"
+    # Tried nodes (the classroom walks them): the top of the residual r the node was tested against (p itself
+    # for a first child) and of the q it was drawn from. After a rejected child the next sibling's top_r is
+    # the residual it left (the last child's is the correction's top). Empty in older traces.
+    r: float | None = None   # tried nodes: the residual's probability of the token (p for a first child)
+    top_r: list[Alt] = field(default_factory=list)
+    top_q: list[Alt] = field(default_factory=list)
 
 
 @dataclass

@@ -284,6 +284,11 @@ def _check_tree(rnd, where: str) -> None:
         _in_range(node.token_id, 0, MAX_TOKEN_ID, f"{here}.token_id")
         for name in ("q", "p", "accept_prob", "u"):
             _prob(getattr(node, name), f"{here}.{name}")
+        if node.r is not None:
+            _prob(node.r, f"{here}.r")
+        for name in ("top_r", "top_q"):
+            for j, alt in enumerate(getattr(node, name)):
+                _prob(alt.prob, f"{here}.{name}[{j}].prob")
         if node.status not in TREE_STATUSES:
             _fail("tracefile.tree_status", where=f"{here}.status", value=_shown(node.status))
         if node.status != "untried" and (node.u < node.accept_prob) != (node.status == "accepted"):

@@ -10,6 +10,8 @@ from .recording import RoundRecorder, RoundTensors, unrecorded_token
 from .rule import Settled
 from .trace import Alt, Choice, DraftToken, Round, TreeNode
 from .tree_drafter import TreeProposal
+from .tree import TreeShape
+from . import tree_rule
 from .tree_rule import TreeVerdict
 
 
@@ -35,6 +37,20 @@ class TreeRoundTensors:
         if stop:   # the walk stopped at a node with children: all of them were rejected
             shown.append(ids[stop[0]])
         return path, shown, m, y
+
+
+def tested_against(shape: TreeShape, P: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
+    """[N, V] the distribution each node is tested against if it is tried: p after its parent for a first
+    child, then the residual `sibling_residual` leaves after each earlier sibling's rejection (a node is
+    tried only when every earlier sibling was rejected, so for a tried node this is the rule's own r)."""
+    out = torch.empty_like(Q)
+    for e, kids in enumerate(shape.children):
+        r = P[e]
+        for j, node in enumerate(kids):
+            out[node] = r
+            if j + 1 < len(kids):
+                r = tree_rule.sibling_residual(r, Q[node])
+    return out
 
 
 class TreeRecorder(RoundRecorder):
@@ -67,6 +83,11 @@ class TreeRecorder(RoundRecorder):
                            q_confidence=nodes[i].q, p_confidence=nodes[i].p, source=source)
                 for j, i in enumerate(order)]
 
+    def _node_tops(self, tops: list[float], i: int, N: int, n: int) -> dict:
+        """Node i's top_r and top_q from the flat [r values, r ids, q values, q ids] blocks of [N, n] each."""
+        block = [tops[b * N * n + i * n:b * N * n + (i + 1) * n] for b in range(4)]
+        return {"top_r": self._alts(block[0], block[1]), "top_q": self._alts(block[2], block[3])}
+
     def _tree_numbers(self, t: TreeRoundTensors, outcome: Settled):
         """Every node's numbers and the correction or bonus, in ONE transfer (ids ride along as floats)."""
         shape, v, y = t.proposal.shape, t.verdict, outcome.next_token
@@ -78,13 +99,19 @@ class TreeRecorder(RoundRecorder):
         top = v.next_dist[0].topk(n)
         parts = [ids.float(), Q[nodes, ids], P[parents, ids], v.accept_prob[0], v.u[0], status,
                  top.values, top.indices.float(), v.next_dist[0, y].reshape(1) if y is not None else top.values[:1]]
-        flat = torch.cat(parts).cpu().tolist()
         N = shape.size
+        R = tested_against(shape, P, Q)
+        top_r, top_q = R.topk(n), Q.topk(n)
+        parts += [R[nodes, ids], top_r.values.flatten(), top_r.indices.flatten().float(), top_q.values.flatten(),
+                  top_q.indices.flatten().float()]
+        flat = torch.cat(parts).cpu().tolist()
         cols = [flat[i * N:(i + 1) * N] for i in range(6)]
-        values, indices, (prob,) = flat[6 * N:6 * N + n], flat[6 * N + n:6 * N + 2 * n], flat[6 * N + 2 * n:]
+        values, indices, (prob,) = flat[6 * N:6 * N + n], flat[6 * N + n:6 * N + 2 * n], flat[6 * N + 2 * n:][:1]
+        r_at, tops = flat[6 * N + 2 * n + 1:7 * N + 2 * n + 1], flat[7 * N + 2 * n + 1:]
         names = ("untried", "rejected", "accepted")
         tree = [TreeNode(token_id=int(tok), text=self.text_of(int(tok)), parent=shape.parents[i], q=cols[1][i],
-                         p=cols[2][i], accept_prob=cols[3][i], u=cols[4][i], status=names[int(cols[5][i])])
+                         p=cols[2][i], accept_prob=cols[3][i], u=cols[4][i], status=names[int(cols[5][i])],
+                         **(self._node_tops(tops, i, N, n) | {"r": r_at[i]} if cols[5][i] > 0 else {}))
                 for i, tok in enumerate(cols[0])]
         if y is None:
             return tree, None, None

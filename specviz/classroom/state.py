@@ -14,7 +14,7 @@ from typing import Sequence
 
 from ..limits import APP_MAX_DRAW
 from ..trace import Round
-from .steps import Redrawn, Stop, decision, redraw, stops
+from .steps import Redrawn, Stop, redraw, stop_decision, stops
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ class StepView:
         """The stop shows a rejected draft or its correction (where the mass picture explains it)."""
         if self.stop.kind == "correction":
             return True
-        return self.stop.kind == "test" and not self.hidden and not decision(self.round.drafted[self.stop.pos]).accepted
+        test = stop_decision(self.round, self.stop)
+        return test is not None and not self.hidden and not test.accepted
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class StepState:
         all_stops = stops(shown.round)
         pos = max(0, min(self.stop, len(all_stops) - 1))
         stop = all_stops[pos]
-        hidden = bool(predict) and stop.kind == "test" and not self.revealed
+        hidden = bool(predict) and stop.kind in ("test", "node") and not self.revealed
         return StepView(shown, pos, stop, hidden, pos == len(all_stops) - 1)
 
     def next(self, rounds: Sequence[Round], seed: int, predict: bool = False) -> StepState:
@@ -120,7 +121,7 @@ class StepState:
         if rounds:
             v = self.view(rounds, seed, predict=True)
             if v.hidden:
-                right = decision(v.round.drafted[v.stop.pos]).accepted == accept
+                right = stop_decision(v.round, v.stop).accepted == accept
                 return replace(self, stop=v.pos, revealed=True), right
         return self, None
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from ..trace import Alt, Choice, DraftToken, Round
+from ..trace import Alt, Choice, DraftToken, Round, TreeNode
 
-KINDS = ("draft", "verify", "test", "correction", "bonus")
+KINDS = ("draft", "verify", "test", "correction", "bonus", "tree", "node", "residual")
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ def tested(rnd: Round) -> int:
 
 def stops(rnd: Round) -> list[Stop]:
     """The stops of one round, in the order the decoder took the decisions."""
+    if rnd.tree:
+        return tree_stops(rnd)
     out = [Stop("draft"), Stop("verify")] if rnd.drafted else []
     out += [Stop("test", i) for i in range(tested(rnd))]
     if rnd.correction is not None:
@@ -64,6 +66,61 @@ def stops(rnd: Round) -> list[Stop]:
 def decision(tk: DraftToken) -> Decision:
     """The recorded test of a drafted token (a as the decoder computed it, not re-rounded)."""
     return Decision(p=tk.p, q=tk.q, a=tk.accept_prob, u=tk.u)
+
+
+# ---------------------------------------------------------------- a draft tree, node by node (issue 21)
+def children(tree: list[TreeNode], parent: int) -> list[int]:
+    """The nodes hanging from `parent` (-1: the root), in the order the rule tries them."""
+    return [i for i, node in enumerate(tree) if node.parent == parent]
+
+
+def tree_order(tree: list[TreeNode]) -> list[int]:
+    """The nodes the rule tried, in the order it tried them: the children of the current node one after the
+    other until one is accepted, then that one's children; the walk ends where every child was rejected."""
+    out, here = [], -1
+    while True:
+        tried = [i for i in children(tree, here) if tree[i].status != "untried"]
+        out += tried
+        accepted = [i for i in tried if tree[i].status == "accepted"]
+        if not accepted:
+            return out
+        here = accepted[0]
+
+
+def next_sibling(tree: list[TreeNode], node: int) -> int | None:
+    """The child tried after `node` at the same parent (None: it was the last one)."""
+    kids = children(tree, tree[node].parent)
+    at = kids.index(node)
+    return kids[at + 1] if at + 1 < len(kids) else None
+
+
+def tree_stops(rnd: Round) -> list[Stop]:
+    """The stops of a tree round: the tree whole, each tried node's test, after each rejected node that has a
+    next sibling the residual that sibling is tested against, then the correction or the bonus."""
+    out = [Stop("tree")]
+    for node in tree_order(rnd.tree):
+        out.append(Stop("node", node))
+        if rnd.tree[node].status == "rejected" and next_sibling(rnd.tree, node) is not None:
+            out.append(Stop("residual", node))
+    if rnd.correction is not None:
+        out.append(Stop("correction"))
+    elif rnd.bonus is not None:
+        out.append(Stop("bonus"))
+    return out
+
+
+def node_decision(node: TreeNode) -> Decision:
+    """A node's recorded test: against the residual r its earlier siblings left (p for a first child), so the
+    formula's "p" is r. Older traces lack r: it is p for a first child, else a·q where a < 1 shows it."""
+    r = node.r if node.r is not None else (node.accept_prob * node.q if node.accept_prob < 1 else node.p)
+    return Decision(p=r, q=node.q, a=node.accept_prob, u=node.u)
+
+
+def stop_decision(rnd: Round, stop: Stop) -> Decision | None:
+    """The test a stop shows (a chain's drafted token or a tree's node), None at a stop without one."""
+    if stop.kind == "test":
+        return decision(rnd.drafted[stop.pos])
+    return node_decision(rnd.tree[stop.pos]) if stop.kind == "node" else None
 
 
 # ---------------------------------------------------------------- walking a trace
@@ -139,7 +196,7 @@ def approximate_residual(tk: DraftToken) -> list[Alt]:
 
 def redraw(rnd: Round, seed: int, draw: int) -> Redrawn:
     """The round with u from `uniforms(seed, rnd.index, draw)`; draw 0 is the recorded round."""
-    if draw <= 0 or not rnd.drafted:
+    if draw <= 0 or not rnd.drafted or rnd.tree:   # a tree's re-draw would re-walk the tree: not offered
         return Redrawn(rnd, False, False, False)
     us = uniforms(seed, rnd.index, draw, rnd.k)
     drafted, rejected_at = [], None

@@ -675,4 +675,45 @@ STRINGS: dict[str, str] = {
     "input.tree_nodes": "A draft tree has at most {limit} nodes per round: set K to {limit} or less.",
     "input.tree_compile": ("The draft tree runs without compiled forwards (its attention mask changes every "
                            "round): under Compiled forwards, choose auto or off."),
+    # --- classroom: a draft tree step by step (issue 21)
+    "ctree.kind_tree": "the drafted tree",
+    "ctree.kind_residual": "what is left after a rejection",
+    "ctree.root": "the text so far",
+    "ctree.label": "The draft tree of this round, with the walk so far",
+    "ctree.tree_text": ("The **draft** grew a tree of {n:node|nodes}, up to {depth} deep: where it was unsure it "
+                        "kept a second candidate for the same position. The **target** read the whole tree in "
+                        "**one** forward pass, each node seeing only its own branch, so it now knows p after every "
+                        "node. The walk starts at the root and tries the candidates in order."),
+    "ctree.node_text": ("Depth {depth}, candidate {rank} of {n}: {token}. It is tested against {against}: keep it "
+                        "when a uniform **u** falls below **a = min(1, r/q)**."),
+    "ctree.against_p": "r = p, the target's distribution here (it is the first candidate)",
+    "ctree.against_r": "r, what is left of p after {n:candidate|candidates} rejected before it (the residual)",
+    "ctree.formula": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
+    "ctree.formula_hidden": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = ? → accepted or rejected?",
+    "ctree.then_down": "Accepted: the walk moves down to its children ({n:node|nodes}).",
+    "ctree.then_leaf": "Accepted, and it has no children: the bonus comes next.",
+    "ctree.then_accepted": "Accepted.",
+    "ctree.then_sibling": "Rejected: the next candidate, {token}, is tested against what is left.",
+    "ctree.then_correction": "Rejected, and no candidate is left here: the correction is drawn from the residual.",
+    "ctree.greedy_note": ("Greedy run: r is one-hot on the target's top token, so a is 1 when the candidate is that "
+                          "token and 0 otherwise."),
+    "ctree.residual_text": ("{token} was rejected. The target's probability the draft already had its chance at is "
+                            "spent: the next candidate {next} is tested against **r′ = norm(max(0, r − q))**, the "
+                            "residual. That is what keeps the output distributed exactly as the target's p."),
+    "ctree.changed": "The probabilities this rejection changed (r before → r′ after):",
+    "ctree.change": "{token}: {before} → {after}",
+    "ctree.reject_chance": "Chance that this candidate would be rejected, Σ max(0, r − q): {reject}.",
+    "ctree.residual_greedy": "Greedy: removing a wrong candidate leaves the target's top token where it was.",
+    "ctree.see_mass": "The picture below shows r and q before the rejection and the residual r′ after it.",
+    "ctree.correction_text": ("Every candidate at depth {depth} was rejected, so the round ends with a "
+                              "**correction**: {token}, drawn from the last residual (r′ = {r})."),
+    "ctree.bonus_text": ("The walk accepted {n:node|nodes} and reached a leaf: the target's forward already holds p "
+                         "after it, so the round ends with a **bonus** token {token}, drawn from p (p = {p})."),
+    "ctree.sum_path": "accepted path of {n:token|tokens}: {tokens}; {tried} of {total:node|nodes} tried",
+    "ctree.sum_wins": "a later candidate won {n:time|times}",
+    "ctree.mass_title": "Round {round}, depth {depth}: what is left after rejecting {token}",
+    "ctree.mass_top": "r split into min(r, q) and max(0, r − q); q marked",
+    "ctree.mass_bottom": "the residual normalised: r′, what the next candidate is tested against",
+    "ctree.mass_note": "Here the p bars are r: what the node was tested against (p itself for a first candidate).",
+    "ctree.redraw": "A tree round is shown with its recorded u only: a new u would walk a different branch.",
 }

@@ -704,4 +704,48 @@ STRINGS: dict[str, str] = {
     "input.tree_nodes": "Un árbol de borradores tiene como mucho {limit} nodos por ronda: pon K en {limit} o menos.",
     "input.tree_compile": ("El árbol de borradores funciona sin pasadas compiladas (su máscara de atención cambia "
                            "en cada ronda): en Pasadas compiladas, elige «automático» o «no»."),
+    # --- classroom: a draft tree step by step (issue 21)
+    "ctree.kind_tree": "el árbol del borrador",
+    "ctree.kind_residual": "lo que queda tras un rechazo",
+    "ctree.root": "el texto hasta aquí",
+    "ctree.label": "El árbol del borrador de esta ronda, con el recorrido hasta ahora",
+    "ctree.tree_text": ("El **borrador** hizo crecer un árbol de {n:nodo|nodos}, de hasta {depth} de profundidad: "
+                        "donde dudaba, guardó un segundo candidato para la misma posición. El **objetivo** leyó el "
+                        "árbol entero en **una** pasada, cada nodo viendo solo su propia rama, así que ya conoce p "
+                        "tras cada nodo. El recorrido empieza en la raíz y prueba los candidatos en orden."),
+    "ctree.node_text": ("Profundidad {depth}, candidato {rank} de {n}: {token}. Se prueba contra {against}: se "
+                        "queda cuando un **u** uniforme cae por debajo de **a = min(1, r/q)**."),
+    "ctree.against_p": "r = p, la distribución del objetivo aquí (es el primer candidato)",
+    "ctree.against_r": ("r, lo que queda de p tras {n:candidato rechazado|candidatos rechazados} antes que él "
+                        "(el residuo)"),
+    "ctree.formula": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
+    "ctree.formula_hidden": "a = min(1, r/q) = min(1, {r}/{q}) = {a}; u = ? → ¿aceptado o rechazado?",
+    "ctree.then_down": "Aceptado: el recorrido baja a sus hijos ({n:nodo|nodos}).",
+    "ctree.then_leaf": "Aceptado, y no tiene hijos: ahora viene el token extra.",
+    "ctree.then_accepted": "Aceptado.",
+    "ctree.then_sibling": "Rechazado: el siguiente candidato, {token}, se prueba contra lo que queda.",
+    "ctree.then_correction": "Rechazado, y aquí no queda ningún candidato: la corrección se extrae del residuo.",
+    "ctree.greedy_note": ("Ejecución greedy: r es one-hot en el token preferido del objetivo, así que a vale 1 "
+                          "cuando el candidato es ese token y 0 si no."),
+    "ctree.residual_text": ("{token} fue rechazado. La probabilidad del objetivo en la que el borrador ya tuvo su "
+                            "oportunidad queda gastada: el siguiente candidato {next} se prueba contra "
+                            "**r′ = norm(max(0, r − q))**, el residuo. Eso mantiene la salida distribuida "
+                            "exactamente como la p del objetivo."),
+    "ctree.changed": "Las probabilidades que cambió este rechazo (r antes → r′ después):",
+    "ctree.change": "{token}: {before} → {after}",
+    "ctree.reject_chance": "Probabilidad de que este candidato fuera rechazado, Σ max(0, r − q): {reject}.",
+    "ctree.residual_greedy": "Greedy: quitar un candidato equivocado deja el token preferido del objetivo donde estaba.",
+    "ctree.see_mass": "La figura de abajo muestra r y q antes del rechazo y el residuo r′ después.",
+    "ctree.correction_text": ("Todos los candidatos de la profundidad {depth} fueron rechazados, así que la ronda "
+                              "termina con una **corrección**: {token}, extraída del último residuo (r′ = {r})."),
+    "ctree.bonus_text": ("El recorrido aceptó {n:nodo|nodos} y llegó a una hoja: la pasada del objetivo ya contiene "
+                         "p tras ella, así que la ronda termina con un token **extra** {token}, extraído de p "
+                         "(p = {p})."),
+    "ctree.sum_path": "camino aceptado de {n:token|tokens}: {tokens}; {tried} de {total:nodo|nodos} probados",
+    "ctree.sum_wins": "un candidato posterior ganó {n:vez|veces}",
+    "ctree.mass_title": "Ronda {round}, profundidad {depth}: lo que queda tras rechazar {token}",
+    "ctree.mass_top": "r partida en min(r, q) y max(0, r − q); q marcada",
+    "ctree.mass_bottom": "el residuo normalizado: r′, contra lo que se prueba el siguiente candidato",
+    "ctree.mass_note": "Aquí las barras de p son r: aquello contra lo que se probó el nodo (p misma para un primer candidato).",
+    "ctree.redraw": "Una ronda con árbol se muestra solo con sus u grabados: un u nuevo recorrería otra rama.",
 }

@@ -181,10 +181,12 @@ def _safe(text: str) -> str:
     return esc(text, quote=False)
 
 
-def mass_figure(m: Mass | None, title: str, lang: str = DEFAULT_LANG) -> go.Figure:
-    """p and q over the top tokens (min(p, q) shaded, max(0, p − q) highlighted), then the residual normalised."""
+def mass_figure(m: Mass | None, title: str, lang: str = DEFAULT_LANG,
+                headings: tuple[str, str] = ("cls.mass_top", "cls.mass_bottom")) -> go.Figure:
+    """p and q over the top tokens (min(p, q) shaded, max(0, p − q) highlighted), then the residual normalised.
+    `headings`: the two panels' string keys (a draft tree's residual names r and r′ instead)."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14,
-                        subplot_titles=(_safe(t("cls.mass_top", lang)), _safe(t("cls.mass_bottom", lang))))
+                        subplot_titles=(_safe(t(headings[0], lang)), _safe(t(headings[1], lang))))
     if m is None or not m.ids:
         fig.add_annotation(text=_safe(t("cls.mass_empty", lang)), showarrow=False, x=0.5, y=0.5, xref="paper",
                            yref="paper", font=dict(size=14, color="#6e7781"))

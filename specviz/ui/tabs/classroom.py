@@ -23,6 +23,7 @@ from .. import inputs
 from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext
+from .classroom_tree import render_tree
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
 from .classroom_whatif import preset, what_if, whatif_layout, whatif_wire  # noqa: F401 (what_if, preset: tested here)
 
@@ -184,6 +185,8 @@ def render(ctx: AppContext, trace, state: StepState, seed, predict) -> dict:
                 "cls_mass": gr.update(visible=False), "cls_cur": state}
     seed = _seed(seed)
     v = state.view(trace.rounds, seed, predict)
+    if v.round.tree:
+        return render_tree(ctx, trace, state, v, predict)
     rnd = v.round
     note = redraw_note(v.redrawn, state.draw, seed, trace.greedy, lang)
     # One Mass for the stage and the picture below it, so both show the same rejection chance.
