@@ -78,10 +78,27 @@ class TreeRecorder(RoundRecorder):
         stop = shape.children[path[-1] + 1 if path else 0]
         order = (path + [stop[0]] if stop else path)[:len(outcome.drafted)]
         source = t.proposal.source
+        q_conf, p_conf = self._confidences(t, order)
         return [DraftToken(token_id=nodes[i].token_id, text=nodes[i].text, q=nodes[i].q, p=nodes[i].p,
                            accept_prob=nodes[i].accept_prob, u=nodes[i].u, accepted=j < outcome.n_accepted,
-                           q_confidence=nodes[i].q, p_confidence=nodes[i].p, source=source)
+                           q_confidence=q_conf[j], p_confidence=p_conf[j], source=source)
                 for j, i in enumerate(order)]
+
+    @staticmethod
+    def _confidences(t: TreeRoundTensors, order: list[int]) -> tuple[list[float], list[float]]:
+        """The path's untempered softmax confidences (draft, target), as a chain round shows them: a greedy
+        tree's q and p are one-hot. A proposer without logits (lookup) is as sure as its q says."""
+        if not order:
+            return [], []
+        ids, shape = t.proposal.ids[0], t.proposal.shape
+        at = torch.tensor(order, device=ids.device)
+        tokens = ids[at][:, None]
+        after = torch.tensor([shape.parents[i] + 1 for i in order], device=ids.device)
+        p_conf = torch.softmax(t.p_logits[0, after].float(), -1).gather(-1, tokens)[:, 0]
+        logits = t.proposal.logits
+        q_conf = (t.proposal.q[0, at] if logits is None else torch.softmax(logits[0, at].float(), -1)).gather(-1, tokens)
+        flat = torch.cat([q_conf.reshape(-1), p_conf]).cpu().tolist()
+        return flat[:len(order)], flat[len(order):]
 
     def _node_tops(self, tops: list[float], i: int, N: int, n: int) -> dict:
         """Node i's top_r and top_q from the flat [r values, r ids, q values, q ids] blocks of [N, n] each."""
