@@ -210,7 +210,8 @@ def test_the_peers_rows_are_timed_and_compared_with_the_target(pair, tmp_path, c
     assert {t["method"]: t["matches_target"] for t in table if t["method"] in PEER_METHODS} == \
         {"llamacpp_target": same, "llamacpp_lookup": same}
     assert "specviz_best_speedup_vs_llamacpp_target" in data["summary"]["0.0"]
-    assert data["meta"]["llamacpp"] == {"gguf": "target.gguf", "threads": 1, "llama_cpp_python": "0.0-fake"}
+    assert data["meta"]["llamacpp"] == {"gguf": "target.gguf", "threads": 1, "llama_cpp_python": "0.0-fake",
+                                        "extra_buffers": not llamacpp._cpu_has_amx()}
     printed = capsys.readouterr().out
     assert "llama.cpp's own run of the target's GGUF file" in printed and "llamacpp_lookup" in printed
     # One context per kind, loaded once (warm-up and timed runs share it), sized for prompt + tokens.
@@ -251,3 +252,15 @@ def test_throughput_counts_from_the_first_emission_like_every_method():
     assert run.output_ids == [5, 6, 7, 8] and run.tau == 1.0
     with pytest.raises(ValueError):
         llamacpp.run_llamacpp("target", None, [1], None, SamplingConfig(0.0), 4, 0)
+
+
+def test_extra_weight_buffers_are_turned_off_only_for_the_constructor_when_asked():
+    """The AMX crash workaround: llama.cpp's default model params with use_extra_bufts off, then put back."""
+    low = types.SimpleNamespace(llama_model_default_params=lambda: types.SimpleNamespace(use_extra_bufts=True))
+    module = types.SimpleNamespace(llama=types.SimpleNamespace(llama_cpp=low))
+    original = low.llama_model_default_params
+    with llamacpp._model_params(module, extra_buffers=False):
+        assert low.llama_model_default_params().use_extra_bufts is False
+    assert low.llama_model_default_params is original and original().use_extra_bufts is True
+    with llamacpp._model_params(module, extra_buffers=True):
+        assert low.llama_model_default_params().use_extra_bufts is True

@@ -80,6 +80,9 @@ class LlamaCppPeer:
 
     gguf: Path
     threads: int
+    # llama.cpp's extra weight buffers (AMX, repacked weights): off on AMX CPUs, where 0.3.36 built with
+    # GGML_NATIVE crashed (SIGSEGV in ggml_backend_amx_mul_mat, the packaged Q4_K_M target, a 2-core Xeon).
+    extra_buffers: bool = field(default_factory=lambda: not _cpu_has_amx())
     _contexts: dict = field(default_factory=dict)   # lookup? -> (Llama, n_ctx)
 
     def context(self, lookup: bool, positions: int):
@@ -92,16 +95,49 @@ class LlamaCppPeer:
         n_ctx = -(-positions // LLAMACPP_CTX_STEP) * LLAMACPP_CTX_STEP
         llama_cpp = import_llama_cpp()
         extra = {"draft_model": _lookup_drafter(1)} if lookup else {}
-        llm = llama_cpp.Llama(model_path=str(self.gguf), n_ctx=n_ctx, n_threads=self.threads,
-                              n_threads_batch=self.threads, verbose=False, **extra)
+        with _model_params(llama_cpp, self.extra_buffers):
+            llm = llama_cpp.Llama(model_path=str(self.gguf), n_ctx=n_ctx, n_threads=self.threads,
+                                  n_threads_batch=self.threads, verbose=False, **extra)
         self._contexts[lookup] = (llm, n_ctx)
         return llm
 
     def describe(self) -> dict:
         """What ran, for the results' meta."""
         llama_cpp = import_llama_cpp()
-        return {"gguf": Path(self.gguf).name, "threads": self.threads,
+        return {"gguf": Path(self.gguf).name, "threads": self.threads, "extra_buffers": self.extra_buffers,
                 "llama_cpp_python": getattr(llama_cpp, "__version__", None)}
+
+
+def _cpu_has_amx() -> bool:
+    try:
+        return "amx_int8" in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+@contextmanager
+def _model_params(llama_cpp, extra_buffers: bool):
+    """Llama() with llama.cpp's `use_extra_bufts` as asked (llama-cpp-python 0.3 has no argument for it).
+
+    Its constructor reads `llama_model_default_params()` from its low-level module; that one
+    function is wrapped for the constructor's duration, then put back.
+    """
+    low = getattr(getattr(llama_cpp, "llama", None), "llama_cpp", None)
+    if extra_buffers or low is None or not hasattr(low, "llama_model_default_params"):
+        yield
+        return
+    default = low.llama_model_default_params
+
+    def without_extra_buffers():
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    low.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = default
 
 
 def peer_for(gguf: Path | None, threads: int) -> tuple[LlamaCppPeer | None, str | None]:
