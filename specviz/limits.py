@@ -80,3 +80,6 @@ ZEROGPU_DRAFT_SHARE = 0.5       # a draft step as a share of a target step, pess
 ZEROGPU_MARGIN = 1.5            # asked = estimate x this: an exhausted call is cut mid-run
 MEMORY_KV_TOKENS = 8192         # positions of KV cache counted per model when checking that a pair fits
 MEMORY_HEADROOM = 1.15          # weights x this: activations, logits, the allocator's slack and the graphs' pool
+
+# --- llama.cpp as a bench peer (issue 18), specviz.bench.llamacpp
+LLAMACPP_CTX_STEP = 512         # a llama.cpp context holds prompt + new tokens rounded up to this (reloaded when short)

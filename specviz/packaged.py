@@ -26,6 +26,7 @@ Cache layout (``$SPECVIZ_CACHE`` or ``~/.cache/specviz``)::
     <cache>/converted/<key>.safetensors
                      a model's weights as stored for the kernels (int4/int8/bf16), written at its
                      first load and checked before use (specviz.weights_cache); deletable any time
+    <cache>/gguf/    the target's whole GGUF, only once the bench's llama.cpp peer asked for it
 
 A folder counts as finished only when ``specviz-complete.json`` exists: it is
 written last, inside a temporary folder that is then renamed into place, so an
@@ -315,3 +316,27 @@ def is_prepared() -> bool:
     """True when both packaged models are converted in the cache (a later load takes seconds)."""
     return all(_is_complete(cache_dir() / f"{spec.label}-{spec.sha256[:8]}", spec.sha256)
                for spec in (_PACKAGED_DRAFT, _PACKAGED_TARGET))
+
+
+def packaged_gguf(role: str = "target") -> Path:
+    """The packaged model's whole GGUF file (for llama.cpp, the bench's peer), assembled and verified once.
+
+    Kept at ``<cache>/gguf/<label>-<sha8>.gguf`` (about 1 GB for the target). It is
+    written under a temporary name and renamed into place only after its SHA-256
+    matched, so a file at that name is complete and verified.
+    """
+    spec = {"target": _PACKAGED_TARGET, "draft": _PACKAGED_DRAFT}[role]
+    folder = cache_dir() / "gguf"
+    final = folder / f"{spec.label}-{spec.sha256[:8]}.gguf"
+    if final.is_file():
+        return final
+    parts = _locate_parts(spec.dists, spec.version)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f"{spec.label}-", suffix=".part", dir=folder)
+    os.close(fd)
+    try:
+        _assemble(parts, Path(tmp), spec.sha256)
+        os.replace(tmp, final)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return final

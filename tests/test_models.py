@@ -458,3 +458,25 @@ def test_parse_dtype():
 def test_bad_device_raises():
     with pytest.raises(ModelLoadError, match="unknown device"):
         load_pair(draft="gpt2", target="gpt2", device="tpu-9000")
+
+
+def test_packaged_gguf_is_assembled_once_verified_and_never_left_half_written(tmp_path, monkeypatch):
+    """The whole GGUF llama.cpp reads (issue 18): published only once its SHA-256 matched."""
+    blobs = [b"GGUF" + b"\x02" * 3000, b"\x03" * 2000]
+    parts = _write_parts(tmp_path, blobs)
+    whole = hashlib.sha256(b"".join(blobs)).hexdigest()
+    monkeypatch.setattr(PK, "_PACKAGED_TARGET", PK._PackagedModel("fake-target", ("a", "b"), "1.0.0", whole))
+    monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: parts)
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    path = PK.packaged_gguf("target")
+    assert path == tmp_path / "cache" / "gguf" / f"fake-target-{whole[:8]}.gguf"
+    assert path.read_bytes() == b"".join(blobs)
+    monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: pytest.fail("assembled twice"))
+    assert PK.packaged_gguf("target") == path and list(path.parent.iterdir()) == [path]
+
+    path.unlink()
+    monkeypatch.setattr(PK, "_PACKAGED_TARGET", PK._PackagedModel("fake-target", ("a", "b"), "1.0.0", "0" * 64))
+    monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: parts)
+    with pytest.raises(ModelLoadError, match="assembled packaged model has sha256"):
+        PK.packaged_gguf("target")
+    assert list((tmp_path / "cache" / "gguf").iterdir()) == []   # nothing to trust later

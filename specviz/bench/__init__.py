@@ -11,6 +11,7 @@ the command line (`python -m specviz bench`, in `specviz.cli.bench`):
     suite.py    `run_benchmark` (interleaved, failures recorded), `format_table`, `write_results`
     summary.py  `summarize`: medians over prompts, best K, baselines, per category
     shapes.py   known architectures as random-weight models (`python -m specviz costs`)
+    llamacpp.py llama.cpp on the target's GGUF as a peer (optional llama-cpp-python)
 
 Conventions (the same for every method, so tokens/s compare like with like):
 - EOS is ignored: every method produces exactly `max_new_tokens` new tokens
@@ -32,6 +33,9 @@ Conventions (the same for every method, so tokens/s compare like with like):
   (constant K), hf_assisted_default (its own defaults: 20 tokens, confidence
   0.4) and hf_prompt_lookup (K = prompt_lookup_num_tokens). hf_static runs by
   default only on CUDA; a method that raises leaves an "error" in its rows.
+- llama.cpp (llamacpp_target, llamacpp_lookup) runs the target's own GGUF when
+  llama-cpp-python is installed: a peer in the same run and table, its output
+  its own run of the model (see llamacpp.py); never required.
 - Every speedup is also reported against the fastest target-alone method of
   the run, and specviz's best speed mode against transformers' best method
   (ratio_vs_hf_best), overall and per prompt category (see summary.py).

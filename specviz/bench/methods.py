@@ -16,9 +16,19 @@ METHODS = (
     "specviz_tree",         # no trace; a draft tree of K nodes per target pass (EAGLE-2's dynamic tree when greedy)
     "specviz_hybrid_tree",  # no trace; lookup on a match of 3+ tokens, else a dynamic tree of K nodes read one row a depth
 )
+# Peers outside specviz and transformers, run only where their package is installed (never by default
+# otherwise): llama.cpp on the target's own GGUF file (specviz.bench.llamacpp, optional llama-cpp-python).
+PEER_METHODS = (
+    "llamacpp_target",      # llama.cpp's own decode of the target GGUF alone, token by token
+    "llamacpp_lookup",      # llama-cpp-python's prompt lookup decoding (num_pred_tokens=K) on the same GGUF
+)
+ALL_METHODS = METHODS + PEER_METHODS
 # The methods that draft: measured at every K of a sweep (the others once per prompt).
 K_METHODS = ("hf_assisted", "hf_prompt_lookup", "specviz", "specviz_notrace", "specviz_adaptive",
-             "specviz_ngram", "specviz_hybrid", "specviz_trimmed", "specviz_tree", "specviz_hybrid_tree")
+             "specviz_ngram", "specviz_hybrid", "specviz_trimmed", "specviz_tree", "specviz_hybrid_tree",
+             "llamacpp_lookup")
+# Drafting without a draft model (prompt lookup): no c, so no theory for them.
+LOOKUP_METHODS = ("hf_prompt_lookup", "specviz_ngram", "llamacpp_lookup")
 # Plain decoding with the target: the baselines every speedup is also reported against.
 TARGET_ALONE = ("target", "hf_generate", "hf_static")
 # transformers' decoders, the peers of ratio_vs_hf_best.

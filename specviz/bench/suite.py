@@ -29,12 +29,15 @@ from ..viz.report import write_report
 from .costs import ForwardCosts, forward_costs, theory_speedup
 from .roofline import bytes_per_token, read_bandwidth, roofline
 from .measure import Run, run_method
-from .methods import HF_METHODS, K_METHODS, TREE_METHODS
+from .llamacpp import run_llamacpp
+from .methods import HF_METHODS, K_METHODS, LOOKUP_METHODS, PEER_METHODS, TREE_METHODS
 from .prompts import Prompt
 from .summary import base_method, summarize, temp_key
 from .sweep import ksweep_from_rows
 
 NAN = float("nan")
+LLAMACPP_NOTE = ("llamacpp_*: llama.cpp's own run of the target's GGUF file (its quantized kernels, its sampler), fed "
+                 "the same prompt token ids; 'same out' compares its token ids with specviz's target alone")
 
 
 # ---------------------------------------------------------------- measuring
@@ -42,7 +45,7 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
                   samplings: list[SamplingConfig], max_new_tokens: int, repeats: int, methods: list[str],
                   *, seed: int = 0, warmup: bool = True, quiet: bool = True, compile: str = "auto",
                   hf_draft=None, variants: Sequence[tuple[str, Callable[[], Any]]] = (),
-                  variant_methods: Sequence[str] = ("target", "hf_generate")) -> dict:
+                  variant_methods: Sequence[str] = ("target", "hf_generate"), llamacpp=None) -> dict:
     """All measurements, interleaved per prompt and K; returns {"rows", "summary", "costs", "linear_path"}.
 
     `hf_draft`: the assistant of transformers' methods when it differs from specviz's
@@ -54,12 +57,16 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
     so at most two targets are resident. The summary's fastest target alone is
     the fastest of every configuration.
 
+    `llamacpp`: a `specviz.bench.llamacpp.LlamaCppPeer` (the target's GGUF in llama.cpp)
+    for the PEER_METHODS among `methods`; they run in the main phase only, interleaved
+    with the others.
+
     `compile` as in `run_method`: compiled loops are compiled and captured by the
     warm-up and by each run's own warm-up step, never inside the timed decode.
     """
     shared = dict(tokenizer=tokenizer, prompts=prompts, encoded=encoded, ks=ks, samplings=samplings,
                   max_new_tokens=max_new_tokens, repeats=repeats, seed=seed, warmup=warmup, quiet=quiet,
-                  compile=compile)
+                  compile=compile, llamacpp=llamacpp)
     on_cpu = input_device(target).type == "cpu"
     bandwidth = read_bandwidth() if on_cpu else NAN
     weight_bytes = {weights_label(target): bytes_per_token(target)}
@@ -69,7 +76,7 @@ def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list
         print(f"specviz bench: the target as {name} ...", file=sys.stderr)
         model = load()
         weight_bytes[name] = bytes_per_token(model)
-        chosen = [m for m in methods if m in variant_methods]
+        chosen = [m for m in methods if m in variant_methods and m not in PEER_METHODS]
         more, variant_costs[name] = _phase(model, draft, hf_draft, chosen, f"@{name}", **shared)
         rows += more
         del model
@@ -98,7 +105,8 @@ def _rooflines(result: dict, bandwidth: float, weight_bytes: dict[str, int]) -> 
 
 
 def _phase(target, draft, hf_draft, methods: list[str], suffix: str, *, tokenizer, prompts, encoded, ks,
-           samplings, max_new_tokens, repeats, seed, warmup, quiet, compile) -> tuple[list[dict], dict]:
+           samplings, max_new_tokens, repeats, seed, warmup, quiet, compile,
+           llamacpp=None) -> tuple[list[dict], dict]:
     """Every method on one target configuration; rows are named "method" + suffix."""
     plain = [m for m in methods if m not in K_METHODS]
     with_k = [m for m in methods if m in K_METHODS]
@@ -108,6 +116,10 @@ def _phase(target, draft, hf_draft, methods: list[str], suffix: str, *, tokenize
 
     def attempt(m, k, ids, sampling, n, run_seed, fc=None):
         try:
+            if m in PEER_METHODS:
+                if llamacpp is None:
+                    raise ValueError(f"{m} needs llama-cpp-python and the target's GGUF file")
+                return run_llamacpp(m, llamacpp, ids, k, sampling, n, run_seed)
             assistant = hf_draft if hf_draft is not None and m in HF_METHODS else draft
             return run_method(m, target, assistant, ids, k, sampling, n, seed=run_seed, tokenizer=tokenizer,
                               compile=compile, tree_costs=tree_costs(fc) if fc and m in TREE_METHODS else None)
@@ -165,7 +177,7 @@ def _row(prompt: Prompt, method: str, run: Run, ref: Run | None, sampling: Sampl
     k = run.k
     # c and verify_cost describe a draft model; prompt lookup drafts for free, so the theory does not apply;
     # nor does it to a tree, whose K nodes are not a chain of K drafts.
-    modelled = k is not None and base_method(method) not in ("hf_prompt_lookup", "specviz_ngram", *TREE_METHODS)
+    modelled = k is not None and base_method(method) not in (*LOOKUP_METHODS, *TREE_METHODS)
     c = fc.c if modelled else NAN
     vc = fc.verify_cost(k) if modelled else NAN
     return {
@@ -221,6 +233,8 @@ def format_table(result: dict) -> str:
         lines.append(f"the target's weights: {result['target_weights']} in the rows named without '@'; "
                      "'method@X' ran on the same target stored as X; 'same prec' is against the target alone "
                      "in that same configuration")
+    if any(base_method(r["method"]) in PEER_METHODS for r in result.get("rows", ())):
+        lines.append(LLAMACPP_NOTE)
     for tkey, s in result["summary"].items():
         alone = s.get("fastest_alone")
         lines.append(f"\ntemperature {tkey}: medians over {s['prompts']} prompt(s); "
@@ -275,7 +289,9 @@ def _headline_line(s: dict) -> str:
             f"alone), {fmt(s.get('specviz_best_speedup_vs_same_precision'), '{:.2f}x')} vs the same precision; "
             f"hf best {_name(s['hf_best'])} {fmt(s['hf_best_speedup_vs_target'], '{:.2f}x')} vs target; "
             f"ratio_vs_hf_best {fmt(s['ratio_vs_hf_best'], '{:.2f}x')}, "
-            f"ratio_vs_hf_assisted {fmt(s['ratio_vs_hf_assisted'], '{:.2f}x')}")
+            f"ratio_vs_hf_assisted {fmt(s['ratio_vs_hf_assisted'], '{:.2f}x')}"
+            + (f"; vs llama.cpp's target alone {fmt(s['specviz_best_speedup_vs_llamacpp_target'], '{:.2f}x')}, "
+               f"llama.cpp best {_name(s['llamacpp_best'])}" if "llamacpp_best" in s else ""))
 
 
 def write_results(result: dict, out_dir: Path) -> tuple[Path, Path]:

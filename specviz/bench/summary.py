@@ -13,6 +13,10 @@ Baselines, so that no speedup hides behind a slow reference:
   against it too (`..._vs_fastest_alone`);
 - the best transformers method (hf_best, any of HF_METHODS at its best K):
   `ratio_vs_hf_best` = specviz's best speed mode (specviz_best) over it.
+- llama.cpp on the target's GGUF (PEER_METHODS, when they ran): a peer, not one
+  of the target-alone configurations (its output is its own run of the model:
+  its kernels, its sampler); specviz's best is reported against its target alone
+  (`specviz_best_speedup_vs_llamacpp_target`) and its best method is `llamacpp_best`.
 The same headline numbers are computed for each prompt category (`categories`),
 with the best K and best methods chosen within the category.
 
@@ -29,7 +33,7 @@ import math
 from typing import Any
 
 from ..stats import is_number, median
-from .methods import HF_METHODS, K_METHODS, METHODS, SPECVIZ_SPEED_METHODS, TARGET_ALONE
+from .methods import ALL_METHODS, HF_METHODS, K_METHODS, PEER_METHODS, SPECVIZ_SPEED_METHODS, TARGET_ALONE
 
 
 def base_method(name: str) -> str:
@@ -146,6 +150,10 @@ def _headline(rs: list[dict]) -> dict[str, Any]:
         same = _per_prompt(rs, _same_precision_target(b["method"]), None) if b else {}
         s[f"{name}_speedup_vs_same_precision"] = median(_ratios(speeds[name], same))
     s["ratio_vs_hf_best"] = median(_ratios(speeds["specviz_best"], speeds["hf_best"]))
+    llama = _per_prompt(rs, "llamacpp_target", None)
+    if llama or _variants(rs, PEER_METHODS):
+        s["llamacpp_best"] = _best_of(rs, ks, ref, PEER_METHODS)
+        s["specviz_best_speedup_vs_llamacpp_target"] = median(_ratios(speeds["specviz_best"], llama))
     s["methods"] = _methods_at_best_k(rs, ks, target, alone)
     return s
 
@@ -153,7 +161,7 @@ def _headline(rs: list[dict]) -> dict[str, Any]:
 def _methods_at_best_k(rs: list[dict], ks: list[int], target: dict, alone: dict) -> dict[str, dict]:
     """Every method that ran, at its best K: its K, tokens/s and both speedups."""
     out = {}
-    for m in _variants(rs, METHODS):
+    for m in _variants(rs, ALL_METHODS):
         k = _best_k(rs, ks, target, m) if base_method(m) in K_METHODS else None
         tps = _per_prompt(rs, m, k)
         if tps:
@@ -215,7 +223,7 @@ def _oracle(rs: list[dict], ks: list[int], target: dict[str, float], prompts: li
 def _table(rs: list[dict], ks: list[int], target: dict[str, float], alone: dict[str, float]) -> list[dict]:
     """Median over prompts for every method and K (the printed table)."""
     table = []
-    for m in _variants(rs, METHODS):
+    for m in _variants(rs, ALL_METHODS):
         same = _per_prompt(rs, _same_precision_target(m), None)
         for k in ([None] if base_method(m) not in K_METHODS else ks):
             sel = [r for r in rs if r["method"] == m and r["k"] == k]

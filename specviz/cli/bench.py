@@ -13,9 +13,11 @@ from typing import Any, Callable, Sequence
 import torch
 
 from ..bench import BenchError, Prompt, format_table, load_prompts, run_benchmark, write_results
-from ..bench.methods import METHODS, default_methods
+from ..bench import llamacpp
+from ..bench.methods import ALL_METHODS, METHODS, PEER_METHODS, default_methods
 from ..bench.prompts import EXTRA_CATEGORY, default_prompts, select_categories
 from ..decoding import COMPILE_CHOICES
+from ..errors import ModelLoadError
 from ..weights import TARGET_WEIGHTS, candidate_weights
 from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
                       SHARED_PROMPTS)
@@ -60,9 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "specviz's own (e.g. with int8 weights) (default: as-loaded)")
     p.add_argument("--limit-prompts", type=bounded(int, 1, 100_000, "--limit-prompts"),
                    help="use only the first N prompts")
-    p.add_argument("--methods", nargs="+", choices=METHODS, default=None, metavar="METHOD",
-                   help=f"subset of: {' '.join(METHODS)} (default: all that make sense on the device: "
-                        "hf_static only on CUDA)")
+    p.add_argument("--methods", nargs="+", choices=ALL_METHODS, default=None, metavar="METHOD",
+                   help=f"subset of: {' '.join(ALL_METHODS)} (default: all that make sense on the device: "
+                        "hf_static only on CUDA; the llama.cpp peers on a CPU when llama-cpp-python is installed)")
+    p.add_argument("--gguf", metavar="FILE",
+                   help="the target as a GGUF file, for the llama.cpp peers (default: the packaged target's own)")
     p.add_argument("--seed", type=bounded(int, 0, 2**31 - 1, "--seed"), default=0)
     p.add_argument("--threads", type=bounded(int, 0, 1024, "--threads"), default=0,
                    help="torch CPU threads (default 0: torch's choice); 1 is steadier on a shared machine")
@@ -89,6 +93,8 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]):
         if args.limit_prompts:
             prompts = prompts[: args.limit_prompts]
         samplings = [SamplingConfig(t, args.top_k, args.top_p) for t in dict.fromkeys(args.temperature)]
+        if args.gguf and not Path(args.gguf).is_file():
+            raise BenchError(f"--gguf {args.gguf} is not a file")
         out_dir = Path(args.out)
         if out_dir.exists() and not out_dir.is_dir():
             raise BenchError(f"--out {out_dir} exists and is not a folder")
@@ -129,8 +135,10 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
         return 1
     encoded = [pair.encode_chat(p.text) for p in prompts]
     device = pair.device
-    chosen = args.methods or default_methods(device)
-    args.methods = [m for m in METHODS if m in chosen]   # in METHODS order, as recorded in meta
+    on_cpu = torch.device(device).type == "cpu" if device is not None else True
+    chosen = args.methods or default_methods(device) + (list(PEER_METHODS) if on_cpu else [])
+    chosen, peer, peer_meta = _llamacpp_peer(pair, args, chosen)
+    args.methods = [m for m in ALL_METHODS if m in chosen]   # in ALL_METHODS order, as recorded in meta
     hf_draft = None
     if args.hf_assistant == "as-loaded" and pair.draft_weights != "as-loaded" and {
             "hf_assisted", "hf_assisted_default"} & set(args.methods):
@@ -142,12 +150,49 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
                            warmup=not args.no_warmup, quiet=args.quiet,
                            **({"hf_draft": hf_draft} if hf_draft is not None else {}),
                            variants=_variants(pair, args.baselines), variant_methods=args.baseline_methods,
-                           compile=args.compile)
+                           compile=args.compile, llamacpp=peer)
     result["meta"] = _meta(pair, args, argv, prompts)
+    if peer_meta:
+        result["meta"]["llamacpp"] = peer_meta
     json_path, html_path = write_results(result, out_dir)
     print(format_table(result))
     print(f"\nwrote {json_path} and {html_path}")
     return 0
+
+
+def _llamacpp_peer(pair, args, chosen: list[str]) -> tuple[list[str], Any, dict | None]:
+    """(the methods left to run, the llama.cpp peer or None, what to record about it in meta).
+
+    Asked for (or by default on a CPU) but unable to run here, the llama.cpp
+    methods are dropped with one line on stderr saying why and how to install them.
+    """
+    if not set(chosen) & set(PEER_METHODS):
+        return chosen, None, None
+    reason = llamacpp.missing_package()
+    peer = None
+    if reason is None:
+        try:
+            gguf = _target_gguf(pair, args.gguf)
+        except (ModelLoadError, OSError) as e:
+            gguf, reason = None, llamacpp.skipped(f"the target's GGUF file could not be assembled: {e}")
+        if reason is None:
+            peer, reason = llamacpp.peer_for(gguf, args.threads or torch.get_num_threads())
+    if reason:
+        print(f"specviz bench: {reason}", file=sys.stderr)
+        return [m for m in chosen if m not in PEER_METHODS], None, {"skipped": reason}
+    return chosen, peer, peer.describe()
+
+
+def _target_gguf(pair, gguf: str | None) -> Path | None:
+    """The target's GGUF file: --gguf, else the packaged target's own (assembled once into the cache)."""
+    if gguf:
+        return Path(gguf)
+    from ..models import PACKAGED_PAIR_NAME
+    if pair.name != PACKAGED_PAIR_NAME:
+        return None
+    from ..packaged import packaged_gguf
+    print("the packaged target's GGUF file, for llama.cpp ...", file=sys.stderr)
+    return packaged_gguf("target")
 
 
 def _variants(pair, baselines: list[str]) -> list[tuple[str, Callable[[], Any]]]:
