@@ -107,3 +107,19 @@ def sampled_run(pg: Page, seed=3, max_new=40, k=4):
     pg.set_number("sv-seed", seed)
     pg.set_number("sv-max-new", max_new)
     pg.set_number("sv-k", k)
+
+
+def stage(page) -> dict:
+    """The classroom stage's data attributes (its kind, round, node...) as the page shows them now."""
+    return page.eval_on_selector("#sv-cls-stage [data-kind]", "e => ({...e.dataset})")
+
+
+def wait_stage(page, want: dict, timeout=20.0) -> dict:
+    """Wait until the classroom stage shows every attribute in `want`; the stage's attributes."""
+    t0, s = time.time(), {}
+    while time.time() - t0 < timeout:
+        s = stage(page) if page.locator("#sv-cls-stage [data-kind]").count() else {}
+        if all(s.get(k) == v for k, v in want.items()):
+            return s
+        time.sleep(0.05)
+    raise AssertionError(f"stage never reached {want}: {s}")

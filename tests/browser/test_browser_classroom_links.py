@@ -3,13 +3,13 @@ Spanish, Gradio's and Plotly's own words, the title and <html lang> follow the p
 presents, and the guess buttons exist only with Predict."""
 from __future__ import annotations
 
-import time
 
 import pytest
 
 from specviz.classroom import lessons
 from specviz.classroom.state import StepState
 from specviz.strings import t
+from tests.browser.page import stage, wait_stage
 from specviz.ui import locale
 
 pytestmark = pytest.mark.browser
@@ -34,20 +34,6 @@ def laptop(browser, server):
 def goto(page, server, path: str = "", query: str = ""):
     page.goto(f"{server}{path}?__theme=light&{query}")
     page.wait_for_selector("#sv-run", timeout=30_000)
-
-
-def stage(page) -> dict:
-    return page.eval_on_selector("#sv-cls-stage [data-kind]", "e => ({...e.dataset})")
-
-
-def wait_stage(page, want: dict, timeout=20.0) -> dict:
-    t0, s = time.time(), {}
-    while time.time() - t0 < timeout:
-        s = stage(page) if page.locator("#sv-cls-stage [data-kind]").count() else {}
-        if all(s.get(k) == v for k, v in want.items()):
-            return s
-        time.sleep(0.05)
-    raise AssertionError(f"stage never reached {want}: {s}")
 
 
 def in_view(page, selector: str) -> bool:

@@ -3,14 +3,13 @@ Next: a rejected first candidate, the residual it leaves, then the second candid
 English and in Spanish, and the page never scrolls sideways."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from specviz.classroom import lessons
 from specviz.classroom.state import StepState
 from specviz.classroom.steps import stops
 from specviz.strings import t
+from tests.browser.page import stage, wait_stage
 
 pytestmark = pytest.mark.browser
 
@@ -27,20 +26,6 @@ def phone(browser, server):
     yield page
     assert not dialogs, dialogs
     ctx.close()
-
-
-def stage(page) -> dict:
-    return page.eval_on_selector("#sv-cls-stage [data-kind]", "e => ({...e.dataset})")
-
-
-def wait_stage(page, want: dict, timeout=20.0) -> dict:
-    t0, s = time.time(), {}
-    while time.time() - t0 < timeout:
-        s = stage(page) if page.locator("#sv-cls-stage [data-kind]").count() else {}
-        if all(s.get(k) == v for k, v in want.items()):
-            return s
-        time.sleep(0.05)
-    raise AssertionError(f"stage never reached {want}: {s}")
 
 
 def the_moment():
