@@ -14,7 +14,6 @@ from typing import Sequence
 
 from .trace import Step, first_difference
 
-
 def speedup(spec_tokens_per_s: float | None, base_tokens_per_s: float | None) -> float:
     """spec / base, or NaN when either rate is missing, NaN or not positive."""
     if spec_tokens_per_s is None or base_tokens_per_s is None:

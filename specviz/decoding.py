@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 import torch
 from transformers import DynamicCache, StaticCache
 
+from .attention import use_row_invariant_attention
 from .forwards import COMPILE_CHOICES, Forwards, resolve_forwards  # noqa: F401 - COMPILE_CHOICES and Forwards: re-exported
 from .limits import DECODER_MAX_NEW_TOKENS, PREFILL_CHUNK
 
@@ -120,6 +121,9 @@ def start_run(target, input_ids, max_new_tokens: int, seed: int | None, *, eos_t
     `stop` (a callable, e.g. an Event's is_set) makes every prefill of the run read the prompt in chunks and raise
     `PrefillStopped` between them once it returns True."""
     check_budget(max_new_tokens)
+    # Every multi-row forward of the target (a verify, a tree) computes each row as the one-token step
+    # does, so greedy output is bit-identical to the target alone wherever its products are row-invariant.
+    use_row_invariant_attention(target)
     device = input_device(target)
     tokens = as_id_tensor(input_ids, device)
     eos = set() if ignore_eos else set(eos_ids(target, eos_token_id))

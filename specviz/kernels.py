@@ -78,6 +78,10 @@ class Int8WeightLinear(torch.nn.Module):
     Only for a draft: the target's weights are never touched.
     """
 
+    # Each output row is the same sequence of operations whatever the number of rows (checked by
+    # the row-invariance harness, specviz.invariance): a verify row equals the one-token step's.
+    row_invariant = True
+
     def __init__(self, linear: torch.nn.Module):
         super().__init__()
         weight = dense_weight(linear).detach().float()

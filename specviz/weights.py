@@ -126,6 +126,8 @@ class Int4WeightLinear(torch.nn.Module):
     Its fp32-scale variant would reproduce a Q4_K weight exactly but ran ~30x slower here.
     """
 
+    row_invariant = True   # as Int8WeightLinear: checked by the row-invariance harness (specviz.invariance)
+
     def __init__(self, linear: torch.nn.Module, group: int = GROUP, grid=None, exact: bool = True):
         super().__init__()
         weight, bias = _linear_parts(linear)

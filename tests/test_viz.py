@@ -144,7 +144,8 @@ def test_tokens_prompts_and_titles_are_escaped():
     assert '"quoted"' not in live.html().replace("&quot;", "")      # quotes never raw (would break attributes)
     _no_live_markup(vh.status_html(XSS[1], "error"))
     _no_live_markup(vh.trace_summary_html(XSS[0], XSS[1], '"><img src=x onerror=1>', 4, {"t": XSS[0]}))
-    _no_live_markup(vh.speedup_vs_target_html(2.0, 1.0, greedy=True, first_diff=3, identical=False, dtype=XSS[1]))
+    _no_live_markup(vh.speedup_vs_target_html(2.0, 1.0, greedy=True, first_diff=3, identical=False, limit="dense",
+                                              weights=XSS[1]))
 
 
 def test_trace_file_round_trip_stays_escaped():
@@ -188,8 +189,14 @@ def test_metrics_tiles_and_compare_badge():
     assert "2.00×" in tiles and "60%" in tiles            # 3 of 5 drafted accepted
     same = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=None, identical=True, n_base=16)
     assert 'data-identical="true"' in same and "2.00× speedup" in same
-    diff = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=6, identical=False, dtype="bfloat16")
-    assert "differ at token 7" in diff and "bfloat16 rounding" in diff and "fp32" in diff
+    # The reason given is the configuration's: dense products can differ, a row-invariant one must not.
+    diff = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=6, identical=False, limit="dense", weights="fp32")
+    assert "differ at token 7" in diff and "dense fp32 weights" in diff and "int4 and int8" in diff
+    bug = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=6, identical=False, limit=None, weights="int4")
+    assert "should not happen" in bug and "report" in bug
+    for limit in ("gpu", "compiled", "attention"):
+        es = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=0, identical=False, limit=limit, lang="es")
+        assert "difieren" in es or "≠" in es
 
 
 def test_engine_rounds_render(tiny_pair):

@@ -1,8 +1,11 @@
-"""`python -m specviz agreement`: how often greedy speculative output equals the target alone.
+"""`python -m specviz agreement`: does greedy speculative output equal the target alone, on every prompt?
 
-In fp32 they must be identical. In bf16 (the CPU default here) one target
-forward over K+1 positions and a one-token forward can round differently and
-flip a near-tie; this command measures how often that happens, per prompt.
+The promise is bit-identity: every row of a verify is computed exactly as the one-token step
+computes it (specviz.attention, specviz.invariance), wherever the target's products are
+row-invariant (its int4 and int8 weights on a CPU: what `auto` picks there). This command runs
+every drafter the app offers on every prompt and says, per prompt and method, "identical" or
+where the outputs part; it prints the configuration it ran and whether identity is guaranteed
+on it (and if not, why). Exit code 1 when a configuration that guarantees identity differs.
 """
 from __future__ import annotations
 
@@ -11,25 +14,56 @@ from pathlib import Path
 
 from ..bench.prompts import BenchError, load_prompts
 from ..drafters import DRAFTERS
-from ..limits import CLI_MAX_NEW_TOKENS, MAX_K, default_prompts_file
+from ..limits import APP_MAX_TREE_NODES, ASSET_PROMPTS, CLI_MAX_NEW_TOKENS, MAX_K, SHARED_PROMPTS
 from ..sampling import SamplingConfig
 from ..trace import first_difference
-from .args import Parser, bounded
+from .args import Parser, add_weight_options, bounded, weight_kwargs
+
+METHODS = DRAFTERS + ("tree",)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m specviz agreement", error_prefix="specviz agreement",
-                    description="How often greedy speculative output equals the target alone, per prompt.")
-    parser.add_argument("--prompts", type=Path, default=None,
-                        help="JSONL file of {\"prompt\", \"category\"} (default: the benchmark's prompts)")
-    parser.add_argument("--k", type=bounded(int, 1, MAX_K, "--k"), nargs="+", default=[4])
+                    description="Whether greedy speculative output equals the target alone, per prompt and drafter.")
+    parser.add_argument("--prompts", type=Path, nargs="+", default=None,
+                        help="JSONL files of {\"prompt\", \"category\"} (default: assets/prompts.jsonl and the "
+                             "shared bench prompts where present)")
+    parser.add_argument("--k", type=bounded(int, 1, MAX_K, "--k"), nargs="+", default=[2, 3, 4, 5, 6],
+                        help="draft lengths of the draft model's chain (default: 2 3 4 5 6)")
+    parser.add_argument("--drafter", choices=METHODS, nargs="+", default=["model", "hybrid", "trimmed", "tree"],
+                        help="drafters to run: model (a chain at each --k), ngram, hybrid, trimmed (at --other-k), "
+                             "tree (a dynamic tree of --tree-nodes nodes); default: model hybrid trimmed tree")
+    parser.add_argument("--other-k", type=bounded(int, 1, MAX_K, "--other-k"), default=3,
+                        help="K of the ngram, hybrid and trimmed drafters (default 3)")
+    parser.add_argument("--tree-nodes", type=bounded(int, 1, APP_MAX_TREE_NODES, "--tree-nodes"), default=4,
+                        help="node budget of the dynamic tree (default 4)")
     parser.add_argument("--max-new-tokens", type=bounded(int, 1, CLI_MAX_NEW_TOKENS, "--max-new-tokens"),
                         default=64)
+    parser.add_argument("--stop-at-eos", action="store_true",
+                        help="stop at the end of text (default: count new tokens past it, as the bench does)")
     parser.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"])
-    parser.add_argument("--drafter", choices=DRAFTERS, default="model",
-                        help="model (default), ngram (prompt lookup, no draft model) or hybrid")
+    add_weight_options(parser)
     parser.add_argument("--limit-prompts", type=bounded(int, 1, 100_000, "--limit-prompts"), default=None)
     return parser
+
+
+def methods(args) -> list[tuple[str, dict]]:
+    """(label, speculative_generate keywords) of every method the arguments ask for."""
+    out = []
+    for drafter in args.drafter:
+        if drafter == "model":
+            out += [(f"chain K={k}", {"k": k}) for k in args.k]
+        elif drafter == "tree":
+            out.append((f"tree dynamic:{args.tree_nodes}", {"tree": f"dynamic:{args.tree_nodes}"}))
+        else:
+            out.append((f"{drafter} K={args.other_k}", {"k": args.other_k, "drafter": drafter}))
+    return out
+
+
+def prompt_files(args) -> list[Path]:
+    if args.prompts:
+        return args.prompts
+    return [ASSET_PROMPTS] + ([SHARED_PROMPTS] if SHARED_PROMPTS.is_file() else [])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,35 +72,46 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         try:
-            prompts = load_prompts(args.prompts or default_prompts_file())[: args.limit_prompts]
+            prompts = [p for f in prompt_files(args) for p in load_prompts(f)][: args.limit_prompts]
         except BenchError as e:
             parser.error(str(e))
     except SystemExit as e:   # a bad argument (already reported in one line) or --help
         return int(e.code or 0)
 
     from ..baseline import autoregressive_generate
+    from ..viz.html import LIMIT_SENTENCES
+    from ..invariance import identity_limit
     from ..models import load_pair
     from ..speculative import speculative_generate
+    from ..strings import t
 
-    pair = load_pair(dtype=args.dtype)
-    greedy = SamplingConfig(temperature=0)
-    same = total = 0
-    print(f"{pair.name}, {pair.dtype}, greedy, {args.max_new_tokens} new tokens, drafter {args.drafter}")
-    draft = None if args.drafter == "ngram" else pair.draft
+    pair = load_pair(dtype=args.dtype, **weight_kwargs(args))
+    greedy, ignore_eos = SamplingConfig(temperature=0), not args.stop_at_eos
+    limit = identity_limit(pair.target)
+    print(f"{pair.name}; target weights {pair.weights_label()}, activations {str(pair.dtype).removeprefix('torch.')}, "
+          f"attention {pair.target.config._attn_implementation}; greedy, {args.max_new_tokens} new tokens"
+          f"{' past the end of text' if ignore_eos else ''}; {len(prompts)} prompts")
+    print("identity: " + ("guaranteed (every verify row is computed as the one-token step computes it)"
+                          if limit is None else "not guaranteed: " + t(LIMIT_SENTENCES[limit],
+                                                                        weights=pair.weights_label())))
+    runs = methods(args)
+    same = {label: 0 for label, _ in runs}
     for i, prompt in enumerate(prompts):
         ids = pair.encode_chat(prompt.text)
-        plain = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy,
-                                                             max_new_tokens=args.max_new_tokens,
-                                                             eos_token_id=pair.eos_token_ids)]
-        for k in args.k:
-            spec = [t for r in speculative_generate(pair.target, draft, ids, k=k, sampling=greedy,
-                                                    max_new_tokens=args.max_new_tokens, record=False,
-                                                    eos_token_id=pair.eos_token_ids, drafter=args.drafter)
-                    for t in r.emitted]
+        common = dict(sampling=greedy, max_new_tokens=args.max_new_tokens, eos_token_id=pair.eos_token_ids,
+                      ignore_eos=ignore_eos)
+        plain = [s.token_id for s in autoregressive_generate(pair.target, ids, **common)]
+        cells = []
+        for label, options in runs:
+            draft = None if options.get("drafter") == "ngram" else pair.draft
+            spec = [tok for r in speculative_generate(pair.target, draft, ids, record=False, tokenizer=pair.tokenizer,
+                                                      **common, **options) for tok in r.emitted]
             at = first_difference(spec, plain)
-            same += at is None
-            total += 1
-            print(f"prompt {i:>2} ({prompt.category}) K={k}: "
-                  + ("identical" if at is None else f"differs from token {at + 1}"), flush=True)
-    print(f"identical: {same}/{total}")
-    return 0
+            same[label] += at is None
+            cells.append(f"{label}: " + ("identical" if at is None else f"differs from token {at + 1}"))
+        print(f"prompt {i + 1:>2} ({prompt.category}): " + "; ".join(cells), flush=True)
+    for label, n in same.items():
+        print(f"{label}: identical on {n}/{len(prompts)} prompts")
+    total = sum(same.values())
+    print(f"identical: {total}/{len(prompts) * len(runs)}")
+    return 1 if limit is None and total < len(prompts) * len(runs) else 0

@@ -186,6 +186,10 @@ def _write_trace(args, pair, ids, sampling: SamplingConfig, rounds, output: list
 def _compare(args, pair, ids, sampling: SamplingConfig, output: list[int], tokens_per_s: float) -> None:
     """--compare: the target alone on the same prompt and settings; speedup, and for greedy the first difference."""
     from ..baseline import autoregressive_generate
+    from ..decoding import resolve_forwards
+    from ..viz.html import LIMIT_SENTENCES
+    from ..invariance import identity_limit
+    from ..strings import t
 
     base_stats: dict = {}
     start = time.perf_counter()
@@ -204,6 +208,6 @@ def _compare(args, pair, ids, sampling: SamplingConfig, output: list[int], token
         if at is None:
             print("greedy outputs: identical")
         else:
+            limit = identity_limit(pair.target, resolve_forwards(args.compile, pair.device).compiled)
             print(f"greedy outputs: differ from token {at + 1} "
-                  f"(in {str(pair.dtype).removeprefix('torch.')}, a forward over K+1 positions can round a near-tie "
-                  f"differently from a one-token forward; fp32 gives identical outputs)")
+                  f"({t(LIMIT_SENTENCES[limit], weights=weights)})")

@@ -95,10 +95,18 @@ STRINGS: dict[str, str] = {
     "compare.differ": "≠ outputs differ {where} ({why})",
     "compare.at_token": "at token {n}",
     "compare.in_length": "in length",
-    "compare.why_low_precision": ("{dtype} rounding near a tie between two top tokens flips the argmax; the "
-                                  "algorithm is exact, run in fp32 to see identical output"),
-    "compare.why_rounding": ("numerical rounding near a tie between two top tokens; batched and single-token "
-                             "forwards round differently"),
+    "compare.why_dense": ("this target multiplies by dense {weights} weights, and those matrix products compute a "
+                          "row differently when several rows are multiplied at once, so a near-tie between two "
+                          "top tokens can flip; the int4 and int8 weights the app picks on a CPU are computed row "
+                          "by row and give identical output"),
+    "compare.why_attention": ("this model's attention implementation is not the row-by-row one specviz checks, so "
+                              "a verify row can round differently from a one-token step near a tie"),
+    "compare.why_gpu": ("on a GPU the matrix products and attention kernels compute a row differently when several "
+                        "rows are read at once, so a near-tie can flip; bit-identical output is guaranteed on CPUs"),
+    "compare.why_compiled": ("compiled forwards fuse operations differently for one row and for several, so a "
+                             "near-tie can flip; bit-identical output is guaranteed on uncompiled CPU forwards"),
+    "compare.why_unexpected": ("this configuration computes every verify row exactly as a one-token step, so this "
+                               "should not happen: please report it with the downloaded trace"),
     "compare.sampling": ("Sampling mode: outputs are different random draws from the same distribution, so they "
                          "are not expected to match token for token."),
     "replay.summary": "draft **{draft}** → target **{target}** · K = {k} · {sampling}",

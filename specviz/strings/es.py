@@ -101,10 +101,21 @@ STRINGS: dict[str, str] = {
     "compare.differ": "≠ las salidas difieren {where} ({why})",
     "compare.at_token": "en el token {n}",
     "compare.in_length": "en longitud",
-    "compare.why_low_precision": ("el redondeo de {dtype} cerca de un empate entre los dos primeros tokens cambia "
-                                  "el argmax; el algoritmo es exacto, ejecútalo en fp32 para ver salida idéntica"),
-    "compare.why_rounding": ("redondeo numérico cerca de un empate entre los dos primeros tokens; las pasadas por "
-                             "lotes y de un token redondean distinto"),
+    "compare.why_dense": ("este objetivo multiplica por pesos densos {weights}, y esos productos de matrices "
+                          "calculan una fila de otra forma cuando se multiplican varias a la vez, así que un casi "
+                          "empate entre los dos primeros tokens puede invertirse; los pesos int4 e int8 que la app "
+                          "elige en una CPU se calculan fila a fila y dan una salida idéntica"),
+    "compare.why_attention": ("la implementación de atención de este modelo no es la de fila a fila que specviz "
+                              "comprueba, así que una fila de verificación puede redondear distinto que un paso de "
+                              "un token cerca de un empate"),
+    "compare.why_gpu": ("en una GPU los productos de matrices y los núcleos de atención calculan una fila de otra "
+                        "forma cuando se leen varias a la vez, así que un casi empate puede invertirse; la salida "
+                        "idéntica bit a bit está garantizada en CPU"),
+    "compare.why_compiled": ("las pasadas compiladas fusionan operaciones de otra forma para una fila que para "
+                             "varias, así que un casi empate puede invertirse; la salida idéntica bit a bit está "
+                             "garantizada en pasadas de CPU sin compilar"),
+    "compare.why_unexpected": ("esta configuración calcula cada fila de verificación exactamente como un paso de un "
+                               "token, así que esto no debería ocurrir: infórmalo con la traza descargada"),
     "compare.sampling": ("Modo muestreo: las salidas son extracciones aleatorias distintas de la misma "
                          "distribución, así que no se espera que coincidan token a token."),
     "replay.summary": "borrador **{draft}** → objetivo **{target}** · K = {k} · {sampling}",

@@ -238,22 +238,27 @@ def status_html(message: str, kind: str = "info") -> str:
             f'<span class="sv-status-icon" aria-hidden="true">{icon}</span> {esc(message)}</div>')
 
 
-_LOW_PRECISION = ("bfloat16", "float16", "bf16", "fp16", "torch.bfloat16", "torch.float16")
+# Why greedy output may differ from the target alone on a configuration -> its sentence in the strings
+# tables; None (every operation row-invariant) -> the sentence for a difference that must not happen.
+LIMIT_SENTENCES = {"gpu": "compare.why_gpu", "compiled": "compare.why_compiled", "attention": "compare.why_attention",
+                   "dense": "compare.why_dense", None: "compare.why_unexpected"}
 
 
-def _difference_badge(first_diff: int | None, dtype: str, lang: str) -> str:
-    why = t("compare.why_low_precision", lang, dtype=dtype) if dtype in _LOW_PRECISION else t("compare.why_rounding", lang)
+def _difference_badge(first_diff: int | None, limit: str | None, weights: str, lang: str) -> str:
+    """`limit`: why this configuration may differ (specviz.invariance.identity_limit), None where it must not."""
+    why = t(LIMIT_SENTENCES[limit], lang, weights=weights or "?")
     where = t("compare.at_token", lang, n=first_diff + 1) if first_diff is not None else t("compare.in_length", lang)
     return (f'<span class="sv-badge sv-badge-diff" data-identical="false">'
             f'{esc(t("compare.differ", lang, where=where, why=why))}</span>')
 
 
 def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, first_diff: int | None,
-                           identical: bool | None, dtype: str = "", n_spec: int = 0, n_base: int = 0,
+                           identical: bool | None, limit: str | None = None, n_spec: int = 0, n_base: int = 0,
                            weights: str = "", lang: str = DEFAULT_LANG) -> str:
     """The comparison with the target alone: speedup and, in greedy mode, an identical/different badge.
 
-    `weights`: how the target stored its weights ("int4", ...), named so the baseline is never a mystery."""
+    `weights`: how the target stored its weights ("int4", ...), named so the baseline is never a mystery.
+    `limit`: why greedy output may differ on this configuration (None: it must not; see the badge)."""
     speed = _speedup(spec_tps, base_tps)
     rates = t("compare.rates", lang, spec=display_number(spec_tps, 1), base=display_number(base_tps, 1))
     if weights:
@@ -266,16 +271,16 @@ def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, fi
             parts.append(f'<span class="sv-badge sv-badge-same" data-identical="true">'
                          f'{esc(t("compare.identical", lang, n=n_base))}</span>')
         else:
-            parts.append(_difference_badge(first_diff, dtype, lang))
+            parts.append(_difference_badge(first_diff, limit, weights, lang))
     elif not greedy:
         parts.append(f'<span class="sv-muted">{esc(t("compare.sampling", lang))}</span>')
     return f'<div class="sv-compare">{"".join(parts)}</div>'
 
 
-def comparison_html(c, dtype: str = "", weights: str = "", lang: str = DEFAULT_LANG) -> str:
+def comparison_html(c, limit: str | None = None, weights: str = "", lang: str = DEFAULT_LANG) -> str:
     """`speedup_vs_target_html` from a `specviz.compare.Comparison`."""
     return speedup_vs_target_html(c.spec_tokens_per_s, c.base_tokens_per_s, greedy=c.greedy, first_diff=c.first_diff,
-                                  identical=c.identical, dtype=dtype, n_spec=c.n_spec, n_base=c.n_base,
+                                  identical=c.identical, limit=limit, n_spec=c.n_spec, n_base=c.n_base,
                                   weights=weights, lang=lang)
 
 

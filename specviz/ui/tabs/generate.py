@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import gradio as gr
 
 from ...compare import compare_runs
+from ...invariance import identity_limit
 from ...limits import (ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, APP_MAX_TEMPERATURE,
                        APP_MAX_TREE_NODES, APP_STOP_GRACE_S)
 from ...strings import t
@@ -310,7 +311,9 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
     outcome.speedup = comparison.speedup if comparison is not None else None
     final["metrics"] += pays_html(pair, s, view, outcome, costs, lang)
     final.update(trace=trace, output=trace.output_text, **inspector_updates(trace, lang))
-    final["compare"] = (vh.comparison_html(comparison, dtype=trace.dtype, weights=trace.target_weights, lang=lang)
+    limit = identity_limit(pair.target, pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"],
+                                                      pair)) if comparison is not None else None
+    final["compare"] = (vh.comparison_html(comparison, limit=limit, weights=trace.target_weights, lang=lang)
                         if comparison is not None else "")
     error = outcome.error
     if view.rounds:
