@@ -151,6 +151,34 @@ def greedy():
     return {"identical": f"{same}/{runs}"}
 
 
+@section
+def row_invariance():
+    """Which operations compute a verify row differently from the one-token step on this device (issue 26).
+
+    A report, not a target: on CUDA the matrix products and attention kernels may block rows differently
+    by row count; the harness names the first module (or function, seen in the next module's input) that
+    diverges, eager, with the row-by-row attention and with plain SDPA, on a Qwen2.5 shape at a few layers."""
+    from specviz.attention import ROWS, use_row_invariant_attention
+    from specviz.invariance import chain_report, tree_report
+    from specviz.tree import TreeShape
+
+    out = {}
+    for name in ("qwen2.5-1.5b",):
+        model = model_of(name, layers=2)
+        ctx = torch.randint(0, 100, (300,)).tolist()
+        for attention in (ROWS, "sdpa"):
+            use_row_invariant_attention(model)
+            if attention == "sdpa":
+                for config in {id(c): c for c in (model.config, model.config.get_text_config())}.values():
+                    config._attn_implementation = "sdpa"
+            for k in (3, 7):
+                out[f"{name} {attention} chain K={k}"] = chain_report(model, ctx, list(range(5, 5 + k))).line()
+            shape = TreeShape.from_widths([2, 2, 1])
+            out[f"{name} {attention} tree 2x2x1"] = tree_report(model, ctx, shape, list(range(7, 7 + shape.size))).line()
+        del model
+    return out
+
+
 def forward_ms(model, n_prompt: int, positions: int, mode: str, repeats: int = 10) -> float:
     """Median ms of one cached forward over `positions` new tokens (static cache; `mode` off | on | graphs)."""
     clock = Timer(DEV)

@@ -6,7 +6,7 @@ target's attention as the decoder runs it ("sdpa_rows") and, for contrast, plain
 rows at once ("sdpa"): the first operation that diverges, or "bit-identical". Then the verify
 forward's time at 1 and K+1 rows under both attentions, interleaved (medians).
 
-    python scripts/row_invariance.py [--prompts N] [--k 3 7] [--target-weights auto] [--repeats 7]
+    python scripts/row_invariance.py [--prompts N] [--k 3 7] [--target-weights auto] [--repeats 7] [--timing-only]
 """
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ def main() -> None:
     ap.add_argument("--tree", default="2x2x1", help="tree shape for the tree verify (default 2x2x1)")
     ap.add_argument("--target-weights", default="auto")
     ap.add_argument("--repeats", type=int, default=5, help="timed repeats per configuration (default 5)")
+    ap.add_argument("--timing-only", action="store_true", help="skip the harness, time the verify forwards only")
     args = ap.parse_args()
 
     pair = load_pair(target_weights=args.target_weights)
@@ -76,7 +77,7 @@ def main() -> None:
     shape = TreeShape.parse(args.tree)
     prompts = load_prompts(ASSET_PROMPTS)[:args.prompts]
     failures = 0
-    for prompt in prompts:
+    for prompt in [] if args.timing_only else prompts:
         ids = pair.encode_chat(prompt.text)
         for attention in ("sdpa", ROWS):
             set_attention(pair.target, attention)
