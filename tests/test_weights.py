@@ -25,9 +25,10 @@ def quantized(model, kind):
     return out
 
 
-def q4k_like(out: int, inp: int, seed: int = 0, drop_ends: float = 0.3) -> torch.Tensor:
+def q4k_parts(out: int, inp: int, seed: int = 0, drop_ends: float = 0.3):
     """Weights as a dequantized Q4_K tensor holds them: w = d*sc*q - dmin*m per group of 32, q in 0..15.
 
+    Returns (w [out, inp], step, minimum [out, inp/32]): the grid each group was really built on.
     A share of the groups never uses code 0 or 15, so (max - min) / 15 is not their step.
     """
     g = torch.Generator().manual_seed(seed)
@@ -37,7 +38,11 @@ def q4k_like(out: int, inp: int, seed: int = 0, drop_ends: float = 0.3) -> torch
     q = torch.randint(0, 16, (out, groups, 32), generator=g)
     narrow = torch.rand(out, groups, generator=g) < drop_ends
     q = torch.where(narrow[..., None], q.clamp(2, 12), q)
-    return (q.float() * step[..., None] - minimum[..., None]).reshape(out, inp)
+    return (q.float() * step[..., None] - minimum[..., None]).reshape(out, inp), step, minimum
+
+
+def q4k_like(out: int, inp: int, seed: int = 0, drop_ends: float = 0.3) -> torch.Tensor:
+    return q4k_parts(out, inp, seed, drop_ends)[0]
 
 
 def test_a_q4k_tensor_is_reproduced_exactly_on_the_4bit_grid():
@@ -55,6 +60,100 @@ def test_a_q4k_tensor_is_reproduced_exactly_on_the_4bit_grid():
     model = torch.nn.Sequential(layer, torch.nn.Linear(256, 64, bias=False))
     assert weights.convert_target_weights(model, "int4") == {"int4": 1, "int8": 1}
     assert isinstance(model[0], weights.Int4WeightLinear) and weights.target_weights(model) == "int4"
+
+
+# ------------------------------------------------------------ the stored 4-bit weights against the original ones
+def bf16_half_ulp(x: torch.Tensor) -> torch.Tensor:
+    """The most that rounding x to bf16 (8 significant bits) moves it: half a unit in its last place."""
+    x = x.double()
+    _, e = torch.frexp(x.abs())              # |x| = m * 2**e with 0.5 <= m < 1: an ulp is 2**(e - 8)
+    return torch.where(x == 0, 0.0, torch.ldexp(torch.ones_like(x), e - 9))
+
+
+def stored_error(layer: weights.Int4WeightLinear, original: torch.Tensor, step: torch.Tensor,
+                 lo: torch.Tensor, grid_share: float) -> torch.Tensor:
+    """Per group [out, in/32]: the largest |stored - original| over what the storage may move a weight.
+
+    `step` and `lo` are the group's grid worked out from the original weights (never from the layer),
+    `grid_share` the share of a step that snapping to the grid may cost (1/2 for rounding to the nearest
+    code; none, up to fp32 arithmetic, for weights already on the grid). The kernel keeps its scale and
+    zero = lo + 8*step in bf16, so a stored weight (code - 8)*scale + zero moves by up to 8 half-ulps of
+    the step and a half-ulp of the zero; `dense_weight()` reads it back through a bf16 product, one more
+    rounding (bounded at twice the weight's size, the largest it can be before that rounding).
+    The stored weights are read through the kernel (its packed layout is the ISA's), but the expected
+    values come from the original tensor only. A result <= 1 everywhere: every weight within bounds.
+    """
+    out, inp = original.shape
+    w = original.double().reshape(out, inp // weights.GROUP, weights.GROUP)
+    stored = layer.dense_weight().double().reshape(w.shape)
+    step, lo = step.double(), lo.double()
+    zero = lo + 8 * step
+    size = torch.maximum(w.abs(), stored.abs()).amax(-1)
+    allowed = (grid_share * step + 8 * bf16_half_ulp(step) + bf16_half_ulp(zero) + bf16_half_ulp(2 * size)
+               + 1e-6 * step)    # fp32 arithmetic on the way (the scale's division, the product's sums)
+    return (stored - w).abs().amax(-1) / allowed
+
+
+def linear_with(w: torch.Tensor) -> torch.nn.Linear:
+    layer = torch.nn.Linear(w.shape[1], w.shape[0], bias=False)
+    with torch.no_grad():
+        layer.weight.copy_(w)
+    return layer
+
+
+def test_a_q4k_tensor_is_stored_as_its_own_weights_up_to_bf16_scales():
+    """The kernel multiplies by the Q4_K tensor's own weights: only its bf16 scale and zero move them."""
+    w, step, minimum = q4k_parts(64, 256)
+    layer = weights.Int4WeightLinear(linear_with(w))
+    ratio = stored_error(layer, w, step, -minimum, grid_share=1e-3)
+    assert ratio.max() <= 1, f"group {divmod(int(ratio.argmax()), ratio.shape[1])} off by {ratio.max():.2f}x the bound"
+    assert (layer.dense_weight() - w).abs().max() > 0    # the bound has work to do: bf16 scales do move weights
+
+
+def test_requantized_weights_are_stored_within_half_a_step_of_the_original():
+    """Weights on no 4-bit grid (a requantized layer): each within half its group's step, plus bf16's share."""
+    w = torch.randn(48, 128, generator=torch.Generator().manual_seed(3))
+    groups = w.reshape(48, 4, weights.GROUP)
+    lo, hi = groups.amin(-1), groups.amax(-1)
+    layer = weights.Int4WeightLinear(linear_with(w), exact=False)
+    ratio = stored_error(layer, w, (hi - lo) / 15, lo, grid_share=0.5)
+    assert ratio.max() <= 1, f"group {divmod(int(ratio.argmax()), ratio.shape[1])} off by {ratio.max():.2f}x the bound"
+    # Not vacuous: the weights are off the grid, so the half step is really spent.
+    assert stored_error(layer, w, (hi - lo) / 15, lo, grid_share=0.0).max() > 1
+
+
+def off_by_one_code(w: torch.Tensor, group: tuple[int, int]) -> weights.Int4WeightLinear:
+    """A broken conversion: one group's codes one step too high (a rounding slip in one block)."""
+    codes, scale, lo = weights.int4_grid(w)
+    row, g = group
+    block = codes[row, g * weights.GROUP:(g + 1) * weights.GROUP]
+    block.copy_(torch.where(block < 15, block + 1, block - 1))
+    return weights.Int4WeightLinear(linear_with(w), grid=(codes, scale, lo))
+
+
+def untransposed_scales(w: torch.Tensor) -> weights.Int4WeightLinear:
+    """A broken conversion: scales and zeros laid out [out, in/32] where the kernel reads [in/32, out]."""
+    layer = weights.Int4WeightLinear(linear_with(w))
+    sz = layer.scales_and_zeros                                  # [in/32, out, 2]
+    layer.scales_and_zeros = sz.transpose(0, 1).contiguous().reshape(sz.shape)
+    return layer
+
+
+@pytest.mark.parametrize("broken", ["codes", "scales"])
+def test_the_stored_weights_check_catches_a_broken_conversion(broken):
+    w, step, minimum = q4k_parts(64, 256)
+    group = divmod(int(step.argmax()), step.shape[1])   # the widest step: bf16's share is smallest there
+    layer = off_by_one_code(w, group) if broken == "codes" else untransposed_scales(w)
+    ratio = stored_error(layer, w, step, -minimum, grid_share=1e-3)
+    assert ratio.max() > 1
+    if broken == "codes":
+        assert ratio[group] > 1 and (ratio > 1).sum() == 1, "exactly the broken group must fail"
+    # The check this one adds to: the product agrees with dense_weight() for the broken layer too,
+    # since both go through the same kernel (the gap this test closes).
+    x = torch.randn(3, 256)
+    with torch.inference_mode():
+        torch.testing.assert_close(layer(x), torch.nn.functional.linear(x.bfloat16().float(), layer.dense_weight()),
+                                   rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.parametrize("bias", [False, True])

@@ -30,3 +30,24 @@ def noisy_copy(model, seed: int, noise: float) -> Qwen2ForCausalLM:
         for w in draft.parameters():
             w.add_(noise * torch.randn(w.shape, generator=g) * w.std().clamp_min(1e-3))
     return draft
+
+
+def fixed_model(probs, hidden: int = 32) -> Qwen2ForCausalLM:
+    """A tiny Qwen2 whose next-token distribution is `probs` after every prefix (a fixed table).
+
+    Its layers add nothing to the residual stream (zero output projections) and every token embeds
+    alike, so the last hidden state is one constant vector n; the head maps n to log(probs). Tokens
+    of probability 0 get a logit of -1e4 (exp underflows to exactly 0 in fp32). Lets a test pin p and q
+    exactly while running the decoder's real forwards, drafter, rule and sampling.
+    """
+    probs = torch.as_tensor(probs, dtype=torch.float64)
+    model = tiny_model(0, vocab=len(probs), hidden=hidden)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+        model.model.embed_tokens.weight.fill_(1.0)
+        n = model.model.norm(torch.ones(1, hidden))[0].double()
+        logits = torch.where(probs > 0, probs.clamp_min(1e-300).log(), torch.tensor(-1e4, dtype=torch.float64))
+        model.lm_head.weight.copy_((logits[:, None] * n[None] / n.dot(n)).float())
+    return model
