@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:   # a bad argument (already reported in one line) or --help
         return int(e.code or 0)
 
+    from ..attention import use_row_invariant_attention
     from ..baseline import autoregressive_generate
     from ..viz.html import LIMIT_SENTENCES
     from ..invariance import identity_limit
@@ -87,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     pair = load_pair(dtype=args.dtype, **weight_kwargs(args))
     greedy, ignore_eos = SamplingConfig(temperature=0), not args.stop_at_eos
+    use_row_invariant_attention(pair.target)   # as every run's start does: printed below as it will run
     limit = identity_limit(pair.target)
     print(f"{pair.name}; target weights {pair.weights_label()}, activations {str(pair.dtype).removeprefix('torch.')}, "
           f"attention {pair.target.config._attn_implementation}; greedy, {args.max_new_tokens} new tokens"
