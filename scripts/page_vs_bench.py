@@ -365,6 +365,8 @@ class BrowserDriver:
     from the worker's own events (`Taps`), computed as the page computes them; the speedup the page displayed is
     read back and printed beside them."""
 
+    shared: list = []      # [playwright, browser] once started
+
     def __init__(self, pair, args, rate: float):
         try:
             from playwright.sync_api import sync_playwright
@@ -380,9 +382,10 @@ class BrowserDriver:
                               default_max_new_tokens=args.max_new_tokens)
         port = free_port()
         launch_app(self.demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-        self.pw = sync_playwright().start()
-        self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        self.page = self.browser.new_page(viewport={"width": 1440, "height": 1000})
+        if not BrowserDriver.shared:   # one Playwright and one Chromium for every rate (a second would refuse)
+            pw = sync_playwright().start()
+            BrowserDriver.shared = [pw, pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)]
+        self.page = BrowserDriver.shared[1].new_page(viewport={"width": 1440, "height": 1000})
         self.page.goto(f"http://127.0.0.1:{port}/?__theme=light")
         self.page.wait_for_selector("#sv-run", timeout=60_000)
         self.args = args
@@ -418,9 +421,16 @@ class BrowserDriver:
         return res
 
     def close(self) -> None:
-        self.browser.close()
-        self.pw.stop()
+        self.page.close()
         self.demo.close()
+
+    @classmethod
+    def close_all(cls) -> None:
+        if cls.shared:
+            pw, browser = cls.shared
+            browser.close()
+            pw.stop()
+            cls.shared = []
 
 
 # ---------------------------------------------------------------- printing
@@ -626,6 +636,7 @@ def main(argv=None) -> int:
     for d in drivers.values():
         if isinstance(d, BrowserDriver):
             d.close()
+    BrowserDriver.close_all()
     print_summary(results, args)
     return 0
 
