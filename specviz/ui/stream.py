@@ -5,13 +5,14 @@ maps the names to the page's components. Every update is bounded whatever the
 run's length: the live text holds the newest `APP_LIVE_ROUNDS` rounds (with a
 count of the earlier ones), the round log its newest cards, the timeline chart
 its newest rounds. Charts are redrawn at most every `chart_interval_s` while
-streaming (never with None: a live run draws them at the end only, so building
-and sending two Plotly figures never competes with its decode) and always at
-the end; a fast replay (`stream_charts=False`) redraws its log and tiles at that
-pace too, and its charts only at the end. Every round's fragment and card is
-drawn once and kept as a string: an update joins cached strings, and the live
-text only grows at its end while the window holds every round (Gradio then
-sends the new part only).
+streaming and always at the end; with `stream_charts=False` (a fast replay, and
+every live run: issue 27) the log and tiles are redrawn at that pace too, and
+the charts only at the end, so that building, sending and drawing two Plotly
+figures and the whole log never compete with a decode (the live text, the one
+view that moves on every update, only grows). Every round's fragment and card
+is drawn once and kept as a string: an update joins cached strings, and the
+live text only grows at its end while its window holds every round (Gradio
+then sends the new part only).
 """
 from __future__ import annotations
 
@@ -44,11 +45,11 @@ def status(message: str, kind: str = "info") -> dict:
 class StreamView:
     """The live text, round log, metric tiles and charts of one run, fed round by round."""
 
-    def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float | None = 1.0,
+    def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0,
                  stream_charts: bool = True):
         """`stream_charts=False` draws the charts at the end only (a fast replay: a browser redrawing two Plotly
-        charts every second while rounds pour in has no time left for the user's clicks). `chart_interval_s=None`:
-        the charts at the end only, the rest on every update (a live run)."""
+        charts every second while rounds pour in has no time left for the user's clicks; a live run: neither has
+        its decode)."""
         self.lang, self.chart_interval_s, self.stream_charts = lang, chart_interval_s, stream_charts
         self.live = vh.LiveText(prompt, greedy, lang=lang, window=APP_LIVE_ROUNDS)
         self.log = vc.RoundLog(greedy, lang=lang)
@@ -72,8 +73,7 @@ class StreamView:
         `stream_charts`, a fast replay: the log and tiles too, and the charts only at the end)."""
         upd = {"live": self.live.html()}
         now = time.perf_counter()
-        due = self.chart_interval_s is not None and (self._last_chart is None
-                                                      or now - self._last_chart >= self.chart_interval_s)
+        due = self._last_chart is None or now - self._last_chart >= self.chart_interval_s
         if due:
             self._last_chart = now
         if due or self.stream_charts:

@@ -186,7 +186,9 @@ def _generate(ctx: AppContext, run, request, form: dict):
         yield status(str(e), "error")
         return
     compiled = pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"], pair)   # a tree: never
-    view, outcome = StreamView(s.prompt, s.sampling.greedy, lang, ctx.live_chart_interval_s), Outcome()
+    # Issue 27: the live text on every update, the log and tiles at a slower pace, the charts after the run.
+    view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.live_log_interval_s, stream_charts=False)
+    outcome = Outcome()
     yield from stream_run(ctx, run, pair, s, ids, compiled, view, outcome)
     costs = pays.cached(pair, s.k, s.drafter, compiled)
     final = finish(ctx, request, pair, s, ids, view, outcome, costs)
