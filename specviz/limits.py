@@ -38,8 +38,12 @@ APP_WHY_REPEATS = 5             # "why it is fast" repeats its timing this often
 APP_WHY_MAX_S = 60.0            # ... and starts no repetition after this many seconds (model load not counted)
 MAX_SEED = 2**31 - 1            # the seed boxes: a signed 32-bit int
 MAX_TOP_K = 1_000_000           # the top-k box (0 is off); above any vocabulary
-APP_CHART_INTERVAL_S = 1.0      # redraw charts at most this often while streaming
+APP_CHART_INTERVAL_S = 1.0      # redraw charts (a live run: its log and tiles) at most this often while streaming
 APP_TICK_S = 0.5                # how often a waiting event function looks at its Stop flag and the clock
+# Issue 27: watching a run must not slow it. The page's event function shares the cores and the GIL with the decode
+# thread, so it draws the newest state at most this often (every round still reaches the log and the trace); a live
+# run's log and tiles follow at APP_CHART_INTERVAL_S, its charts once, after the run.
+APP_LIVE_UPDATES_PER_S = 4.0    # page updates per second while a run streams (its speculative and target-alone parts)
 
 # Issue 22: a page that never freezes, a Stop heard within one round.
 PREFILL_CHUNK = 32              # prompt positions per prefill forward when a run can be stopped (the app's)

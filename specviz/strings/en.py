@@ -70,7 +70,7 @@ STRINGS: dict[str, str] = {
 
     # ------------------------------------------------------------ metric tiles
     "tile.tps": "tokens / s (speculative)",
-    "tile.tps_hint": "emitted tokens / wall time of the decode loop",
+    "tile.tps_hint": "emitted tokens / time of the decoding rounds (draft and verify); the prompt's prefill apart",
     "tile.acceptance": "acceptance rate α̂",
     "tile.acceptance_hint": "accepted draft tokens / drafted tokens",
     "tile.tau": "mean accepted length τ",
@@ -88,6 +88,9 @@ STRINGS: dict[str, str] = {
     # ------------------------------------------------------------ the comparison with the target alone
     "compare.speedup": "{speedup}× speedup",
     "compare.rates": "speculative {spec} tok/s vs target alone {base} tok/s (run after, never at the same time)",
+    "compare.counts": ("Both rates count decoding only: the tokens each run emitted over the time of its own "
+                       "decoding steps; the prompt's prefill (and any compilation) is left out, as `python -m "
+                       "specviz bench` leaves it out. The page was drawn alike during both runs."),
     "compare.weights": ("Both runs used the same target, its weights stored as {weights}: the fastest way this "
                         "app runs it on this machine (measured when the models loaded)."),
     "compare.identical": ("✓ identical output: greedy speculative decoding produced exactly the target's own "

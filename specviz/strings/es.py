@@ -73,7 +73,8 @@ STRINGS: dict[str, str] = {
 
     # ------------------------------------------------------------ métricas
     "tile.tps": "tokens / s (especulativo)",
-    "tile.tps_hint": "tokens emitidos / tiempo real del bucle de decodificación",
+    "tile.tps_hint": ("tokens emitidos / tiempo de las rondas de decodificación (borrador y verificación); sin la "
+                      "lectura del prompt"),
     "tile.acceptance": "tasa de aceptación α̂",
     "tile.acceptance_hint": "tokens del borrador aceptados / tokens propuestos",
     "tile.tau": "longitud media aceptada τ",
@@ -94,6 +95,10 @@ STRINGS: dict[str, str] = {
     "compare.speedup": "{speedup}× de aceleración",
     "compare.rates": ("especulativo {spec} tok/s frente a objetivo solo {base} tok/s (ejecutado después, nunca a "
                       "la vez)"),
+    "compare.counts": ("Las dos velocidades cuentan solo la decodificación: los tokens que emitió cada ejecución "
+                       "entre el tiempo de sus propios pasos de decodificación; la lectura del prompt (y la "
+                       "compilación, si la hubo) queda fuera, como la deja fuera `python -m specviz bench`. La "
+                       "página se dibujó igual durante las dos ejecuciones."),
     "compare.weights": ("Las dos ejecuciones usaron el mismo objetivo, con sus pesos guardados como {weights}: la "
                         "forma más rápida en que esta app lo ejecuta en esta máquina (medida al cargar los modelos)."),
     "compare.identical": ("✓ salida idéntica: la decodificación especulativa greedy produjo exactamente los "

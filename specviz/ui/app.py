@@ -13,7 +13,7 @@ from typing import Callable
 
 import gradio as gr
 
-from ..limits import ASSETS
+from ..limits import APP_LIVE_UPDATES_PER_S, ASSETS
 from ..strings import DEFAULT_LANG, LANGUAGES, t
 from ..trace import metrics
 from ..viz import classroom as vc
@@ -76,7 +76,8 @@ def results(lang: str) -> dict:
 def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | None = None,
               replay_delay: float = 0.12, concurrency_limit: int = 1, default_prompt: str | None = None,
               default_max_new_tokens: int = 64, default_k: int = 3, pair_label: str | None = None,
-              lang: str = DEFAULT_LANG, gpu: bool | None = None, default_pair: str | None = None) -> gr.Blocks:
+              lang: str = DEFAULT_LANG, gpu: bool | None = None, default_pair: str | None = None,
+              live_updates_per_s: float | None = APP_LIVE_UPDATES_PER_S) -> gr.Blocks:
     """The Blocks app. `pair_loader(draft_id|None, target_id|None, progress)` -> a ModelPair-like object.
 
     Tests inject tiny models with `pair_loader` (and a fake `sweep_fn` if they
@@ -86,10 +87,13 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
     GPU or a ZeroGPU Space is here) offers the GPU presets; `default_pair` picks
     the pair the dropdown starts on (a preset's value; the packaged pair when it
     is not offered here, so a GPU preset never becomes the default on a CPU).
+    `live_updates_per_s`: the most page updates a second while a run streams
+    (None: one per batch of rounds, as fast as they come; scripts/page_vs_bench.py
+    measures either).
     """
     gpu = gpu_available() if gpu is None else gpu
     ctx = AppContext(cache=PairCache(pair_loader) if pair_loader is not None else default_cache(),
-                     sweep_fn=sweep_fn, replay_delay=replay_delay, lang=lang)
+                     sweep_fn=sweep_fn, replay_delay=replay_delay, lang=lang, live_updates_per_s=live_updates_per_s)
     settings = dict(concurrency_limit=concurrency_limit, default_prompt=default_prompt, default_k=default_k,
                     default_max_new_tokens=default_max_new_tokens, pair_label=pair_label, gpu=gpu,
                     pair=_default_pair(default_pair, gpu))

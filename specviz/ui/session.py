@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import step_text
-from ..limits import APP_CHART_INTERVAL_S, APP_TICK_S
+from ..limits import APP_CHART_INTERVAL_S, APP_LIVE_UPDATES_PER_S, APP_TICK_S
 from ..strings import DEFAULT_LANG
 from ..trace import Trace
 
@@ -175,7 +175,9 @@ class AppContext:
     sweep_fn: Callable | None = None
     replay_delay: float = 0.12
     lang: str = DEFAULT_LANG
-    chart_interval_s: float = APP_CHART_INTERVAL_S
+    chart_interval_s: float = APP_CHART_INTERVAL_S   # a replay's charts (a fast one's log and tiles) while it streams
+    live_updates_per_s: float | None = APP_LIVE_UPDATES_PER_S   # a live run's page updates; None = one per batch
+    live_log_interval_s: float = APP_CHART_INTERVAL_S   # a live run's log and tiles while it streams (charts: at the end)
     tick_s: float = APP_TICK_S             # how often a busy event function looks at the clock and at Stop
     concurrency_limit: int = 1             # runs and sweeps at once (set by the layout's wiring)
     tmpdir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="specviz-traces-"))

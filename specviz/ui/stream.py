@@ -5,8 +5,14 @@ maps the names to the page's components. Every update is bounded whatever the
 run's length: the live text holds the newest `APP_LIVE_ROUNDS` rounds (with a
 count of the earlier ones), the round log its newest cards, the timeline chart
 its newest rounds. Charts are redrawn at most every `chart_interval_s` while
-streaming and always at the end; a fast replay (`stream_charts=False`) redraws
-its log and tiles at that pace too, and its charts only at the end.
+streaming and always at the end; with `stream_charts=False` (a fast replay, and
+every live run: issue 27) the log and tiles are redrawn at that pace too, and
+the charts only at the end, so that building, sending and drawing two Plotly
+figures and the whole log never compete with a decode (the live text, the one
+view that moves on every update, only grows). Every round's fragment and card
+is drawn once and kept as a string: an update joins cached strings, and the
+live text only grows at its end while its window holds every round (Gradio
+then sends the new part only).
 """
 from __future__ import annotations
 
@@ -24,6 +30,12 @@ from ..viz import html as vh
 # Every view a run or a replay updates, by name (the components are made in the tab modules).
 VIEWS = ("status", "live", "output", "log", "metrics", "compare", "pos_plot", "time_plot", "download", "trace",
          "insp_round", "insp_pos", "insp_plot", "insp_card")
+# A live run's own event updates these; the charts and the round inspector come after it, from its trace
+# (`after_run_updates`). Why (issue 27): for every output an update leaves unchanged, Gradio 6 builds a new
+# component (plots and sliders cost the most), tens of milliseconds of Python per update on a 2-core machine, all of
+# it taken from the decode thread (they share the GIL and the cores). The fewer the outputs, the cheaper each update.
+RUN_VIEWS = ("status", "live", "output", "log", "metrics", "compare", "download", "trace")
+AFTER_RUN_VIEWS = tuple(v for v in VIEWS if v not in RUN_VIEWS)
 
 
 def status(message: str, kind: str = "info") -> dict:
@@ -36,7 +48,8 @@ class StreamView:
     def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0,
                  stream_charts: bool = True):
         """`stream_charts=False` draws the charts at the end only (a fast replay: a browser redrawing two Plotly
-        charts every second while rounds pour in has no time left for the user's clicks)."""
+        charts every second while rounds pour in has no time left for the user's clicks; a live run: neither has
+        its decode)."""
         self.lang, self.chart_interval_s, self.stream_charts = lang, chart_interval_s, stream_charts
         self.live = vh.LiveText(prompt, greedy, lang=lang, window=APP_LIVE_ROUNDS)
         self.log = vc.RoundLog(greedy, lang=lang)
@@ -71,10 +84,11 @@ class StreamView:
         return upd
 
     def final(self, prefill_seconds: float | None = None, baseline_tps: float | None = None,
-              warmup_seconds: float | None = None) -> dict:
-        """The finished views: final tiles (with the speedup when there is a baseline) and both charts."""
+              warmup_seconds: float | None = None, charts: bool = True) -> dict:
+        """The finished views: final tiles (with the speedup when there is a baseline) and both charts (without
+        `charts`, a live run: they come after its event, `after_run_updates`)."""
         self.metrics = metrics(self.rounds)
-        return {"live": self.live.html(), "log": self.log.html(), **self._charts(),
+        return {"live": self.live.html(), "log": self.log.html(), **(self._charts() if charts else {}),
                 "metrics": vh.metrics_html(self.metrics, done=True, prefill_seconds=prefill_seconds,
                                            baseline_tps=baseline_tps, warmup_seconds=warmup_seconds, lang=self.lang)}
 
@@ -94,3 +108,13 @@ def inspector_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
             "insp_pos": gr.update(maximum=max(2, r.k + (1 if r.bonus else 0)), value=pos, interactive=True),
             "insp_plot": charts.inspector_figure(r, pos, trace.greedy, lang=lang),
             "insp_card": vc.round_card_html(r, trace.greedy, lang=lang)}
+
+
+def after_run_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
+    """The views a live run leaves to the event after it (`AFTER_RUN_VIEWS`): both charts and the round inspector
+    at the last round, from the run's trace; nothing without rounds."""
+    if trace is None or not trace.rounds:
+        return {}
+    m = metrics(trace.rounds)
+    return {"pos_plot": charts.acceptance_by_position_figure(m["per_position"], lang=lang),
+            "time_plot": charts.timeline_figure(trace.rounds, lang=lang), **inspector_updates(trace, lang)}

@@ -16,12 +16,14 @@ say what the first seconds were spent on.
 raises `Stopped` once the run's stop flag is set, which ends the step at its
 next progress report. `batches(..., tick=s)` also yields an empty batch every
 `s` seconds of silence, so the event function can look at the clock and the
-Stop flag while the worker is busy.
+Stop flag while the worker is busy; `batches(..., interval=s)` gives at most
+one batch per `s` seconds (the page's bounded update rate, issue 27).
 """
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Union
 
@@ -202,12 +204,21 @@ def call(fn: Callable[[Callable[[float, str], None]], Any], run: Run) -> "queue.
     return out
 
 
-def batches(events: "queue.Queue[Event]", tick: float | None = None) -> Iterator[list[Event]]:
+def batches(events: "queue.Queue[Event]", tick: float | None = None,
+            interval: float | None = None) -> Iterator[list[Event]]:
     """Everything ready at once, one list per wait (so the page gets one update per batch), until `Finished`.
 
-    With `tick`, an empty list comes after each `tick` seconds without events.
+    With `tick`, an empty list comes after each `tick` seconds without events. With `interval`, batches come at most
+    once per `interval` seconds (counted from the start of the previous one, so the consumer's own drawing is inside
+    it): whatever arrives meanwhile waits in the queue and comes in the next batch, whole. The decode thread never
+    waits for this (the queue is unbounded); the pause is a sleep, which leaves it the GIL and the cores.
     """
+    last = None
     while True:
+        if interval and last is not None:
+            rest = last + interval - time.monotonic()
+            if rest > 0:
+                time.sleep(rest)
         try:
             batch = [events.get(timeout=tick)]
         except queue.Empty:
@@ -218,6 +229,7 @@ def batches(events: "queue.Queue[Event]", tick: float | None = None) -> Iterator
                 batch.append(events.get_nowait())
             except queue.Empty:
                 break
+        last = time.monotonic()
         yield batch
         if any(isinstance(e, Finished) for e in batch):
             return

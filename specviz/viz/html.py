@@ -263,9 +263,12 @@ def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, fi
     rates = t("compare.rates", lang, spec=display_number(spec_tps, 1), base=display_number(base_tps, 1))
     if weights:
         rates += " " + t("compare.weights", lang, weights=weights)
+    # What the two rates count, said where they are shown (issue 27: the page's figure and the bench's must mean
+    # the same thing to be compared).
     parts = [f'<div class="sv-compare-row"><span class="sv-big" data-speedup="{esc(display_number(speed, 3))}">'
              f'{esc(t("compare.speedup", lang, speedup=display_number(speed, 2)))}</span> <span class="sv-muted">'
-             f'{esc(rates)}</span></div>']
+             f'{esc(rates)}</span> <span class="sv-muted sv-counts" data-counts="decode">'
+             f'{esc(t("compare.counts", lang))}</span></div>']
     if greedy and identical is not None:
         if identical:
             parts.append(f'<span class="sv-badge sv-badge-same" data-identical="true">'

@@ -30,7 +30,7 @@ from .. import inputs, pays, waiting, worker
 from ..events import listen, listen_form
 from ..inputs import InputError, RunSettings
 from ..session import AppContext, end_run, end_session, new_run, stop_run, submit
-from ..stream import VIEWS, StreamView, inspector_updates, status
+from ..stream import AFTER_RUN_VIEWS, RUN_VIEWS, StreamView, after_run_updates, status
 from ..worker import BaselineDone, BaselineProgress, DecodeJob, Failed, Finished, RoundDone, SpecDone, WarmupDone
 
 # ---------------------------------------------------------------- layout
@@ -97,9 +97,12 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> list:
     ctx.concurrency_limit = concurrency_limit
     listen(c["pair"].change, pair_visibility, ctx, c, ["pair"], ["draft_id", "target_id"], queue=False)
     listen_form(c["run_btn"].click, submitted, ctx, c, inputs.RUN_FORM, ["status"], queue=False, show_progress="hidden")
-    return [listen_form(c["run_btn"].click, generate, ctx, c, inputs.RUN_FORM, VIEWS, gpu=True,
-                        concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
-                        validator=field_validator(ctx, inputs.RUN_FORM))]
+    run = listen_form(c["run_btn"].click, generate, ctx, c, inputs.RUN_FORM, RUN_VIEWS, gpu=True,
+                      concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
+                      validator=field_validator(ctx, inputs.RUN_FORM))
+    # The charts and the inspector after the run, from its trace: no model, so no queue slot of the decode.
+    listen(run.then, after_run, ctx, c, ["trace"], AFTER_RUN_VIEWS, show_progress="hidden")
+    return [run]
 
 
 def wire_stop(ctx: AppContext, c: dict, demo: gr.Blocks | None = None, **_ignored) -> None:
@@ -122,6 +125,11 @@ def page_closed(request: gr.Request) -> None:
 
 def stop(ctx: AppContext, request: gr.Request) -> None:
     stop_run(request)
+
+
+def after_run(ctx: AppContext, trace):
+    """After a run's event: its charts and the round inspector at its last round (`stream.AFTER_RUN_VIEWS`)."""
+    return after_run_updates(trace, ctx.lang)
 
 
 def submitted(ctx: AppContext, form: dict, request: gr.Request):
@@ -179,7 +187,9 @@ def _generate(ctx: AppContext, run, request, form: dict):
         yield status(str(e), "error")
         return
     compiled = pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"], pair)   # a tree: never
-    view, outcome = StreamView(s.prompt, s.sampling.greedy, lang, ctx.chart_interval_s), Outcome()
+    # Issue 27: the live text on every update, the log and tiles at a slower pace, the charts after the run.
+    view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.live_log_interval_s, stream_charts=False)
+    outcome = Outcome()
     yield from stream_run(ctx, run, pair, s, ids, compiled, view, outcome)
     costs = pays.cached(pair, s.k, s.drafter, compiled)
     final = finish(ctx, request, pair, s, ids, view, outcome, costs)
@@ -193,24 +203,31 @@ def _generate(ctx: AppContext, run, request, form: dict):
     yield from pays.costs(ctx, run, pair, ids, s.k, s.drafter, compiled, lambda m, kind: status(m, kind),
                           key="status.costs_after", first=final)
     costs = pays.cached(pair, s.k, s.drafter, compiled)
-    # The whole final update again, not only the tiles: with the tiles alone, the inspector's chart (in a tab not
-    # yet opened) was not drawn in the browser test (tests/browser/test_browser_app.py); the cause is Gradio's.
+    # The whole final update again, not only the tiles (it once carried the inspector's chart, which Gradio did not
+    # draw in a tab not yet opened when only the tiles came last; the inspector now comes after the event).
     yield {**final, "metrics": final["metrics"] + pays_html(pair, s, view, outcome, costs, lang), "status": closing}
 
 
 def stream_run(ctx: AppContext, run, pair, s: RunSettings, ids: list[int], compiled: bool, view: StreamView,
                outcome: Outcome):
     """Start the decode worker and turn each batch of its events into one page update. After Stop the page waits
-    at most `APP_STOP_GRACE_S` for the worker to end its round (or prefill chunk), then leaves it to end alone."""
+    at most `APP_STOP_GRACE_S` for the worker to end its round (or prefill chunk), then leaves it to end alone.
+
+    Issue 27: the updates come at most `ctx.live_updates_per_s` a second, each from the newest state (every round
+    that arrived meanwhile is folded in, none skipped), in the speculative part and the target-alone part alike, so
+    both are timed under the same drawing; between updates this thread sleeps and the decoder has the cores."""
     lang = ctx.lang
     t0, said, announced = time.monotonic(), time.monotonic(), None
     yield {**status(waiting_line(outcome, compiled, t0, len(ids), s.k, lang), "run"), **view.start(), "compare": "",
            "output": "", "metrics": vh.metrics_html(metrics([]), lang=lang)}
     events = worker.start(DecodeJob(pair, ids, s.k, s.sampling, s.max_new_tokens, s.seed, s.compare,
                                     s.adaptive_threshold, s.drafter, s.compile), run)
-    for batch in worker.batches(events, tick=min(ctx.tick_s, APP_STOP_GRACE_S / 2)):
+    rate = ctx.live_updates_per_s
+    for batch in worker.batches(events, tick=min(ctx.tick_s, APP_STOP_GRACE_S / 2),
+                                interval=1.0 / rate if rate else None):
+        shown = len(view.rounds)
         update = apply_events(batch, view, outcome, s, run.stop.is_set, lang)
-        if update:
+        if len(view.rounds) > shown:   # the text grows only with rounds (a status-only update leaves it alone)
             update["output"] = clean_text(pair, [tok for r in view.rounds for tok in r.emitted])
         if run.stop.is_set() and announced is None and not outcome.finished:
             announced = time.monotonic()
@@ -307,10 +324,11 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
     # A stopped comparison would compare a whole run with part of one: leave it out.
     steps = [] if outcome.stopped else (outcome.steps or [])
     comparison = compare_runs(trace.output_ids, m["tokens_per_s"], steps, s.sampling.greedy)
-    final = view.final(trace.prefill_seconds, warmup_seconds=outcome.warmup_seconds)   # speedup: in the comparison
+    # The speedup is in the comparison; the charts and the inspector come after the event (`after_run`).
+    final = view.final(trace.prefill_seconds, warmup_seconds=outcome.warmup_seconds, charts=False)
     outcome.speedup = comparison.speedup if comparison is not None else None
     final["metrics"] += pays_html(pair, s, view, outcome, costs, lang)
-    final.update(trace=trace, output=trace.output_text, **inspector_updates(trace, lang))
+    final.update(trace=trace, output=trace.output_text)
     limit = identity_limit(pair.target, pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"],
                                                       pair)) if comparison is not None else None
     final["compare"] = (vh.comparison_html(comparison, limit=limit, weights=trace.target_weights, lang=lang)
