@@ -36,9 +36,13 @@ def autoregressive_generate(
     run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
                     compile=compile, static_cache=static_cache, stats=stats, room=1, stop=stop)
     vocab, clock, device = vocab_size(target), run.clock, run.tokens.device
-    with run.timed("warmup_seconds", when=run.compiled):
-        if run.compiled:
-            warm_up(target, [1], run.cache_options["max_len"], verify=False, backend=run.cache_options["backend"])
+    try:
+        with run.timed("warmup_seconds", when=run.compiled):
+            if run.compiled:
+                warm_up(target, [1], run.cache_options["max_len"], verify=False,
+                        backend=run.cache_options["backend"], stop=stop)
+    except PrefillStopped:
+        return
     run.note_graph_failure(target)
     try:
         with run.timed("prefill_seconds"):

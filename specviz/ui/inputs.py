@@ -10,16 +10,22 @@ import logging
 import math
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Mapping
 
+from ..classroom.lab import MAX_SAMPLES as LAB_MAX_SAMPLES
+from ..classroom.lab import VARIANTS as LAB_VARIANTS
+from ..classroom.whatif import C_MAX as WHATIF_C_MAX
+from ..classroom.whatif import K_MAX as WHATIF_K_MAX
 from ..decoding import COMPILE_CHOICES
 from ..drafters import DRAFTERS
 from ..errors import ModelLoadError
-from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
-    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, APP_MAX_TREE_NODES, \
-    MAX_SEED, MAX_TOP_K
+from ..forwards import CUDA_ONLY
+from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_LAB_PROMPT_CHARS, \
+    APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, \
+    APP_MAX_TRACE_BYTES, APP_MAX_TREE_NODES, APP_MIN_TEMPERATURE, APP_WHY_MAX_K, MAX_SEED, MAX_TOP_K
 from ..sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
 from ..trace import Trace
@@ -85,9 +91,19 @@ def drafter(value, lang: str = DEFAULT_LANG) -> str:
 
 
 def compile_mode(value, lang: str = DEFAULT_LANG) -> str:
+    """A compile mode of the page; "on" and "graphs" are refused where no GPU is (`forwards.CUDA_ONLY`)."""
     if value not in COMPILE_CHOICES:
         raise InputError(t("input.compile", lang, value=str(value)[:40]))
+    if value in CUDA_ONLY and not gpu_here():
+        raise InputError(t("input.compile_cpu", lang))
     return str(value)
+
+
+def gpu_here() -> bool:
+    """A CUDA GPU here or a ZeroGPU Space (`pays.gpu_available`; imported late: pays imports this module)."""
+    from .pays import gpu_available
+
+    return gpu_available()
 
 
 def adaptive_threshold(value, drafter: str, lang: str = DEFAULT_LANG) -> float | None:
@@ -161,9 +177,14 @@ def number_between(value, field_key: str, lo: float, hi: float, lang: str = DEFA
 
 
 def temperature(value, lang: str = DEFAULT_LANG) -> float:
+    """0 (greedy) or a temperature in [APP_MIN_TEMPERATURE, APP_MAX_TEMPERATURE]; a positive value below the least
+    (1e-400 included, which a float reads as 0) is refused rather than run as greedy or as an overflow."""
     f = finite_number(value, "field.temperature", 0, APP_MAX_TEMPERATURE, lang)
     if not 0 <= f <= APP_MAX_TEMPERATURE:
         raise InputError(t("input.temperature", lang, hi=_shown(APP_MAX_TEMPERATURE)))
+    if _exact(value) != 0 and f < APP_MIN_TEMPERATURE:
+        raise InputError(t("input.temperature_low", lang, lo=_shown(APP_MIN_TEMPERATURE),
+                           hi=_shown(APP_MAX_TEMPERATURE)))
     return f
 
 
@@ -217,12 +238,24 @@ def pair_ids(choice: str | None, draft_id: str | None, target_id: str | None,
     return hub_id(draft_id, "field.draft_id", lang), hub_id(target_id, "field.target_id", lang)
 
 
-def check_prompt(prompt, lang: str = DEFAULT_LANG) -> str:
-    """The prompt as is; refused (never cut) beyond APP_MAX_PROMPT_CHARS."""
-    if prompt is None or not str(prompt).strip():
+# Characters that show nothing although they are not whitespace to str.strip: the Hangul and braille blanks.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def visible(text: str) -> bool:
+    """Whether `text` shows anything: whitespace, format characters (zero-width spaces and joiners, the BOM,
+    direction marks), controls and the blank letters show nothing, so a prompt of only those is refused like
+    an empty one (issue 30: a zero-width-only prompt ran while a whitespace-only one was refused)."""
+    return any(not (ch.isspace() or ch in _BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Cc"))
+               for ch in text)
+
+
+def check_prompt(prompt, lang: str = DEFAULT_LANG, limit: int = APP_MAX_PROMPT_CHARS) -> str:
+    """The prompt as is; refused (never cut) beyond `limit` characters, and when it shows nothing."""
+    if prompt is None or not visible(str(prompt)):
         raise InputError(t("input.no_prompt", lang))
-    if len(prompt) > APP_MAX_PROMPT_CHARS:
-        raise InputError(t("input.prompt_chars", lang, n=len(prompt), limit=APP_MAX_PROMPT_CHARS))
+    if len(prompt) > limit:
+        raise InputError(t("input.prompt_chars", lang, n=len(prompt), limit=limit))
     return str(prompt)
 
 
@@ -245,11 +278,16 @@ def read_trace(path: str) -> Trace:
     The errors carry a strings key, so `error_message` words them in the page's language."""
     if not str(path).lower().endswith(".json"):
         raise TraceFormatError("input.trace_ext", name=os.path.basename(str(path))[-60:])
-    size = os.path.getsize(path)
-    if size > APP_MAX_TRACE_BYTES:
-        raise TraceFormatError("input.trace_size", mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}")
+    check_trace_size(os.path.getsize(path))
     with open(path, "rb") as fh:
         return Trace.from_json(fh.read())
+
+
+def check_trace_size(size: int) -> None:
+    """A trace of `size` bytes, refused beyond APP_MAX_TRACE_BYTES; both said in MB (10^6 bytes), as the docs say
+    the limit (one number everywhere: "the limit is 20 MB")."""
+    if size > APP_MAX_TRACE_BYTES:
+        raise TraceFormatError("input.trace_size", mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}")
 
 
 def error_message(e: BaseException, lang: str = DEFAULT_LANG) -> str:
@@ -317,7 +355,11 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
         adaptive_threshold(values.get("adaptive"), values.get("drafter"), lang)
     except InputError as e:
         errors["adaptive"] = str(e)
-    errors.update({name: e for name, e in tree_conflicts(values, lang).items() if name not in errors})
+    # A tree's own conflicts win over the general ones (a tree cannot compile even where a GPU is).
+    errors.update({name: e for name, e in tree_conflicts(values, lang).items()
+                   if name not in errors or name == "compile"})
+    if "k_lo" not in errors and "k_hi" not in errors:
+        errors.update(k_range_conflict(values, lang))
     if values.get("pair") not in (None, "", PACKAGED, CUSTOM, *HUB_PRESETS):
         errors["pair"] = t("input.pair", lang, value=str(values["pair"])[:40])
     if values.get("pair") == CUSTOM:
@@ -335,6 +377,65 @@ def _sampling(form: Mapping[str, Any], lang: str) -> SamplingConfig:
 
 def _pair_ids(form: Mapping[str, Any], lang: str) -> tuple[str | None, str | None]:
     return pair_ids(form["pair"], form["draft_id"], form["target_id"], lang)
+
+
+# ---------------------------------------------------------------- the classroom's forms (issue 30)
+# The classroom's boxes are plain numbers, as the main form's are: a slider's own box clamped 1.5 to 1 and a
+# `gr.Number(minimum=…, precision=0)` rounded 2.5 to 2 or raised Gradio's bare "Error"; here each is refused with
+# a sentence in the page's language, and nothing runs.
+LAB_MIN_TEMPERATURE = 0.05      # the lab's temperature box: 0 has nothing to sample, below this q is one-hot too
+LAB_MAX_TEMPERATURE = 2.0
+
+
+def _lab_choice(models, variant, lang: str) -> tuple[str, str]:
+    if models not in ("tiny", "pair") or variant not in LAB_VARIANTS:
+        raise InputError(t("lab.bad_choice", lang))
+    return models, variant
+
+
+def _lab_prompt(value, lang: str) -> str:
+    return check_prompt(value, lang, APP_MAX_LAB_PROMPT_CHARS)
+
+
+CLASSROOM_CHECKS: dict[str, Callable] = {
+    "wi_alpha": lambda v, lang: number_between(v, "whatif.alpha_name", 0.0, 1.0, lang),
+    "wi_k": _whole("whatif.k_name", 1, WHATIF_K_MAX),
+    "wi_c": lambda v, lang: number_between(v, "whatif.c_name", 0.0, WHATIF_C_MAX, lang),
+    "why_k": _whole("why.k_name", 1, APP_WHY_MAX_K),
+    "lab_temp": lambda v, lang: number_between(v, "lab.temperature", LAB_MIN_TEMPERATURE, LAB_MAX_TEMPERATURE, lang),
+    "lab_n": _whole("lab.n", 100, LAB_MAX_SAMPLES),
+    "lab_seed": _whole("field.seed", 0, MAX_SEED),
+    "lab_prompt": _lab_prompt,
+    "cls_seed": _whole("cls.seed", 0, MAX_SEED),
+}
+WHATIF_FORM = ("wi_alpha", "wi_k", "wi_c")
+LAB_FORM = ("lab_temp", "lab_n", "lab_seed", "lab_prompt")
+
+
+def classroom_checked(form: Mapping[str, Any], names: tuple[str, ...], lang: str = DEFAULT_LANG) -> dict[str, Any]:
+    """{name: parsed value} of the classroom fields `names`; InputError on the first bad one."""
+    return {name: CLASSROOM_CHECKS[name](form[name], lang) for name in names}
+
+
+def whatif_settings(alpha, k, c, lang: str = DEFAULT_LANG) -> tuple[float, int, float]:
+    """(α, K, c) of the what-if calculator (page and API), each refused outside its range, never clamped."""
+    v = classroom_checked(dict(zip(WHATIF_FORM, (alpha, k, c))), WHATIF_FORM, lang)
+    return v["wi_alpha"], v["wi_k"], v["wi_c"]
+
+
+def lab_settings(models, variant, temperature_, n, seed, lang: str = DEFAULT_LANG, prompt=None):
+    """(models, variant, SamplingConfig, n, seed[, prompt]) of the losslessness lab; the prompt (when given) is
+    refused beyond APP_MAX_LAB_PROMPT_CHARS rather than cut."""
+    models, variant = _lab_choice(models, variant, lang)
+    form = dict(lab_temp=temperature_, lab_n=n, lab_seed=seed, lab_prompt=prompt)
+    v = classroom_checked(form, LAB_FORM if prompt is not None else LAB_FORM[:3], lang)
+    settings = (models, variant, sampling_config(v["lab_temp"], 0, 1.0, lang), v["lab_n"], v["lab_seed"])
+    return settings if prompt is None else (*settings, v["lab_prompt"])
+
+
+def classroom_round(value, n_rounds: int, lang: str = DEFAULT_LANG) -> int:
+    """The classroom's round box: a whole number from 1 to the trace's rounds."""
+    return whole_number(value, "cls.round", 1, max(1, n_rounds), lang)
 
 
 # ---------------------------------------------------------------- whole forms, by the names of their fields
@@ -388,11 +489,24 @@ class SweepSettings:
     n_tokens: int
 
 
+def k_range_conflict(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> dict[str, str]:
+    """{"k_lo": sentence} when the sweep's smallest K is above its largest (each valid on its own), else {}.
+
+    Refused, not swapped: a sweep of 6…2 that ran 2…6 did something the user did not ask for (issue 30)."""
+    lo, hi = _exact(form.get("k_lo")), _exact(form.get("k_hi"))
+    if lo is None or hi is None or lo <= hi:
+        return {}
+    return {"k_lo": t("input.k_order", lang, lo=_shown(lo), hi=_shown(hi))}
+
+
 def sweep_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> SweepSettings:
-    """The sweep form ({field name: value}, names in SWEEP_FORM), checked; the K range may be given either way
-    round."""
+    """The sweep form ({field name: value}, names in SWEEP_FORM), checked; a K range given the wrong way round is
+    refused."""
     v = checked(form, ("prompt", "k_lo", "k_hi", "sweep_tokens", "seed"), lang)
-    k_lo, k_hi = min(v["k_lo"], v["k_hi"]), max(v["k_lo"], v["k_hi"])
+    conflict = k_range_conflict(v, lang)
+    if conflict:
+        raise InputError(conflict["k_lo"])
+    k_lo, k_hi = v["k_lo"], v["k_hi"]
     return SweepSettings(
         prompt=v["prompt"], raw=bool(form["raw"]), n_tokens=v["sweep_tokens"], seed=v["seed"],
         sampling=_sampling(form, lang), pair_ids=_pair_ids(form, lang), ks=list(range(k_lo, k_hi + 1)))

@@ -102,12 +102,14 @@ def wanted(pair, drafter: str, compiled: bool) -> bool:
     return pair.draft is not None and drafter in PLAIN_DRAFT_FORWARD
 
 
-def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[float, str], None]):
-    """forward_costs at K for the pair (in a worker thread), stored in COSTS."""
+def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[float, str], None], stop=None):
+    """forward_costs at K for the pair (in a worker thread), stored in COSTS; `stop()` ends a capture early."""
     progress(0.0, "forward costs")
     # Replayed as the run replays: on CUDA "auto" picks the platform's way (torch.compile, or plain CUDA graphs on
     # ZeroGPU); elsewhere the static buffers, uncaptured ("graphs"), rather than minutes of CPU compilation.
     kwargs = {"compile": "auto" if device_of(pair).startswith("cuda") else "graphs"} if compiled else {}
+    if stop is not None and compiled:   # only a compiled timing captures first: that is what Stop must end
+        kwargs["stop"] = stop
     costs = _forward_costs()(pair.target, pair.draft, ids, ks=[k], repeats=COST_REPEATS, **kwargs)
     COSTS.put(pair, k, compiled, costs)
     progress(1.0, "forward costs")
@@ -132,7 +134,8 @@ def costs(ctx: AppContext, run: Run, pair, ids: list[int], k: int, drafter: str,
     line = lambda p, seconds: t(key, ctx.lang, seconds=seconds)   # noqa: E731
     yield {**(first or {}), **say(line(None, "0"), "run")}
     outcome = yield from waiting.wait_for(ctx, run, worker.call(lambda progress: measure(pair, ids, k, compiled,
-                                                                                        progress), run),
+                                                                                        progress, run.stop.is_set),
+                                                                run),
                                           line, say, "status.stopping")
     return outcome.value if isinstance(outcome, Result) else None
 

@@ -15,7 +15,6 @@ import gradio as gr
 from ...classroom import lessons
 from ...classroom.state import StepState
 from ...classroom.steps import Redrawn, mass
-from ...limits import MAX_SEED
 from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
@@ -108,11 +107,13 @@ def step_layout(lang: str) -> dict:
         c["cls_next"] = gr.Button(t("cls.next", lang), elem_id="sv-cls-next", min_width=90)
         c["cls_speed"] = gr.Slider(*SPEEDS, value=SPEED, step=0.25, label=t("cls.speed", lang), elem_id="sv-cls-speed",
                                    min_width=160)
-        c["cls_round"] = gr.Number(value=1, precision=0, minimum=1, label=t("cls.round", lang), elem_id="sv-cls-round",
+        # No precision or minimum: Gradio rounded 2.5 to 2 and raised a bare "Error" for 0 (issue 30);
+        # `go_round` refuses both with a sentence.
+        c["cls_round"] = gr.Number(value=1, step=1, label=t("cls.round", lang), elem_id="sv-cls-round",
                                    min_width=90)
         c["cls_go"] = gr.Button(t("cls.go", lang), elem_id="sv-cls-go", min_width=80)
     with gr.Row(equal_height=False, elem_id="sv-cls-tools"):
-        c["cls_seed"] = gr.Number(value=SEED, precision=0, minimum=0, label=t("cls.seed", lang), elem_id="sv-cls-seed",
+        c["cls_seed"] = gr.Number(value=SEED, step=1, label=t("cls.seed", lang), elem_id="sv-cls-seed",
                                   min_width=120)
         c["cls_redraw"] = gr.Button(t("cls.redraw", lang), elem_id="sv-cls-redraw", min_width=120)
         c["cls_recorded"] = gr.Button(t("cls.recorded", lang), elem_id="sv-cls-recorded", min_width=120)
@@ -225,9 +226,9 @@ def redraw_note(r: Redrawn, draw: int, seed: int, greedy: bool, lang: str) -> st
 
 
 def _seed(seed) -> int:
-    """The seed of re-drawn u; a bad one draws from the default (redraw_u says why)."""
+    """The seed of re-drawn u; a bad one draws from the default (redraw_u refuses it and draws nothing)."""
     try:
-        return inputs.whole_number(seed, "cls.seed", 0, MAX_SEED)
+        return inputs.classroom_checked({"cls_seed": seed}, ("cls_seed",))["cls_seed"]
     except InputError:
         return SEED
 
@@ -289,22 +290,28 @@ def speed(ctx: AppContext, value):
     return {"cls_timer": gr.Timer(value=v), "cls_info": info}
 
 
+def _refused(ctx: AppContext, trace, state: StepState, seed, predict, e: InputError) -> dict:
+    """The step view as it was, the box's value left for the user to correct, and why it was refused."""
+    out = render(ctx, trace, state, seed, predict)
+    out.pop("cls_round", None)
+    return {**out, "cls_info": vh.status_html(str(e), "error")}
+
+
 def go_round(ctx: AppContext, trace, state: StepState, seed, predict, number):
-    n = len(trace.rounds) if trace else 0
     try:
-        r = inputs.whole_number(number, "cls.round", 1, max(1, n), ctx.lang)
+        r = inputs.classroom_round(number, len(trace.rounds) if trace else 0, ctx.lang)
     except InputError as e:
-        return {**render(ctx, trace, state, seed, predict), "cls_info": vh.status_html(str(e), "error")}
+        return _refused(ctx, trace, state, seed, predict, e)
     return {**render(ctx, trace, state.go(r - 1), seed, predict), "cls_info": ""}
 
 
 def redraw_u(ctx: AppContext, trace, state: StepState, seed, predict):
-    info = ""
+    """The next re-draw of u from the seed; a bad seed is refused and nothing is drawn."""
     try:
-        inputs.whole_number(seed, "cls.seed", 0, MAX_SEED, ctx.lang)
+        inputs.classroom_checked({"cls_seed": seed}, ("cls_seed",), ctx.lang)
     except InputError as e:
-        info = vh.status_html(str(e), "error")
-    return {**render(ctx, trace, state.redraw(), seed, predict), "cls_info": info}
+        return _refused(ctx, trace, state, seed, predict, e)
+    return {**render(ctx, trace, state.redraw(), seed, predict), "cls_info": ""}
 
 
 def recorded_u(ctx: AppContext, trace, state: StepState, seed, predict):
