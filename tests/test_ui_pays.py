@@ -217,6 +217,19 @@ def test_a_run_that_pays_or_drafts_by_prompt_lookup_says_nothing(monkeypatch, pa
     assert 'data-drafter="ngram"' in final["log"] and final["trace"].draft_model == "prompt lookup (n-gram)"
 
 
+@pytest.mark.parametrize("lang, needle", [("en", "a draft tree cannot pay for this pair"),
+                                          ("es", "un árbol de borradores no puede compensar")])
+def test_a_tree_run_that_cannot_pay_says_so_too(monkeypatch, pair, lang, needle):
+    """Issue 30: tree rounds got no "cannot pay" sentence; they get one from their measured τ and depth."""
+    calls: list = []
+    monkeypatch.setattr(pays, "_forward_costs", lambda: fake_costs(0.9, 3.0, calls))
+    measured_speedup(monkeypatch, 0.8)
+    final = run_app(pair, lang, drafter="tree")[-1]
+    assert final["trace"].rounds[0].tree and calls == [[3]]
+    assert 'data-pays="cannot"' in final["metrics"] and needle in final["metrics"], final["metrics"]
+    assert "c = 0.90" in final["metrics"] and "3.0×" in final["metrics"]
+
+
 def test_a_refused_drafter_combination_never_starts(pair):
     updates = run_app(pair, drafter="ngram", adaptive=True)
     assert len(updates) == 1 and 'data-kind="error"' in updates[0]["status"]

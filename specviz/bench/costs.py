@@ -90,3 +90,13 @@ def theory_speedup(alpha: float, k: int, c: float, verify_cost: float) -> float:
     if math.isnan(c) or math.isnan(verify_cost):
         return float("nan")
     return theory.expected_speedup(float(alpha), int(k), float(c), float(verify_cost))
+
+
+def tree_speedup_bound(tau: float, reads: float, c: float, verify_cost: float) -> float:
+    """A draft tree's best speedup over the target alone: a round emits `tau` tokens (measured) for `reads` draft
+    forwards at c each and one verify; NaN where a number is missing. An upper bound: the decoder's own overhead
+    only adds to a round's cost."""
+    cost = reads * c + verify_cost
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (tau, reads, c, verify_cost)) or cost <= 0:
+        return float("nan")
+    return tau / cost

@@ -33,6 +33,9 @@ from .worker import Result
 
 COST_REPEATS = 3      # timed repetitions per forward (the median is used)
 PLAIN_DRAFT_FORWARD = ("model", "hybrid")   # drafters whose draft step is one plain forward of the draft model
+# ... and the draft tree, whose every level is one forward of the draft model over that level's rows (issue 30:
+# tree rounds got no "cannot pay" sentence); its estimate uses the run's measured τ and the tree's depth.
+TREE_DRAFTER = "tree"
 _MAX_ENTRIES = 16
 
 
@@ -99,7 +102,7 @@ COSTS = CostCache()
 def wanted(pair, drafter: str, compiled: bool) -> bool:
     """Whether this run's costs mean anything: a draft model drafts each token with one plain forward (the forwards
     are timed compiled or not, as the run runs them)."""
-    return pair.draft is not None and drafter in PLAIN_DRAFT_FORWARD
+    return pair.draft is not None and (drafter in PLAIN_DRAFT_FORWARD or drafter == TREE_DRAFTER)
 
 
 def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[float, str], None], stop=None):
@@ -144,10 +147,22 @@ def check(costs, k: int, metrics: dict, rounds, measured: float, device: str) ->
     """The numbers behind the sentence, or None when the theory's c does not describe the run."""
     if costs is None or any(getattr(tk, "source", "model") != "model" for r in rounds for tk in r.drafted):
         return None
-    from ..bench.costs import theory_speedup
+    from ..bench.costs import theory_speedup, tree_speedup_bound
 
     alpha = metrics.get("alpha_verified", math.nan)
     c, verify = costs.c, costs.verify_cost(k)
-    return PaysCheck(c=c, verify_cost=verify, k=k, alpha=alpha, theory=theory_speedup(alpha, k, c, verify),
-                     measured=math.nan if measured is None else measured,
-                     device="cuda" if device.startswith("cuda") else "cpu")
+    common = dict(c=c, verify_cost=verify, k=k, alpha=alpha, measured=math.nan if measured is None else measured,
+                  device="cuda" if device.startswith("cuda") else "cpu")
+    trees = [r.tree for r in rounds if r.tree]
+    if trees:   # a tree: τ measured over its depth's draft forwards and one verify of K nodes
+        reads, tau = sum(map(tree_depth, trees)) / len(trees), metrics.get("tau", math.nan)
+        return PaysCheck(**common, theory=tree_speedup_bound(tau, reads, c, verify), reads=reads, tau=tau)
+    return PaysCheck(**common, theory=theory_speedup(alpha, k, c, verify))
+
+
+def tree_depth(tree) -> int:
+    """Levels of a recorded tree (parents come before children): one draft forward each."""
+    depths: list[int] = []
+    for node in tree:
+        depths.append(1 if node.parent < 0 else depths[node.parent] + 1)
+    return max(depths, default=0)

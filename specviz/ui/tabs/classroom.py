@@ -36,13 +36,14 @@ if (!window.__svClassroomKeys) {
   window.__svClassroomKeys = true;
   document.addEventListener('keydown', (e) => {
     const el = e.target, tag = (el && el.tagName || '').toLowerCase();
-    if (['input', 'textarea', 'select'].includes(tag) || (el && el.isContentEditable)) return;
-    if (e.key === ' ' && tag === 'button') return;   // Space on a focused button presses that button
+    // Escape first: the presenter switch keeps the focus after a click, and it is an <input> (issue 30).
     if (e.key === 'Escape' && document.documentElement.classList.contains('sv-presenter')) {
       const box = document.querySelector('#sv-cls-presenter input');   // leave presenter mode through its switch
       if (box) box.click();
       return;
     }
+    if (['input', 'textarea', 'select'].includes(tag) || (el && el.isContentEditable)) return;
+    if (e.key === ' ' && tag === 'button') return;   // Space on a focused button presses that button
     const stage = document.getElementById('sv-cls-stage');
     if (!stage || stage.offsetParent === null || e.altKey || e.ctrlKey || e.metaKey) return;
     const id = {ArrowRight: 'sv-cls-next', ArrowLeft: 'sv-cls-prev', ' ': 'sv-cls-play'}[e.key];
@@ -121,7 +122,8 @@ def step_layout(lang: str) -> dict:
     c["cls_stage"] = gr.HTML(vc.empty_stage_html(lang), elem_id="sv-cls-stage", js_on_load=KEYS_JS)
     # The guesses and their score only while "Predict, then reveal" is on (guess_visibility).
     with gr.Column(visible=False, elem_id="sv-cls-guess") as c["cls_guess_box"]:
-        with gr.Row(equal_height=False):
+        # The guess buttons only where a guess counts (a test whose u is hidden; `render` decides), the score always.
+        with gr.Row(equal_height=False, visible=False, elem_id="sv-cls-guess-row") as c["cls_guess_row"]:
             c["cls_guess_accept"] = gr.Button(t("cls.guess_accept", lang), elem_id="sv-cls-guess-accept",
                                               min_width=110)
             c["cls_guess_reject"] = gr.Button(t("cls.guess_reject", lang), elem_id="sv-cls-guess-reject",
@@ -140,7 +142,7 @@ def lesson_choices(lang: str) -> list[tuple[str, str]]:
 
 
 # ---------------------------------------------------------------- wiring
-STEP_VIEWS = ["cls_stage", "cls_mass", "cls_mass_text", "cls_round", "cls_cur"]
+STEP_VIEWS = ["cls_stage", "cls_mass", "cls_mass_text", "cls_round", "cls_cur", "cls_guess_row"]
 STEP_INPUTS = ["cls_trace", "cls_cur", "cls_seed", "cls_predict"]
 OPENED = STEP_VIEWS + ["cls_trace", "cls_info", "cls_score", "cls_score_view", "cls_timer", "cls_play"]
 LOAD_VIEWS = OPENED + ["status", "tabs", "cls_lesson"]     # what on_load (the URL parameters) may set
@@ -179,15 +181,21 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
 
 # ---------------------------------------------------------------- the step view
 def render(ctx: AppContext, trace, state: StepState, seed, predict) -> dict:
-    """The stage, the mass picture and the round box for the state (re-drawn u applied)."""
-    lang = ctx.lang
+    """The stage, the mass picture and the round box for the state (re-drawn u applied), and the guess buttons
+    shown only where a guess counts: at a test whose u is still hidden (issue 30: they showed where clicking
+    did nothing)."""
     if not trace or not trace.rounds:
-        return {"cls_stage": vc.empty_stage_html(lang), "cls_mass_text": "", "cls_round": gr.update(),
-                "cls_mass": gr.update(visible=False), "cls_cur": state}
+        return {"cls_stage": vc.empty_stage_html(ctx.lang), "cls_mass_text": "", "cls_round": gr.update(),
+                "cls_mass": gr.update(visible=False), "cls_cur": state, "cls_guess_row": gr.update(visible=False)}
+    v = state.view(trace.rounds, _seed(seed), predict)
+    out = render_tree(ctx, trace, state, v, predict) if v.round.tree else _render_chain(ctx, trace, state, v, seed,
+                                                                                        predict)
+    return {**out, "cls_guess_row": gr.update(visible=v.hidden)}
+
+
+def _render_chain(ctx: AppContext, trace, state: StepState, v, seed, predict) -> dict:
+    lang = ctx.lang
     seed = _seed(seed)
-    v = state.view(trace.rounds, seed, predict)
-    if v.round.tree:
-        return render_tree(ctx, trace, state, v, predict)
     rnd = v.round
     note = redraw_note(v.redrawn, state.draw, seed, trace.greedy, lang)
     # One Mass for the stage and the picture below it, so both show the same rejection chance.
