@@ -76,7 +76,9 @@ def run_app(pair, lang="en", **over) -> list[dict]:
 # ---------------------------------------------------------------- the form
 def test_drafter_choices_follow_the_decoders_list(monkeypatch):
     assert [v for _, v in inputs.drafter_choices()] == [*DRAFTERS, inputs.TREE]   # the page adds the tree
-    monkeypatch.setattr(inputs, "DRAFTERS", ("model", "ngram", "hybrid", "trimmed", "future"))
+    from specviz.ui import choices   # the page's choices live there (inputs re-exports them)
+
+    monkeypatch.setattr(choices, "DRAFTERS", ("model", "ngram", "hybrid", "trimmed", "future"))
     labels = dict((v, label) for label, v in inputs.drafter_choices())
     assert labels["ngram"] == "prompt lookup (n-gram)" and labels["trimmed"].startswith("draft model with a trimmed")
     assert labels["future"] == "future"                      # a drafter nobody wrote a label for: its name

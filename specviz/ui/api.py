@@ -26,7 +26,7 @@ from ..trace import Round, Step, Trace
 from ..tracefile import TraceFormatError
 from ..viz.format import strip_special
 from ..viz.html import plain_rounds_text
-from . import inputs, worker
+from . import classroom_inputs, inputs, worker
 from .inputs import InputError, RunSettings
 from .gpu_calls import gpu
 from .session import AppContext, Run
@@ -96,7 +96,8 @@ class Endpoints:
             pair: "packaged" (the app's own pair), a Hub preset of the page's pair list, or "custom"
             draft_id: the draft's Hub id, when pair is "custom"
             target_id: the target's Hub id, when pair is "custom"
-            compile: "auto", "on" or "off" (compiled forwards; "auto" compiles on a GPU only)
+            compile: "auto", "on", "off" or "graphs" (compiled forwards; "auto" compiles on a GPU only; "on" and
+                "graphs" are refused where no CUDA GPU is)
             compare: also run the target alone afterwards (same seed and settings) for the speedup
         Returns:
             {"text": the decoded output, "metrics": acceptance rate, tau, tokens/s... of the run,
@@ -190,7 +191,7 @@ class Endpoints:
             "tokens_per_round", "speedups"; "worked_example": the seed text's example (alpha 0.78, K 5, c 8/70)}
         """
         try:
-            a, kk, cc = inputs.whatif_settings(alpha, k, c, LANG)
+            a, kk, cc = classroom_inputs.whatif_settings(alpha, k, c, LANG)
         except InputError as e:
             raise _refused(e) from None
         curves = whatif.curves(a, cc)

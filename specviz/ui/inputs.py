@@ -15,73 +15,26 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Mapping
 
-from ..classroom.lab import MAX_SAMPLES as LAB_MAX_SAMPLES
-from ..classroom.lab import VARIANTS as LAB_VARIANTS
-from ..classroom.whatif import C_MAX as WHATIF_C_MAX
-from ..classroom.whatif import K_MAX as WHATIF_K_MAX
 from ..decoding import COMPILE_CHOICES
+from ..devices import gpu_available
 from ..drafters import DRAFTERS
 from ..errors import ModelLoadError
 from ..forwards import CUDA_ONLY
-from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_LAB_PROMPT_CHARS, \
-    APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, \
-    APP_MAX_TRACE_BYTES, APP_MAX_TREE_NODES, APP_MIN_TEMPERATURE, APP_WHY_MAX_K, MAX_SEED, MAX_TOP_K
+from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
+    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, APP_MAX_TREE_NODES, \
+    APP_MIN_TEMPERATURE, MAX_SEED, MAX_TOP_K
 from ..sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
 from ..trace import Trace
 from ..tracefile import TraceFormatError
-from ..viz.format import drafter_name
-
-# The model pair dropdown: values are stable ids, labels come from the strings table.
-PACKAGED, CUSTOM = "packaged", "custom"
-HUB_PRESETS = {
-    "qwen2.5-0.5b-7b": ("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-7B-Instruct"),
-    "qwen2.5-0.5b-14b": ("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-14B-Instruct"),
-    "smollm2-135m-1.7b": ("HuggingFaceTB/SmolLM2-135M-Instruct", "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
-}
-_PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "qwen2.5-0.5b-14b": "Qwen2.5 0.5B → 14B Instruct",
-                 "smollm2-135m-1.7b": "SmolLM2 135M → 1.7B Instruct"}
-# Pairs with a gap wide enough for speculation to pay on a GPU with compiled forwards (compiled c: 0.43 for
-# 0.5B -> 7B, 0.25 for 0.5B -> 14B on an H200): offered only where CUDA is, never the default on a CPU.
-GPU_PRESETS = ("qwen2.5-0.5b-7b", "qwen2.5-0.5b-14b")
-# The page's drafters are the decoder's, then "tree": the draft model drafting EAGLE-2's dynamic tree of K nodes
-# (issue 21; `worker.decoder_options` turns it into the decoder's `tree="dynamic:K"`).
-TREE = "tree"
-# Literal keys, so tests/test_strings.py finds them.
-_COMPILE_KEYS = {"auto": "compile.auto", "on": "compile.on", "off": "compile.off", "graphs": "compile.graphs"}
-
+from .choices import (  # noqa: F401 - the page's choices, re-exported: every form check names them as inputs.*
+    CUSTOM, GPU_PRESETS, HUB_PRESETS, PACKAGED, TREE, compile_choices, default_pair, drafter_choices, pair_choices)
 
 log = logging.getLogger(__name__)
 
 
 class InputError(ValueError):
     """Bad input from the page; the message is shown as is."""
-
-
-def pair_choices(lang: str = DEFAULT_LANG, packaged_label: str | None = None,
-                 gpu: bool = False) -> list[tuple[str, str]]:
-    """(label, value) pairs for the model dropdown: the packaged pair, the Hub presets, custom ids.
-
-    The GPU presets come first among the presets, and only with `gpu` (CUDA or ZeroGPU here)."""
-    presets = [(t("pair.gpu_preset", lang, name=_PRESET_NAMES[v]), v) for v in GPU_PRESETS if gpu]
-    presets += [(t("pair.hub_preset", lang, name=_PRESET_NAMES[v]), v) for v in HUB_PRESETS if v not in GPU_PRESETS]
-    return [(packaged_label or t("pair.packaged", lang), PACKAGED), *presets, (t("pair.custom", lang), CUSTOM)]
-
-
-def default_pair(wanted: str | None, gpu: bool) -> str:
-    """The dropdown's starting value: `wanted` when it is offered here (a GPU preset only with `gpu`), else the
-    packaged pair."""
-    offered = {v for _, v in pair_choices(gpu=gpu)} - {CUSTOM}
-    return wanted if wanted in offered else PACKAGED
-
-
-def drafter_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
-    """(label, value) for every drafter of the page: the decoder's (`specviz.drafters.DRAFTERS`), then the tree."""
-    return [(drafter_name(name, lang), name) for name in (*DRAFTERS, TREE)]
-
-
-def compile_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
-    return [(t(_COMPILE_KEYS[v], lang) if v in _COMPILE_KEYS else v, v) for v in COMPILE_CHOICES]
 
 
 def drafter(value, lang: str = DEFAULT_LANG) -> str:
@@ -99,10 +52,7 @@ def compile_mode(value, lang: str = DEFAULT_LANG) -> str:
     return str(value)
 
 
-def gpu_here() -> bool:
-    """A CUDA GPU here or a ZeroGPU Space (`pays.gpu_available`; imported late: pays imports this module)."""
-    from .pays import gpu_available
-
+def gpu_here() -> bool:   # a CUDA GPU here or a ZeroGPU Space; a function of its own, so the tests can say either
     return gpu_available()
 
 
@@ -183,8 +133,7 @@ def temperature(value, lang: str = DEFAULT_LANG) -> float:
     if not 0 <= f <= APP_MAX_TEMPERATURE:
         raise InputError(t("input.temperature", lang, hi=_shown(APP_MAX_TEMPERATURE)))
     if _exact(value) != 0 and f < APP_MIN_TEMPERATURE:
-        raise InputError(t("input.temperature_low", lang, lo=_shown(APP_MIN_TEMPERATURE),
-                           hi=_shown(APP_MAX_TEMPERATURE)))
+        raise InputError(t("input.temperature_low", lang, lo=APP_MIN_TEMPERATURE, hi=_shown(APP_MAX_TEMPERATURE)))
     return f
 
 
@@ -243,9 +192,8 @@ _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 def visible(text: str) -> bool:
-    """Whether `text` shows anything: whitespace, format characters (zero-width spaces and joiners, the BOM,
-    direction marks), controls and the blank letters show nothing, so a prompt of only those is refused like
-    an empty one (issue 30: a zero-width-only prompt ran while a whitespace-only one was refused)."""
+    """Whether `text` shows anything: a prompt of whitespace, format characters (zero-width spaces, the BOM,
+    direction marks), controls and blank letters is refused like an empty one (issue 30)."""
     return any(not (ch.isspace() or ch in _BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Cc"))
                for ch in text)
 
@@ -358,8 +306,7 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
     # A tree's own conflicts win over the general ones (a tree cannot compile even where a GPU is).
     errors.update({name: e for name, e in tree_conflicts(values, lang).items()
                    if name not in errors or name == "compile"})
-    if "k_lo" not in errors and "k_hi" not in errors:
-        errors.update(k_range_conflict(values, lang))
+    errors.update({} if {"k_lo", "k_hi"} & set(errors) else k_range_conflict(values, lang))
     if values.get("pair") not in (None, "", PACKAGED, CUSTOM, *HUB_PRESETS):
         errors["pair"] = t("input.pair", lang, value=str(values["pair"])[:40])
     if values.get("pair") == CUSTOM:
@@ -377,65 +324,6 @@ def _sampling(form: Mapping[str, Any], lang: str) -> SamplingConfig:
 
 def _pair_ids(form: Mapping[str, Any], lang: str) -> tuple[str | None, str | None]:
     return pair_ids(form["pair"], form["draft_id"], form["target_id"], lang)
-
-
-# ---------------------------------------------------------------- the classroom's forms (issue 30)
-# The classroom's boxes are plain numbers, as the main form's are: a slider's own box clamped 1.5 to 1 and a
-# `gr.Number(minimum=…, precision=0)` rounded 2.5 to 2 or raised Gradio's bare "Error"; here each is refused with
-# a sentence in the page's language, and nothing runs.
-LAB_MIN_TEMPERATURE = 0.05      # the lab's temperature box: 0 has nothing to sample, below this q is one-hot too
-LAB_MAX_TEMPERATURE = 2.0
-
-
-def _lab_choice(models, variant, lang: str) -> tuple[str, str]:
-    if models not in ("tiny", "pair") or variant not in LAB_VARIANTS:
-        raise InputError(t("lab.bad_choice", lang))
-    return models, variant
-
-
-def _lab_prompt(value, lang: str) -> str:
-    return check_prompt(value, lang, APP_MAX_LAB_PROMPT_CHARS)
-
-
-CLASSROOM_CHECKS: dict[str, Callable] = {
-    "wi_alpha": lambda v, lang: number_between(v, "whatif.alpha_name", 0.0, 1.0, lang),
-    "wi_k": _whole("whatif.k_name", 1, WHATIF_K_MAX),
-    "wi_c": lambda v, lang: number_between(v, "whatif.c_name", 0.0, WHATIF_C_MAX, lang),
-    "why_k": _whole("why.k_name", 1, APP_WHY_MAX_K),
-    "lab_temp": lambda v, lang: number_between(v, "lab.temperature", LAB_MIN_TEMPERATURE, LAB_MAX_TEMPERATURE, lang),
-    "lab_n": _whole("lab.n", 100, LAB_MAX_SAMPLES),
-    "lab_seed": _whole("field.seed", 0, MAX_SEED),
-    "lab_prompt": _lab_prompt,
-    "cls_seed": _whole("cls.seed", 0, MAX_SEED),
-}
-WHATIF_FORM = ("wi_alpha", "wi_k", "wi_c")
-LAB_FORM = ("lab_temp", "lab_n", "lab_seed", "lab_prompt")
-
-
-def classroom_checked(form: Mapping[str, Any], names: tuple[str, ...], lang: str = DEFAULT_LANG) -> dict[str, Any]:
-    """{name: parsed value} of the classroom fields `names`; InputError on the first bad one."""
-    return {name: CLASSROOM_CHECKS[name](form[name], lang) for name in names}
-
-
-def whatif_settings(alpha, k, c, lang: str = DEFAULT_LANG) -> tuple[float, int, float]:
-    """(α, K, c) of the what-if calculator (page and API), each refused outside its range, never clamped."""
-    v = classroom_checked(dict(zip(WHATIF_FORM, (alpha, k, c))), WHATIF_FORM, lang)
-    return v["wi_alpha"], v["wi_k"], v["wi_c"]
-
-
-def lab_settings(models, variant, temperature_, n, seed, lang: str = DEFAULT_LANG, prompt=None):
-    """(models, variant, SamplingConfig, n, seed[, prompt]) of the losslessness lab; the prompt (when given) is
-    refused beyond APP_MAX_LAB_PROMPT_CHARS rather than cut."""
-    models, variant = _lab_choice(models, variant, lang)
-    form = dict(lab_temp=temperature_, lab_n=n, lab_seed=seed, lab_prompt=prompt)
-    v = classroom_checked(form, LAB_FORM if prompt is not None else LAB_FORM[:3], lang)
-    settings = (models, variant, sampling_config(v["lab_temp"], 0, 1.0, lang), v["lab_n"], v["lab_seed"])
-    return settings if prompt is None else (*settings, v["lab_prompt"])
-
-
-def classroom_round(value, n_rounds: int, lang: str = DEFAULT_LANG) -> int:
-    """The classroom's round box: a whole number from 1 to the trace's rounds."""
-    return whole_number(value, "cls.round", 1, max(1, n_rounds), lang)
 
 
 # ---------------------------------------------------------------- whole forms, by the names of their fields

@@ -19,12 +19,12 @@ compiled run cannot pay).
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
 from ..decoding import resolve_compile
+from ..devices import gpu_available  # noqa: F401 - re-exported: the app asks pays whether a GPU is here
 from ..strings import t
 from ..viz.pays import PaysCheck
 from . import waiting, worker
@@ -37,18 +37,6 @@ PLAIN_DRAFT_FORWARD = ("model", "hybrid")   # drafters whose draft step is one p
 # tree rounds got no "cannot pay" sentence); its estimate uses the run's measured τ and the tree's depth.
 TREE_DRAFTER = "tree"
 _MAX_ENTRIES = 16
-
-
-def gpu_available() -> bool:
-    """A CUDA GPU here, or a ZeroGPU Space (which attaches one to each `spaces.GPU` call)."""
-    if os.environ.get("SPACES_ZERO_GPU"):
-        return True
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except Exception:  # noqa: BLE001 - no usable torch build: no GPU
-        return False
 
 
 def device_of(pair) -> str:

@@ -18,10 +18,11 @@ from ...classroom.steps import Redrawn, mass
 from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
-from .. import inputs
+from .. import classroom_inputs, inputs
 from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext
+from .classroom_js import KEYS_JS, PRESENTER_JS, SCROLL_TO_LESSON_JS
 from .classroom_tree import render_tree
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
 from .classroom_whatif import preset, what_if, whatif_layout, whatif_wire  # noqa: F401 (what_if, preset: tested here)
@@ -29,53 +30,6 @@ from .classroom_whatif import preset, what_if, whatif_layout, whatif_wire  # noq
 SEED = 1234            # the seed of re-drawn u, shown on the page
 SPEEDS = (0.5, 5.0)    # seconds per decision while playing
 SPEED = 1.5
-
-# Keyboard: → next, ← previous, Space play/pause, whenever the step view is on screen and no field has focus.
-KEYS_JS = """
-if (!window.__svClassroomKeys) {
-  window.__svClassroomKeys = true;
-  document.addEventListener('keydown', (e) => {
-    const el = e.target, tag = (el && el.tagName || '').toLowerCase();
-    // Escape first: the presenter switch keeps the focus after a click, and it is an <input> (issue 30).
-    if (e.key === 'Escape' && document.documentElement.classList.contains('sv-presenter')) {
-      const box = document.querySelector('#sv-cls-presenter input');   // leave presenter mode through its switch
-      if (box) box.click();
-      return;
-    }
-    if (['input', 'textarea', 'select'].includes(tag) || (el && el.isContentEditable)) return;
-    if (e.key === ' ' && tag === 'button') return;   // Space on a focused button presses that button
-    const stage = document.getElementById('sv-cls-stage');
-    if (!stage || stage.offsetParent === null || e.altKey || e.ctrlKey || e.metaKey) return;
-    const id = {ArrowRight: 'sv-cls-next', ArrowLeft: 'sv-cls-prev', ' ': 'sv-cls-play'}[e.key];
-    const button = id && document.getElementById(id);
-    if (!button) return;
-    e.preventDefault();
-    button.click();
-  });
-}
-"""
-# A link with ?lesson= opens the lesson in view: once on_load has selected the tab, the step view (or, when the
-# lesson or its step was refused, the sentence saying why) is scrolled to the top, below the sticky status.
-SCROLL_TO_LESSON_JS = """() => {
-  if (!new URLSearchParams(window.location.search).get('lesson')) return;
-  const go = (tries) => {
-    const refused = document.querySelector('#sv-cls-info [data-kind=error], #sv-cls-info [data-kind=warn]');
-    const el = document.getElementById(refused ? 'sv-cls-info' : 'sv-cls-step');
-    if (!el || el.offsetParent === null) { if (tries > 0) setTimeout(() => go(tries - 1), 100); return; }
-    const status = document.getElementById('sv-status');
-    const below = status && getComputedStyle(status).position === 'sticky' ? status.offsetHeight + 12 : 8;
-    window.scrollTo({top: el.getBoundingClientRect().top + window.scrollY - below, behavior: 'instant'});
-  };
-  go(30);
-}"""
-# Presenter mode is a class on <html> (assets/specviz.css does the rest); switched on, the step comes to the top.
-PRESENTER_JS = """(on) => {
-  document.documentElement.classList.toggle('sv-presenter', !!on);
-  const step = document.getElementById('sv-cls-step');
-  if (on && step) setTimeout(() => step.scrollIntoView({block: 'start', behavior: 'instant'}), 50);
-  return [];
-}"""
-
 
 # ---------------------------------------------------------------- layout
 def tab(lang: str) -> dict:
@@ -236,7 +190,7 @@ def redraw_note(r: Redrawn, draw: int, seed: int, greedy: bool, lang: str) -> st
 def _seed(seed) -> int:
     """The seed of re-drawn u; a bad one draws from the default (redraw_u refuses it and draws nothing)."""
     try:
-        return inputs.classroom_checked({"cls_seed": seed}, ("cls_seed",))["cls_seed"]
+        return classroom_inputs.classroom_checked({"cls_seed": seed}, ("cls_seed",))["cls_seed"]
     except InputError:
         return SEED
 
@@ -307,7 +261,7 @@ def _refused(ctx: AppContext, trace, state: StepState, seed, predict, e: InputEr
 
 def go_round(ctx: AppContext, trace, state: StepState, seed, predict, number):
     try:
-        r = inputs.classroom_round(number, len(trace.rounds) if trace else 0, ctx.lang)
+        r = classroom_inputs.classroom_round(number, len(trace.rounds) if trace else 0, ctx.lang)
     except InputError as e:
         return _refused(ctx, trace, state, seed, predict, e)
     return {**render(ctx, trace, state.go(r - 1), seed, predict), "cls_info": ""}
@@ -316,7 +270,7 @@ def go_round(ctx: AppContext, trace, state: StepState, seed, predict, number):
 def redraw_u(ctx: AppContext, trace, state: StepState, seed, predict):
     """The next re-draw of u from the seed; a bad seed is refused and nothing is drawn."""
     try:
-        inputs.classroom_checked({"cls_seed": seed}, ("cls_seed",), ctx.lang)
+        classroom_inputs.classroom_checked({"cls_seed": seed}, ("cls_seed",), ctx.lang)
     except InputError as e:
         return _refused(ctx, trace, state, seed, predict, e)
     return {**render(ctx, trace, state.redraw(), seed, predict), "cls_info": ""}

@@ -14,7 +14,7 @@ from ...limits import APP_MAX_LAB_PROMPT_CHARS
 from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
-from .. import inputs
+from .. import classroom_inputs, inputs
 from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext, session_id
@@ -33,13 +33,13 @@ def lab_layout(lang: str) -> dict:
         c["lab_variant"] = gr.Dropdown([(t(vc.LAB_KEYS[v], lang), v) for v in lab.VARIANTS], value="real",
                                        label=t("lab.variant", lang), elem_id="sv-lab-variant")
     # Plain boxes, no max_length, minimum or precision: Gradio would cut, clamp, round or raise its bare "Error";
-    # `inputs.lab_settings` refuses instead, with a sentence (issue 30).
+    # `classroom_inputs.lab_settings` refuses instead, with a sentence (issue 30).
     with gr.Row():
         c["lab_prompt"] = gr.Textbox(t("lab.default_prompt", lang), label=t("lab.prompt", lang),
                                      info=t("ui.prompt_info", lang, limit=APP_MAX_LAB_PROMPT_CHARS),
                                      elem_id="sv-lab-prompt")
         c["lab_temp"] = gr.Number(0.6, step=0.05, label=t("lab.temperature", lang), elem_id="sv-lab-temp",
-                                  info=t("ui.range", lang, lo=inputs.LAB_MIN_TEMPERATURE, hi=2))
+                                  info=t("ui.range", lang, lo=classroom_inputs.LAB_MIN_TEMPERATURE, hi=2))
         c["lab_n"] = gr.Number(2000, step=100, label=t("lab.n", lang), elem_id="sv-lab-n",
                                info=t("ui.range", lang, lo=100, hi=lab.MAX_SAMPLES))
         c["lab_seed"] = gr.Number(0, step=1, label=t("ui.seed", lang), elem_id="sv-lab-seed")
@@ -78,8 +78,8 @@ def lab_stop(ctx: AppContext, request: gr.Request):
 
 
 def lab_settings(models, variant, temperature, n, seed, lang: str):
-    """(models, variant, SamplingConfig, n, seed), checked (`inputs.lab_settings`); InputError in `lang`."""
-    return inputs.lab_settings(models, variant, temperature, n, seed, lang)
+    """(models, variant, SamplingConfig, n, seed), checked (`classroom_inputs.lab_settings`); InputError in `lang`."""
+    return classroom_inputs.lab_settings(models, variant, temperature, n, seed, lang)
 
 
 def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choice, draft_id, target_id,
@@ -88,7 +88,7 @@ def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choi
     lang = ctx.lang
     stop = _lab_stop_flag(request)
     try:
-        models, variant, sampling, n, seed, text = inputs.lab_settings(models, variant, temperature, n, seed, lang,
+        models, variant, sampling, n, seed, text = classroom_inputs.lab_settings(models, variant, temperature, n, seed, lang,
                                                                         prompt=prompt)
     except InputError as e:
         yield {"lab_stats": vh.status_html(str(e), "error")}

@@ -17,7 +17,7 @@ from ...limits import APP_WHY_MAX_K, APP_WHY_MAX_S, APP_WHY_REPEATS
 from ...strings import t
 from ...viz import classroom_whatif as vw
 from ...viz import html as vh
-from .. import inputs
+from .. import classroom_inputs, inputs
 from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext, end_run, new_run, stop_run
@@ -28,7 +28,7 @@ def whatif_layout(lang: str) -> dict:
     c = {}
     gr.Markdown(t("whatif.intro", lang))
     # Number boxes, not sliders: a slider's own box clamped 1.5 to 1 without a word (issue 30); here a value out of
-    # range is refused with a sentence (`inputs.whatif_settings`).
+    # range is refused with a sentence (`classroom_inputs.whatif_settings`).
     with gr.Row():
         c["wi_alpha"] = gr.Number(0.78, step=0.01, label=t("whatif.alpha", lang), elem_id="sv-wi-alpha",
                                   info=t("ui.range", lang, lo=0, hi=1))
@@ -68,7 +68,7 @@ def whatif_wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
 def what_if(ctx: AppContext, alpha, k, c, cls_trace, trace, costs):
     lang = ctx.lang
     try:
-        a, kk, cc = inputs.whatif_settings(alpha, k, c, lang)
+        a, kk, cc = classroom_inputs.whatif_settings(alpha, k, c, lang)
     except InputError as e:
         return {"wi_plot": gr.update(), "wi_text": vh.status_html(str(e), "error")}
     shown = cls_trace if cls_trace and cls_trace.rounds else trace
@@ -98,7 +98,7 @@ def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, request: g
 
     lang = ctx.lang
     try:
-        kk = inputs.classroom_checked({"why_k": k}, ("why_k",), lang)["why_k"]
+        kk = classroom_inputs.classroom_checked({"why_k": k}, ("why_k",), lang)["why_k"]
         pair = ctx.load(inputs.pair_ids(choice, draft_id, target_id, lang), progress)
         ids = inputs.encode_prompt(pair, inputs.check_prompt(prompt, lang), False, 1, kk, lang)
     except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
