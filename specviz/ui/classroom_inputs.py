@@ -21,7 +21,7 @@ def _whole(field_key: str, lo: int, hi: int) -> Callable:
 # The classroom's boxes are plain numbers, as the main form's are: a slider's own box clamped 1.5 to 1 and a
 # `gr.Number(minimum=…, precision=0)` rounded 2.5 to 2 or raised Gradio's bare "Error"; here each is refused with
 # a sentence in the page's language, and nothing runs.
-LAB_MIN_TEMPERATURE = 0.05      # the lab's temperature box: 0 has nothing to sample, below this q is one-hot too
+LAB_MIN_TEMPERATURE = 0.05      # the lab's temperature box, its slider's range before: the lab samples, so no 0
 LAB_MAX_TEMPERATURE = 2.0
 
 

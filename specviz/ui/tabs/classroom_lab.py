@@ -39,7 +39,8 @@ def lab_layout(lang: str) -> dict:
                                      info=t("ui.prompt_info", lang, limit=APP_MAX_LAB_PROMPT_CHARS),
                                      elem_id="sv-lab-prompt")
         c["lab_temp"] = gr.Number(0.6, step=0.05, label=t("lab.temperature", lang), elem_id="sv-lab-temp",
-                                  info=t("ui.range", lang, lo=classroom_inputs.LAB_MIN_TEMPERATURE, hi=2))
+                                  info=t("ui.range", lang, lo=classroom_inputs.LAB_MIN_TEMPERATURE,
+                                         hi=int(classroom_inputs.LAB_MAX_TEMPERATURE)))
         c["lab_n"] = gr.Number(2000, step=100, label=t("lab.n", lang), elem_id="sv-lab-n",
                                info=t("ui.range", lang, lo=100, hi=lab.MAX_SAMPLES))
         c["lab_seed"] = gr.Number(0, step=1, label=t("ui.seed", lang), elem_id="sv-lab-seed")
