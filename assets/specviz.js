@@ -46,3 +46,16 @@
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") hide(); });
   window.addEventListener("scroll", () => { if (owner) place(owner); }, true);
 })();
+
+// specviz (issue 30): a number box that reads as 0 in the browser (1e-400, a denormal's underflow) sends 0 while it
+// still shows its text, so a run went greedy under "1e-400". When the box is left, it shows the number it sends.
+(() => {
+  if (window.__svZeroBox) return;
+  window.__svZeroBox = true;
+  document.addEventListener("change", (e) => {
+    const el = e.target;
+    if (!(el instanceof HTMLInputElement) || el.type !== "number" || el.value === "") return;
+    const mantissa = el.value.split(/e/i)[0];
+    if (Number(el.value) === 0 && /[1-9]/.test(mantissa)) el.value = "0";
+  }, true);
+})();

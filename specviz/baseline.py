@@ -36,11 +36,12 @@ def autoregressive_generate(
     run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
                     compile=compile, static_cache=static_cache, stats=stats, room=1, stop=stop)
     vocab, clock, device = vocab_size(target), run.clock, run.tokens.device
-    with run.timed("warmup_seconds", when=run.compiled):
-        if run.compiled:
-            warm_up(target, [1], run.cache_options["max_len"], verify=False, backend=run.cache_options["backend"])
-    run.note_graph_failure(target)
-    try:
+    try:   # Stop during the warm-up or the prefill: no step
+        with run.timed("warmup_seconds", when=run.compiled):
+            if run.compiled:
+                warm_up(target, [1], run.cache_options["max_len"], verify=False,
+                        backend=run.cache_options["backend"], stop=stop)
+        run.note_graph_failure(target)
         with run.timed("prefill_seconds"):
             cache = prefill(target, run.tokens[None], **run.cache_options)
     except PrefillStopped:

@@ -23,7 +23,8 @@ StopCheck = Callable[[], bool]
 
 
 class PrefillStopped(Exception):
-    """The caller's stop check said stop while the prompt was being read (raised between prefill chunks)."""
+    """The caller's stop check said stop before the first step: while the prompt was being read (between prefill
+    chunks) or while the forwards were compiled and captured (between warm-up calls)."""
 
 
 def as_id_tensor(input_ids: Sequence[int] | torch.Tensor, device) -> torch.Tensor:
@@ -293,19 +294,23 @@ def crop_to(cache, length: int) -> None:
 
 
 def warm_up(model, lengths: list[int], max_len: int, verify: bool, hidden: bool = False,
-            backend: str = "inductor") -> None:
+            backend: str = "inductor", stop: StopCheck | None = None) -> None:
     """Compile and capture every forward shape a run will use, before any timed work.
 
     Verifies keep the logits of all their positions, draft steps only the last.
     Three calls per shape: compile, record the CUDA graph, replay it once (the
     "graphs" backend captures on the first and replays on the next two).
     `hidden=True` warms `forward_hidden` instead (a trimmed draft head).
+    `stop()` is asked before every call, as the prefill asks it between chunks: once True, `PrefillStopped`
+    (one compile of one shape is the longest a Stop waits; a warm-up of every shape took minutes on a CPU).
     """
     cache = KVCache(model, static=True, max_len=max_len, compiled=True, backend=backend)
     ids = torch.zeros(1, max(lengths), dtype=torch.long, device=input_device(model))
     forward = forward_hidden if hidden else forward_logits
     for n in lengths:
         for _ in range(3):
+            if stop is not None and stop():
+                raise PrefillStopped()
             forward(model, ids[:, :n], cache, n if verify else 1)
             cache.crop(-n)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from pathlib import Path
 
@@ -11,6 +12,16 @@ from .errors import ModelLoadError
 
 # Device and dtype
 # --------------------------------------------------------------------------- #
+
+
+def gpu_available() -> bool:
+    """A CUDA GPU here, or a ZeroGPU Space (which attaches one to each `spaces.GPU` call)."""
+    if os.environ.get("SPACES_ZERO_GPU"):
+        return True
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 - no usable torch build: no GPU
+        return False
 
 
 def _cpu_supports_bf16() -> bool:

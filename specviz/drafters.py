@@ -69,7 +69,7 @@ class ModelDrafter:
             self._trim(vocab_subset)
         if self.cache_options.get("compiled"):   # capture the draft's graphs now, before any timed work
             warm_up(model, [1, 2], self.cache_options["max_len"], verify=False, hidden=self.subset is not None,
-                    backend=self.cache_options.get("backend", "inductor"))
+                    backend=self.cache_options.get("backend", "inductor"), stop=self.cache_options.get("stop"))
 
     def _trim(self, subset: torch.Tensor) -> None:
         from .vocab_trim import trimmed_head

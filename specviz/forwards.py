@@ -10,6 +10,17 @@ from dataclasses import dataclass
 import torch
 
 COMPILE_CHOICES = ("auto", "on", "off", "graphs")
+# Modes that only mean something on CUDA: on a CPU, torch.compile's reduce-overhead compiles for minutes and
+# captures nothing (issue 30 saw a core busy for 2.5 minutes after Stop). The page, the API and the command line
+# refuse them there; the decoder itself still accepts them (the CPU tests run the graphs' buffers).
+CUDA_ONLY = ("on", "graphs")
+
+
+def cuda_wanted(device=None) -> bool:
+    """Whether a run asked for `device` (None: the machine's best) runs on CUDA here."""
+    if device is None:
+        return bool(torch.cuda.is_available())
+    return torch.device(device).type == "cuda"
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,12 @@ APP_MAX_NEW_TOKENS = 512
 APP_MAX_PROMPT_CHARS = 8000
 APP_MAX_PROMPT_TOKENS = 4096
 APP_MAX_SWEEP_TOKENS = 256
-APP_MAX_TRACE_BYTES = 20 * 1024 * 1024
+APP_MAX_LAB_PROMPT_CHARS = 500  # the losslessness lab's prompt: one forward of each model per run, refused beyond
+APP_MAX_TRACE_BYTES = 20_000_000   # 20 MB as the docs and the refusal say it (20 MiB read "21 MB": issue 30)
 APP_MAX_TEMPERATURE = 2.0       # the app's temperature box; the decoder accepts up to MAX_TEMPERATURE
+# ... and its least positive value: below it logits / T overflows float32 (a logit of 30 at T = 1e-37), and a
+# text such as 1e-400 reads as 0 and ran greedy while the box still said 1e-400 (issue 30). 0 itself is greedy.
+APP_MIN_TEMPERATURE = 0.01
 APP_MAX_HUB_ID_CHARS = 96       # each of owner and name in a Hub id (the Hub's own limit)
 APP_MAX_DRAW = 10_000           # re-draws of u per classroom round; the count then starts again at 1
 APP_WHY_MAX_K = 8               # "why it is fast" times the target over 1..K+1 positions: each K is a timed forward

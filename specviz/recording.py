@@ -54,7 +54,9 @@ class RoundRecorder:
         return self._texts[token_id]
 
     def _alts(self, values: list[float], ids: list[float]) -> list[Alt]:
-        return [Alt(int(i), self.text_of(int(i)), v) for v, i in zip(values, ids)]
+        """The top-n as alternatives, those of probability 0 left out: a one-hot (greedy) residual or a truncated
+        (top-k, top-p) p has fewer than n, and topk's fillers at 0.00 are no alternatives (issue 30)."""
+        return [Alt(int(i), self.text_of(int(i)), v) for v, i in zip(values, ids) if v > 0]
 
     def record(self, index: int, t: RoundTensors, outcome: Settled, drafter: str,
                marks: tuple[float, float, float]) -> Round:

@@ -119,14 +119,14 @@ def speculative_generate(
     run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
                     compile=compile, static_cache=static_cache, stats=stats, room=k + 2, stop=stop)
     vocab = shared_vocab(target, draft)
-    with run.timed("warmup_seconds", when=run.compiled):   # a compiled drafter captures its graphs as it is built
-        drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
-                                cache_options=run.cache_options, tokenizer=tokenizer)
-        if run.compiled:
-            warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True,
-                    backend=run.cache_options["backend"])
-    run.note_graph_failure(target, draft)
-    try:
+    try:   # Stop during the warm-up or the prefill: no round, and no more compiling
+        with run.timed("warmup_seconds", when=run.compiled):   # a compiled drafter captures its graphs as it is built
+            drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
+                                    cache_options=run.cache_options, tokenizer=tokenizer)
+            if run.compiled:
+                warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True,
+                        backend=run.cache_options["backend"], stop=stop)
+        run.note_graph_failure(target, draft)
         with run.timed("prefill_seconds"):
             target_cache = prefill(target, run.tokens[None], **run.cache_options)
             drafting.begin(run.tokens[None])

@@ -280,7 +280,7 @@ def _check_tree(rnd, where: str) -> None:
     path = []
     for i, node in enumerate(tree):
         here = f"{where}.tree[{i}]"
-        _in_range(node.parent, -1, i - 1, f"{here}.parent")
+        _check_parent(node.parent, i, rnd.index)
         _in_range(node.token_id, 0, MAX_TOKEN_ID, f"{here}.token_id")
         for name in ("q", "p", "accept_prob", "u"):
             _prob(getattr(node, name), f"{here}.{name}")
@@ -301,6 +301,17 @@ def _check_tree(rnd, where: str) -> None:
     if [tree[i].token_id for i in path[:m]] != [tk.token_id for tk in rnd.drafted[:m]] \
             or not (len(path) == m or rnd.eos and len(path) > m):
         _fail("tracefile.tree_path", where=f"{where}.tree")
+
+
+def _check_parent(parent: int, i: int, round_index: int) -> None:
+    """A node's parent comes before it (-1 is the root): said in words, with rounds and nodes counted from 1 as a
+    reader counts them (issue 30: "trace.rounds[0].tree[1].parent must be between -1 and 0, not 2")."""
+    if -1 <= parent < i:
+        return
+    where = dict(round=round_index + 1, node=i + 1)
+    if parent < -1:
+        _fail("tracefile.tree_root", **where, parent=_shown(parent))
+    _fail("tracefile.tree_parent", **where, parent=parent + 1)
 
 
 def validate(trace):

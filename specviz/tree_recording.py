@@ -8,7 +8,7 @@ import torch
 from .limits import TOP_N
 from .recording import RoundRecorder, RoundTensors, unrecorded_token
 from .rule import Settled
-from .trace import Alt, Choice, DraftToken, Round, TreeNode
+from .trace import Choice, DraftToken, Round, TreeNode
 from .tree_drafter import TreeProposal
 from .tree import TreeShape
 from . import tree_rule
@@ -105,6 +105,16 @@ class TreeRecorder(RoundRecorder):
         block = [tops[b * N * n + i * n:b * N * n + (i + 1) * n] for b in range(4)]
         return {"top_r": self._alts(block[0], block[1]), "top_q": self._alts(block[2], block[3])}
 
+    def _next_top(self, t: TreeRoundTensors, nodes: torch.Tensor, n: int):
+        """The top-n alternatives of the correction or bonus: the distribution the token was drawn from, except a
+        greedy bonus's, which shows the untempered softmax at the end of the accepted path as a chain's greedy
+        bonus does (the one-hot p there listed one token at 1.00 and n - 1 fillers at 0.00, issue 30)."""
+        if not self.sampling.greedy or not bool(t.verdict.bonus[0]):
+            return t.verdict.next_dist[0].topk(n)
+        # Accepted nodes form one path, parents before children: the deepest has the largest index.
+        row = (t.verdict.accepted[0].long() * (nodes + 1)).max()
+        return torch.softmax(t.p_logits[0, row].float(), -1).topk(n)
+
     def _tree_numbers(self, t: TreeRoundTensors, outcome: Settled):
         """Every node's numbers and the correction or bonus, in ONE transfer (ids ride along as floats)."""
         shape, v, y = t.proposal.shape, t.verdict, outcome.next_token
@@ -113,7 +123,7 @@ class TreeRecorder(RoundRecorder):
         parents = torch.tensor(shape.parents, device=ids.device) + 1
         status = v.tried[0].float() + v.accepted[0].float()    # 0 untried, 1 rejected, 2 accepted
         n = min(TOP_N, P.shape[-1])
-        top = v.next_dist[0].topk(n)
+        top = self._next_top(t, nodes, n)
         parts = [ids.float(), Q[nodes, ids], P[parents, ids], v.accept_prob[0], v.u[0], status,
                  top.values, top.indices.float(), v.next_dist[0, y].reshape(1) if y is not None else top.values[:1]]
         N = shape.size
@@ -132,5 +142,5 @@ class TreeRecorder(RoundRecorder):
                 for i, tok in enumerate(cols[0])]
         if y is None:
             return tree, None, None
-        choice = Choice(y, self.text_of(y), prob, [Alt(int(i), self.text_of(int(i)), p) for p, i in zip(values, indices)])
+        choice = Choice(y, self.text_of(y), prob, self._alts(values, indices))
         return (tree, choice, None) if outcome.rejected_at is not None else (tree, None, choice)

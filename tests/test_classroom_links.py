@@ -101,6 +101,23 @@ def test_why_fast_ends_at_stop_within_one_repetition(monkeypatch):
     session.stop_run(request)
     rest = list(gen)
     assert len(rest) == 1 and "Stopped after 1 of 5" in rest[0]["why_text"]
+    # Issue 30: not "Too noisy to tell … from 1.10× to 1.10×": too few repetitions, said as such
+    assert 'data-verdict="too_few"' in rest[0]["why_text"] and "Too noisy" not in rest[0]["why_text"]
+
+
+@pytest.mark.parametrize("lang, stopped, budget", [("en", "Stopped after 2 of 5 repetitions: too few",
+                                                    "The time limit ended the timing after 2 of 5"),
+                                                   ("es", "Detenido tras 2 de 5 repeticiones: son pocas",
+                                                    "El límite de tiempo terminó la medida tras 2 de 5")])
+def test_a_premise_cut_short_says_how_far_it_got_not_too_noisy(lang, stopped, budget):
+    spread = whatif.premise_spread(_repeat([2.15, 2.15]))
+    for ended, said in (("stopped", stopped), ("budget", budget)):
+        shown = vw.premise_html(spread, "cpu bfloat16", lang, done=2, total=5, ended=ended)
+        assert said in shown and "2.15×" in shown and "cpu bfloat16" in shown
+        assert "from 2.15× to 2.15×" not in shown and "de 2.15× a 2.15×" not in shown and "✓" not in shown
+    three = vw.premise_html(whatif.premise_spread(_repeat([1.1, 1.2, 1.3])), "cpu", lang, done=3, total=5,
+                            ended="stopped")
+    assert 'data-verdict="holds"' in three      # enough repetitions for a verdict: it keeps it
 
 
 def test_why_fast_starts_no_repetition_past_its_time_budget(monkeypatch):

@@ -70,3 +70,24 @@ def test_bench_records_the_mode_and_passes_it_on(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(bench, "run_benchmark", with_compile)
     assert bench.main(argv + ["--compile", "off"], pair_loader=lambda **kw: TinyPair(0.0)) == 0
     assert got["compile"] == "off" and json.loads(json.dumps(got["meta"]))["compile"] == "off"
+
+
+@pytest.mark.parametrize("mode", ["on", "graphs"])
+def test_cuda_only_modes_are_refused_without_cuda_before_any_model_loads(mode, capsys, monkeypatch):
+    """Issue 30: on a CPU, --compile on compiled for minutes and captured nothing; refused in one line instead."""
+    import specviz.forwards
+
+    monkeypatch.setattr(specviz.models, "load_pair", lambda **kw: pytest.fail("no model may load"))
+    monkeypatch.setattr(specviz.forwards.torch.cuda, "is_available", lambda: False)
+    assert generate.main(["generate", "--prompt", "x", "--compile", mode]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--compile {mode} needs a CUDA GPU" in err[0] and "auto or off" in err[0]
+    assert generate.main(["generate", "--prompt", "x", "--compile", mode, "--device", "cpu"]) == 2
+    assert "--device cpu" in capsys.readouterr().err
+    assert bench.main(["--compile", mode, "--quiet"], pair_loader=lambda **kw: pytest.fail("no model")) == 2
+    assert f"--compile {mode} needs a CUDA GPU" in capsys.readouterr().err
+    monkeypatch.setattr(specviz.forwards.torch.cuda, "is_available", lambda: True)
+    from specviz.cli.args import compile_refusal
+
+    assert compile_refusal(mode, None) is None and compile_refusal(mode, "cuda:0") is None   # CUDA: offered
+    assert compile_refusal(mode, "cpu") is not None and compile_refusal("auto", "cpu") is None

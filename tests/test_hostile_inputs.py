@@ -355,3 +355,210 @@ def test_a_finished_run_counts_towards_the_estimate(monkeypatch):
 def test_k_bounds_named_in_messages():
     with pytest.raises(InputError, match=f"K must be a whole number between 1 and {APP_MAX_K}."):
         inputs.run_settings(form(k=0))
+
+
+# ---------------------------------------------------------------- issue 30: refused, not clamped, everywhere
+from specviz.classroom import lessons  # noqa: E402 - this part's own imports, kept beside its tests
+from specviz.classroom.state import StepState  # noqa: E402
+from specviz.ui import classroom_inputs  # noqa: E402
+
+ZERO_WIDTH = ["\u200b", "\u200b\u200c\u200d", "\ufeff", " \u2060\u200e ", "\u3164", "\u200b\n\t\u200b"]
+
+
+def _text(html: str) -> str:
+    return re.sub(r"<[^>]+>", "", html).replace("✗", "").replace("⚠", "").strip()
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_cuda_only_compile_modes_are_refused_without_a_gpu_and_nothing_runs(lang, monkeypatch):
+    monkeypatch.setattr(inputs, "gpu_here", lambda: False)
+    for mode in ("on", "graphs"):
+        with pytest.raises(InputError) as e:
+            inputs.run_settings(form(compile=mode), lang)
+        assert str(e.value) == t("input.compile_cpu", lang)
+        assert_sentence(str(e.value), lang)
+        assert inputs.field_errors(form(compile=mode), lang) == {"compile": str(e.value)}
+    assert inputs.run_settings(form(compile="auto"), lang).compile == "auto"      # what a CPU can run: accepted
+    assert inputs.run_settings(form(compile="off"), lang).compile == "off"
+    monkeypatch.setattr(inputs, "gpu_here", lambda: True)
+    assert inputs.run_settings(form(compile="graphs"), lang).compile == "graphs"  # a GPU here: offered
+
+
+@pytest.mark.parametrize("value", ["1e-400", "1E-400", "0.005", 1e-30, "4.9e-324", 5e-324], ids=repr)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_temperature_that_rounds_to_zero_is_refused_not_run_greedy(value, lang):
+    said = t("input.temperature_low", lang, lo=0.01, hi=2)
+    with pytest.raises(InputError, match=re.escape(said)):
+        inputs.run_settings(form(temperature=value), lang)
+    with pytest.raises(InputError, match=re.escape(said)):
+        inputs.sweep_settings(sweep_form(temperature=value), lang)
+    assert inputs.field_errors(form(temperature=value), lang) == {"temperature": said}
+    assert_sentence(said, lang)
+    assert inputs.run_settings(form(temperature="0"), lang).sampling.greedy            # 0 itself is greedy
+    assert inputs.run_settings(form(temperature=0.01), lang).sampling.temperature == 0.01
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_sweep_range_the_wrong_way_round_is_refused(lang):
+    said = t("input.k_order", lang, lo=6, hi=2)
+    with pytest.raises(InputError) as e:
+        inputs.sweep_settings(sweep_form(k_lo=6, k_hi=2), lang)
+    assert str(e.value) == said and "6" in said and "2" in said
+    assert_sentence(said, lang)
+    assert inputs.field_errors(sweep_form(k_lo=6, k_hi=2), lang) == {"k_lo": said}
+    assert inputs.sweep_settings(sweep_form(k_lo=2, k_hi=6), lang).ks == [2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("prompt", ZERO_WIDTH, ids=repr)
+def test_a_prompt_that_shows_nothing_is_refused_like_a_blank_one(prompt, lang):
+    said = t("input.no_prompt", lang)
+    for check in (lambda: inputs.run_settings(form(prompt=prompt), lang),
+                  lambda: inputs.sweep_settings(sweep_form(prompt=prompt), lang),
+                  lambda: classroom_inputs.lab_settings("tiny", "real", 0.6, 1000, 0, lang, prompt=prompt)):
+        with pytest.raises(InputError, match=re.escape(said)):
+            check()
+    assert inputs.check_prompt("\u200bx", lang) == "\u200bx"        # a visible character among them: a prompt
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_what_if_refuses_every_value_outside_its_range(lang):
+    ctx = AppContext(cache=None, lang=lang)
+    for alpha, k, c, name in ((1.5, 5, 0.1, "whatif.alpha_name"), (0.7, 40, 0.1, "whatif.k_name"),
+                              (0.7, 5, -2, "whatif.c_name"), (0.7, 2.5, 0.1, "whatif.k_name"),
+                              (-0.1, 5, 0.1, "whatif.alpha_name"), (0.7, 0, 0.1, "whatif.k_name"),
+                              (0.7, 5, 2.5, "whatif.c_name")):
+        out = classroom.what_if(ctx, alpha, k, c, None, None, None)
+        said = _text(out["wi_text"])
+        assert 'data-kind="error"' in out["wi_text"] and said.startswith(t(name, lang)), said
+        assert_sentence(said, lang)
+        assert out["wi_plot"] == {"__type__": "update"}          # the curves stay as they were: nothing computed
+        with pytest.raises(InputError):
+            classroom_inputs.whatif_settings(alpha, k, c, lang)
+
+
+def test_the_api_refuses_what_the_page_refuses(monkeypatch):
+    import gradio as gr
+
+    from specviz.ui import api
+
+    monkeypatch.setattr(inputs, "gpu_here", lambda: False)
+
+    endpoints = api.Endpoints(AppContext(cache=None))
+    for alpha, k, c, name in ((1.5, 5, 0.1, "whatif.alpha_name"), (0.7, 40, 0.1, "whatif.k_name"),
+                              (0.7, 5, -2, "whatif.c_name")):
+        with pytest.raises(gr.Error) as e:
+            endpoints.what_if(alpha, k, c)
+        assert e.value.message.startswith(t(name)) and e.value.print_exception is False
+    with pytest.raises(gr.Error) as e:
+        endpoints.sweep("the cat", k_lo=6, k_hi=2)
+    assert e.value.message == t("input.k_order", lo=6, hi=2)
+    with pytest.raises(gr.Error) as e:
+        endpoints.generate("the cat", temperature="1e-400")
+    assert e.value.message == t("input.temperature_low", lo=0.01, hi=2)
+    for mode in ("on", "graphs"):
+        with pytest.raises(gr.Error) as e:
+            endpoints.generate("the cat", compile=mode)
+        assert e.value.message == t("input.compile_cpu")
+    with pytest.raises(gr.Error) as e:
+        endpoints.generate("\u200b\u200b")
+    assert e.value.message == t("input.no_prompt")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_lab_refuses_its_prompt_over_the_limit_never_cuts_it(lang):
+    from specviz.limits import APP_MAX_LAB_PROMPT_CHARS
+
+    prompt = "x" * (APP_MAX_LAB_PROMPT_CHARS + 100)
+    with pytest.raises(InputError) as e:
+        classroom_inputs.lab_settings("tiny", "real", 0.6, 1000, 0, lang, prompt=prompt)
+    assert str(e.value) == t("input.prompt_chars", lang, n=len(prompt), limit=APP_MAX_LAB_PROMPT_CHARS)
+    assert_sentence(str(e.value), lang)
+    request = type("R", (), {"session_hash": f"lab-long-{lang}"})()
+    ctx = AppContext(cache=None, lang=lang)
+    outs = list(classroom_lab.lab_run(ctx, "tiny", "real", prompt, 0.6, 1000, 0, "packaged", "", "", request))
+    assert len(outs) == 1 and set(outs[0]) == {"lab_stats"} and str(e.value) in outs[0]["lab_stats"]
+    exact = "y" * APP_MAX_LAB_PROMPT_CHARS
+    assert classroom_inputs.lab_settings("tiny", "real", 0.6, 1000, 0, lang, prompt=exact)[-1] == exact
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_labs_numbers_are_refused_not_clamped(lang):
+    for temp, n, seed, name in ((2.5, 1000, 0, "lab.temperature"), (0.01, 1000, 0, "lab.temperature"),
+                                ("1e-400", 1000, 0, "lab.temperature"), (0.6, 50, 0, "lab.n"),
+                                (0.6, 99999, 0, "lab.n"), (0.6, 1000.5, 0, "lab.n"), (0.6, 1000, -1, "field.seed"),
+                                (0.6, 1000, 2.5, "field.seed")):
+        with pytest.raises(InputError) as e:
+            classroom_lab.lab_settings("tiny", "real", temp, n, seed, lang)
+        assert str(e.value).startswith(t(name, lang)), str(e.value)
+        assert "0.05" in str(e.value) or name != "lab.temperature"          # the range it takes, said
+        assert_sentence(str(e.value), lang)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_step_views_round_and_seed_are_refused_and_nothing_moves(lang):
+    ctx = AppContext(cache=None, lang=lang)
+    _, trace = lessons.load("bonus-round")
+    state = StepState(round=1, stop=2)
+    n = len(trace.rounds)
+    for number in (0, 2.5, -1, n + 1, "abc", None, float("nan"), 10**30):
+        out = classroom.go_round(ctx, trace, state, classroom.SEED, False, number)
+        said = _text(out["cls_info"])
+        assert said == t("input.not_whole", lang, name=t("cls.round", lang), lo=1, hi=n) or \
+            said == t("input.not_a_number", lang, name=t("cls.round", lang), lo=1, hi=n), said
+        assert out["cls_cur"] == state and "cls_round" not in out      # not moved; the box keeps what was typed
+        assert_sentence(said, lang)
+    assert classroom.go_round(ctx, trace, state, classroom.SEED, False, 2)["cls_cur"].round == 1
+    for seed in (-1, 2.5, MAX_SEED + 1, "x"):
+        out = classroom.redraw_u(ctx, trace, state, seed, False)
+        assert out["cls_cur"].draw == state.draw and 'data-kind="error"' in out["cls_info"]   # nothing re-drawn
+        assert _text(out["cls_info"]).startswith(t("cls.seed", lang))
+    assert classroom.redraw_u(ctx, trace, state, 7, False)["cls_cur"].draw == 1
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_draft_tree_that_loops_back_is_said_in_words(tmp_path, lang):
+    data = json.loads((ROOT / "assets" / "lessons" / lessons.find("tree-second-branch").file).read_text())
+    first = next(i for i, r in enumerate(data["rounds"]) if r.get("tree") and len(r["tree"]) > 2)
+    data["rounds"][first]["tree"][1]["parent"] = 2
+    shown = _replay(tmp_path, "cycle.json", json.dumps(data).encode(), lang)
+    said = _text(shown[0])
+    assert 'data-kind="error"' in shown[0]
+    assert t("tracefile.tree_parent", lang, round=first + 1, node=2, parent=3) in said
+    assert "trace.rounds" not in said and ".parent" not in said and "between -1" not in said
+    if lang == "es":
+        assert not [part for part in ENGLISH if part in said], said
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_upload_limit_is_one_number_in_mb_as_the_docs_say_it(lang):
+    from specviz.limits import APP_MAX_TRACE_BYTES
+    from specviz.tracefile import TraceFormatError
+
+    documented = re.search(r"at most (\d+) MB", (ROOT / "docs" / "reference.md").read_text(encoding="utf-8"))
+    with pytest.raises(TraceFormatError) as e:
+        inputs.check_trace_size(50 * 1024 * 1024)
+    said = e.value.text(lang)
+    assert f"{documented.group(1)} MB" in said and "52.4 MB" in said and "21" not in said
+    assert APP_MAX_TRACE_BYTES == int(documented.group(1)) * 1_000_000
+    inputs.check_trace_size(APP_MAX_TRACE_BYTES)                        # the limit itself is allowed
+
+
+def test_no_classroom_box_lets_gradio_clamp_round_cut_or_raise_its_bare_error():
+    """Gradio clamps a slider's own box, rounds a Number with `precision`, raises its bare "Error" pill (and logs a
+    traceback) for a Number's minimum/maximum, and cuts a Textbox at `max_length`: no box of the page may use
+    them, so every refusal is a sentence of ours. The classroom's one slider left is the play speed (a speed past
+    its ends plays at that end and says so); the inspector's round slider only picks among recorded rounds."""
+    import gradio as gr
+
+    from specviz.ui import build_app
+    from tests.browser.tiny_app import tiny_loader
+
+    demo = build_app(tiny_loader())
+    for block in demo.blocks.values():
+        if isinstance(block, gr.Number):
+            assert (block.minimum, block.maximum, block.precision) == (None, None, None), block.elem_id
+        if isinstance(block, gr.Textbox):
+            assert getattr(block, "max_length", None) is None, block.elem_id
+        if isinstance(block, gr.Slider) and str(block.elem_id).startswith(("sv-cls-", "sv-wi-", "sv-why-", "sv-lab-")):
+            assert block.elem_id == "sv-cls-speed", block.elem_id

@@ -1,6 +1,7 @@
 """Stop within one round (issue 22): the prefill read in chunks and abandoned, the worker, the bounded live view."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from specviz.baseline import autoregressive_generate
@@ -61,6 +62,75 @@ def test_stop_during_the_prefill_ends_both_decoders_without_a_round():
     free = [r.emitted for r in speculative_generate(target, draft, ids, k=3, max_new_tokens=8)]
     assert [r.emitted for r in speculative_generate(target, draft, ids, k=3, max_new_tokens=8,
                                                     stop=lambda: False)] == free
+
+
+def test_stop_during_the_warm_up_ends_it_between_calls_with_no_round():
+    """Issue 30: compile "on" on a CPU compiled for minutes after Stop. The warm-up (compile and capture, here the
+    CPU's uncaptured "graphs" buffers) asks stop() before every call, as the prefill asks between chunks."""
+    target, checks = tiny_model(1), []
+    draft = noisy_copy(target, 2, 0.3)
+    counted_target, counted_draft = Counting(target), Counting(draft)
+
+    def stop():
+        checks.append(1)
+        return len(checks) > 4           # the draft's first four warm-up calls run, then Stop
+
+    rounds = list(speculative_generate(counted_target, counted_draft, [1, 2, 3], k=3, max_new_tokens=8,
+                                       compile="graphs", stop=stop))
+    assert rounds == [] and len(counted_draft.widths) == 4 and counted_target.widths == []
+    assert list(autoregressive_generate(counted_target, [1, 2, 3], max_new_tokens=8, compile="graphs",
+                                        stop=lambda: True)) == []
+    assert counted_target.widths == []
+    assert list(speculative_generate(target, draft, [1, 2, 3], k=3, max_new_tokens=8, compile="graphs",
+                                     stop=lambda: False))        # not stopped: it decodes
+
+
+def test_a_compiled_timing_of_the_costs_stops_in_its_capture_too():
+    from specviz.bench.costs import forward_costs
+
+    target = Counting(tiny_model(1))
+    try:
+        forward_costs(target, noisy_copy(tiny_model(1), 2, 0.3), [1, 2, 3], ks=[2], compile="graphs",
+                      stop=lambda: True)
+    except PrefillStopped:
+        pass
+    else:
+        raise AssertionError("the capture did not stop")
+    assert target.widths == []
+
+
+def test_stop_while_queued_is_said_at_once_and_the_run_starts_withdrawn(monkeypatch):
+    """Issue 30: after Stop the page kept "1st in line … Stop cancels it" for up to 12 s."""
+    from types import SimpleNamespace
+
+    from specviz.strings import t
+    from specviz.ui import session
+    from specviz.ui.tabs import generate
+    from tests import test_ui_pays as tp
+
+    for lang in ("en", "es"):
+        request = SimpleNamespace(session_hash=f"queued-{lang}")
+        ctx = session.AppContext(cache=session.PairCache(lambda *a: pytest.fail("no model may load")), lang=lang)
+        assert generate.stop(ctx, request) == {}                 # nothing waiting, nothing running: nothing to say
+        session.submit(request)
+        said = generate.stop(ctx, request)
+        assert t("status.withdrawn", lang) in said["status"] and 'data-kind="warn"' in said["status"]
+        updates = list(generate.generate(ctx, dict(tp.FORM), request=request))
+        assert len(updates) == 1 and t("status.withdrawn", lang) in updates[0]["status"]
+
+
+def test_a_stopped_run_leaves_the_queue_estimate_alone(monkeypatch):
+    from specviz.ui import session
+
+    monkeypatch.setattr(session, "_DURATIONS", session.deque(maxlen=8))
+    finished, stopped = session.Run(), session.Run()
+    finished.started -= 14
+    stopped.started -= 0.4
+    stopped.halt()                       # Stop within a second: says nothing of how long a run takes
+    session.end_run(stopped)
+    session.end_run(finished)
+    assert list(session._DURATIONS) == [pytest.approx(14, abs=1)]
+    assert session.expected_wait(0, 1) == pytest.approx(14, abs=1)
 
 
 # ---------------------------------------------------------------- the page: bounded, paced, the answer first

@@ -284,7 +284,8 @@ def test_tree_traces_with_eos_inside_the_path_load_back():
 
 
 @pytest.mark.parametrize("field, value, key", [("status", "maybe", "tracefile.tree_status"),
-                                                 ("parent", 7, "tracefile.range"),
+                                                 ("parent", 7, "tracefile.tree_parent"),   # in words (issue 30)
+                                                 ("parent", -2, "tracefile.tree_root"),
                                                  ("u", 1.5, "tracefile.probability")])
 def test_a_tampered_tree_is_refused(models, field, value, key):
     from specviz.trace import TraceFormatError

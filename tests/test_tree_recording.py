@@ -29,3 +29,24 @@ def test_a_looked_up_path_is_as_sure_as_its_one_hot_q():
     rounds = list(speculative_generate(target, noisy_copy(target, 3, 0.9), [2, 3, 4, 5, 2, 3, 4], tree="hybrid:4",
                                        sampling=SamplingConfig(0), max_new_tokens=8))
     assert rounds[0].drafted[0].source == "ngram" and rounds[0].drafted[0].q_confidence == 1.0
+
+
+@pytest.mark.parametrize("tree", ["dynamic:4", None])
+def test_a_greedy_correction_or_bonus_lists_no_zero_fillers(tree):
+    """Issue 30: a greedy tree's bonus listed the target's top 5 as one token at 1.00 and four fillers at 0.00 (the
+    one-hot p). A greedy bonus shows the untempered softmax there, as a chain's does; a greedy correction's residual
+    is one-hot, so it lists its one token and no fillers."""
+    target = tiny_model(11, vocab=32)
+    draft = noisy_copy(target, 3, 0.9)
+    rounds = list(speculative_generate(target, draft, [1, 2, 3], k=3, tree=tree, sampling=SamplingConfig(0),
+                                       max_new_tokens=24))
+    bonuses = [r.bonus for r in rounds if r.bonus is not None]
+    corrections = [r.correction for r in rounds if r.correction is not None]
+    assert bonuses and corrections
+    for choice in bonuses:
+        probs = [alt.prob for alt in choice.top]
+        assert len(probs) == 5 and all(0 < p < 1 for p in probs), probs          # confidences, not one-hot
+        assert probs == sorted(probs, reverse=True) and sum(probs) <= 1 + 1e-6
+        assert choice.top[0].token_id == choice.token_id                         # greedy: the target's argmax
+    for choice in corrections:
+        assert [(a.token_id, a.prob) for a in choice.top] == [(choice.token_id, 1.0)]

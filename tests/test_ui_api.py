@@ -117,7 +117,7 @@ def test_replay_of_generates_trace_gives_its_metrics_and_text(client, run):
 
 # ---------------------------------------------------------------- sweep and what-if
 def test_sweep_returns_the_measured_numbers_per_k(client):
-    result = client.predict(prompt="the cat", k_lo=2, k_hi=1, tokens=4, api_name="/sweep")
+    result = client.predict(prompt="the cat", k_lo=1, k_hi=2, tokens=4, api_name="/sweep")
     assert [row["k"] for row in result["rows"]] == [1, 2] and all(type(r["k"]) is int for r in result["rows"])
     assert result["target_tokens_per_s"] > 0 and result["best_k"] in (1, 2)
     for row in result["rows"]:
@@ -168,9 +168,9 @@ def test_what_if_and_sweep_refuse_out_of_range_values(client):
 def test_a_trace_over_the_size_limit_is_refused_before_it_is_read(monkeypatch):
     import gradio as gr
 
-    from specviz.ui import api
+    from specviz.ui import api, inputs
 
-    monkeypatch.setattr(api, "APP_MAX_TRACE_BYTES", 10)
+    monkeypatch.setattr(inputs, "APP_MAX_TRACE_BYTES", 10)
     with pytest.raises(gr.Error) as caught:
         api.read_trace('{"format": "specviz-trace", "version": 1}')      # 42 bytes: not even parsed
     assert caught.value.message == t("replay.unusable", error=t("input.trace_size", mb="0.0", limit="0"))

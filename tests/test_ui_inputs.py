@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -14,6 +15,8 @@ from specviz.ui import inputs, worker
 from specviz.ui.inputs import CUSTOM, HUB_PRESETS, PACKAGED, InputError
 from specviz.ui.session import PairCache, Run
 from specviz.ui.stream import VIEWS, StreamView
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def form(**over):
@@ -65,9 +68,13 @@ def sweep_form(k_lo, k_hi, sweep_tokens):
                 target_id="", k_lo=k_lo, k_hi=k_hi, sweep_tokens=sweep_tokens)
 
 
-def test_sweep_form_orders_the_k_range():
-    s = inputs.sweep_settings(sweep_form(5, 2, 16))
+def test_sweep_form_refuses_a_k_range_the_wrong_way_round():
+    s = inputs.sweep_settings(sweep_form(2, 5, 16))
     assert s.ks == [2, 3, 4, 5] and s.n_tokens == 16
+    with pytest.raises(InputError, match=r"smallest K \(5\) is larger than the largest K \(2\)"):
+        inputs.sweep_settings(sweep_form(5, 2, 16))
+    assert set(inputs.field_errors(sweep_form(5, 2, 16))) == {"k_lo"}
+    assert inputs.sweep_settings(sweep_form(3, 3, 16)).ks == [3]
     with pytest.raises(InputError, match="Tokens per run"):
         inputs.sweep_settings(sweep_form(1, 2, 3))
 
@@ -95,7 +102,8 @@ def test_trace_files_are_size_checked_then_parsed(tmp_path, monkeypatch):
     monkeypatch.setattr(inputs, "APP_MAX_TRACE_BYTES", 10)
     with pytest.raises(TraceFormatError, match="the limit is 0 MB"):
         inputs.read_trace(str(good))
-    assert APP_MAX_TRACE_BYTES == 20 * 1024 * 1024
+    # One number everywhere (issue 30: 20 MiB was said "21 MB" while the docs say 20 MB).
+    assert APP_MAX_TRACE_BYTES == 20_000_000 and "at most 20 MB" in (ROOT / "docs" / "reference.md").read_text()
 
 
 def test_pair_cache_loads_once_and_keeps_the_newest():

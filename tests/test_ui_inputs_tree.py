@@ -54,13 +54,15 @@ def test_the_tree_is_offered_among_the_drafters_in_both_languages():
     (dict(compile="on"), "compile", "input.tree_compile"),
     (dict(compile="graphs"), "compile", "input.tree_compile"),
 ])
-def test_what_a_tree_cannot_run_with_is_refused_beside_its_field(over, field, key):
-    for lang in ("en", "es"):
-        with pytest.raises(InputError) as e:
-            inputs.run_settings(values(**over), lang)
-        assert str(e.value) == t(key, lang)
-        assert inputs.field_errors(values(**over), lang) == {field: t(key, lang)}
-    assert inputs.field_errors(values(**over, drafter="model")).get(field) is None   # a chain may
+def test_what_a_tree_cannot_run_with_is_refused_beside_its_field(over, field, key, monkeypatch):
+    for gpu in (False, True):   # the tree's own sentence, with a GPU or without
+        monkeypatch.setattr(inputs, "gpu_here", lambda: gpu)
+        for lang in ("en", "es"):
+            with pytest.raises(InputError) as e:
+                inputs.run_settings(values(**over), lang)
+            assert str(e.value) == t(key, lang)
+            assert inputs.field_errors(values(**over), lang) == {field: t(key, lang)}
+    assert inputs.field_errors(values(**over, drafter="model")).get(field) is None   # a chain may (on a GPU)
 
 
 def test_a_tree_over_its_node_budget_is_refused(monkeypatch):

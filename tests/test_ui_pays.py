@@ -76,7 +76,9 @@ def run_app(pair, lang="en", **over) -> list[dict]:
 # ---------------------------------------------------------------- the form
 def test_drafter_choices_follow_the_decoders_list(monkeypatch):
     assert [v for _, v in inputs.drafter_choices()] == [*DRAFTERS, inputs.TREE]   # the page adds the tree
-    monkeypatch.setattr(inputs, "DRAFTERS", ("model", "ngram", "hybrid", "trimmed", "future"))
+    from specviz.ui import choices   # the page's choices live there (inputs re-exports them)
+
+    monkeypatch.setattr(choices, "DRAFTERS", ("model", "ngram", "hybrid", "trimmed", "future"))
     labels = dict((v, label) for label, v in inputs.drafter_choices())
     assert labels["ngram"] == "prompt lookup (n-gram)" and labels["trimmed"].startswith("draft model with a trimmed")
     assert labels["future"] == "future"                      # a drafter nobody wrote a label for: its name
@@ -215,6 +217,19 @@ def test_a_run_that_pays_or_drafts_by_prompt_lookup_says_nothing(monkeypatch, pa
     assert calls == [[3]]                 # measured once for the pair and K; nothing timed for prompt lookup
     assert "sv-pays" not in final["metrics"] and "sv-src-ngram" in final["live"]
     assert 'data-drafter="ngram"' in final["log"] and final["trace"].draft_model == "prompt lookup (n-gram)"
+
+
+@pytest.mark.parametrize("lang, needle", [("en", "a draft tree cannot pay for this pair"),
+                                          ("es", "un árbol de borradores no puede compensar")])
+def test_a_tree_run_that_cannot_pay_says_so_too(monkeypatch, pair, lang, needle):
+    """Issue 30: tree rounds got no "cannot pay" sentence; they get one from their measured τ and depth."""
+    calls: list = []
+    monkeypatch.setattr(pays, "_forward_costs", lambda: fake_costs(0.9, 3.0, calls))
+    measured_speedup(monkeypatch, 0.8)
+    final = run_app(pair, lang, drafter="tree")[-1]
+    assert final["trace"].rounds[0].tree and calls == [[3]]
+    assert 'data-pays="cannot"' in final["metrics"] and needle in final["metrics"], final["metrics"]
+    assert "c = 0.90" in final["metrics"] and "3.0×" in final["metrics"]
 
 
 def test_a_refused_drafter_combination_never_starts(pair):

@@ -119,3 +119,24 @@ def test_legend_explains_the_marker_and_metrics_show_the_warm_up():
     m = {"tokens_per_s": 5.0, "acceptance_rate": 0.5, "tau": 2.0, "rounds": 3, "tokens": 6}
     assert "compile and graph capture 31.4 s" in vh.metrics_html(m, done=True, warmup_seconds=31.42)
     assert "data-warmup" not in vh.metrics_html(m, done=True)
+
+
+# ---------------------------------------------------------------- a draft tree (issue 30)
+@pytest.mark.parametrize("lang, cannot, did_not", [
+    ("en", "On this machine a draft tree cannot pay for this pair", "The draft tree did not pay in this run"),
+    ("es", "un árbol de borradores no puede compensar", "El árbol de borradores no compensó")])
+def test_a_tree_gets_its_own_sentence_from_its_measured_tau(lang, cannot, did_not):
+    """A tree's estimate is τ / (depth·c + verify): 1.8 / (3·0.31 + 2.9) = 0.47×, each number named."""
+    from specviz.bench.costs import tree_speedup_bound
+
+    bound = tree_speedup_bound(1.8, 3.0, 0.31, 2.9)
+    assert bound == pytest.approx(1.8 / (3 * 0.31 + 2.9))
+    tree = check(theory=bound, reads=3.0, tau=1.8, alpha=NAN)
+    assert tree.tree and vp.verdict(tree) == "cannot"
+    text = vp.sentence(tree, lang)
+    assert cannot in text and "0.47×" in text and "1.80" in text and "c = 0.31" in text and "3.8" in text
+    assert "α" not in text                                 # the chain's formula is not the tree's
+    paid_in_theory = check(theory=tree_speedup_bound(3.5, 2.0, 0.1, 1.2), reads=2.0, tau=3.5, measured=0.8)
+    assert vp.verdict(paid_in_theory) == "did_not" and did_not in vp.sentence(paid_in_theory, lang)
+    assert vp.verdict(check(theory=0.5, reads=2.0, tau=NAN)) is None    # no τ: nothing said
+    assert vp.verdict(check(theory=0.5, reads=2.0, tau=1.0, measured=1.1)) is None   # it measured a gain

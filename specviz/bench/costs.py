@@ -39,11 +39,13 @@ class ForwardCosts:
 
 
 @torch.inference_mode()
-def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3, compile: str = "off") -> ForwardCosts:
+def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3, compile: str = "off",
+                  stop=None) -> ForwardCosts:
     """Median wall time of bare cached forwards, interleaved so drift hits all alike.
 
     `compile` (off | on | graphs | auto, as in `speculative_generate`) times the
-    replayed path: static caches and CUDA-graph forwards, captured before any timing.
+    replayed path: static caches and CUDA-graph forwards, captured before any timing;
+    `stop()` ends that capture between calls (`decoding.PrefillStopped`), as it ends a run's.
     """
     ks = sorted(set(int(k) for k in ks))
     device = input_device(target)
@@ -54,8 +56,8 @@ def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3,
     static, compiled = forwards.static, forwards.compiled
     max_len = n + max(ks, default=0) + 2
     if compiled:
-        warm_up(target, [1] + [k + 1 for k in ks], max_len, verify=True, backend=forwards.backend)
-        warm_up(draft, [1], max_len, verify=False, backend=forwards.backend)
+        warm_up(target, [1] + [k + 1 for k in ks], max_len, verify=True, backend=forwards.backend, stop=stop)
+        warm_up(draft, [1], max_len, verify=False, backend=forwards.backend, stop=stop)
     caches = {}
     for name, model in (("target", target), ("draft", draft)):   # the whole prompt cached
         caches[name] = prefill(model, ids[None], static, max_len, compiled, forwards.backend)
@@ -88,3 +90,13 @@ def theory_speedup(alpha: float, k: int, c: float, verify_cost: float) -> float:
     if math.isnan(c) or math.isnan(verify_cost):
         return float("nan")
     return theory.expected_speedup(float(alpha), int(k), float(c), float(verify_cost))
+
+
+def tree_speedup_bound(tau: float, reads: float, c: float, verify_cost: float) -> float:
+    """A draft tree's best speedup over the target alone: a round emits `tau` tokens (measured) for `reads` draft
+    forwards at c each and one verify; NaN where a number is missing. An upper bound: the decoder's own overhead
+    only adds to a round's cost."""
+    cost = reads * c + verify_cost
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (tau, reads, c, verify_cost)) or cost <= 0:
+        return float("nan")
+    return tau / cost

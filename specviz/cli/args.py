@@ -58,3 +58,20 @@ def weight_kwargs(args) -> dict:
     """load_pair's keyword arguments for the options add_weight_options defined (auto: left to load_pair)."""
     return {key: value for key, value in (("linear", args.linear), ("draft_weights", args.draft_weights),
                                           ("target_weights", args.target_weights)) if value != "auto"}
+
+
+def compile_refusal(compile: str, device: str | None) -> str | None:
+    """The one-line refusal of --compile on/graphs where the run would not be on CUDA, else None.
+
+    Checked before any model loads: on a CPU torch.compile's capture runs for minutes and replays nothing."""
+    from ..forwards import CUDA_ONLY, cuda_wanted
+
+    if compile not in CUDA_ONLY:
+        return None
+    try:
+        if cuda_wanted(device):
+            return None
+    except RuntimeError:   # an unreadable --device: the loader says so in its own words
+        return None
+    where = f"--device {device}" if device else "this machine has no CUDA GPU"
+    return f"--compile {compile} needs a CUDA GPU ({where}): use --compile auto or off"

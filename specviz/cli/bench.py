@@ -22,7 +22,7 @@ from ..weights import TARGET_WEIGHTS, candidate_weights
 from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
                       SHARED_PROMPTS)
 from ..sampling import SamplingConfig
-from .args import Parser, add_weight_options, bounded, weight_kwargs
+from .args import Parser, add_weight_options, bounded, compile_refusal, weight_kwargs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,6 +88,8 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]):
     try:
         if (args.draft is None) != (args.target is None):
             raise BenchError("give both --draft and --target, or neither for the packaged pair")
+        if compile_refusal(args.compile, args.device):
+            raise BenchError(compile_refusal(args.compile, args.device))
         prompts = load_prompts(args.prompts) if args.prompts else default_prompts(SHARED_PROMPTS, ASSET_PROMPTS)
         prompts = select_categories(prompts, args.categories)
         if args.limit_prompts:

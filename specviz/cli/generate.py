@@ -10,7 +10,7 @@ from ..drafters import DRAFTERS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
 from ..sampling import SamplingConfig
 from ..trace import Trace, first_difference, metrics
-from .args import Parser, add_weight_options, bounded, weight_kwargs
+from .args import Parser, add_weight_options, bounded, compile_refusal, weight_kwargs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,6 +75,9 @@ def _parse(parser: argparse.ArgumentParser, argv) -> tuple[argparse.Namespace, S
         parser.error("--prompt is empty")
     if len(args.prompt) > CLI_MAX_PROMPT_CHARS:
         parser.error(f"--prompt is {len(args.prompt)} characters; the limit is {CLI_MAX_PROMPT_CHARS}")
+    refusal = compile_refusal(args.compile, args.device)
+    if refusal:
+        parser.error(refusal)
     if args.drafter == "ngram" and args.adaptive is not None:
         parser.error("--adaptive stops on the draft model's confidence; --drafter ngram has no draft model")
     try:

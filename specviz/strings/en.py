@@ -337,7 +337,7 @@ STRINGS: dict[str, str] = {
     "cls.state_bonus": "bonus",
     "cls.draft_text": ("The **draft** proposes {k:token|tokens}, one after another, each drawn from its own distribution "
                        "**q** (shown under each token)."),
-    "cls.verify_text": ("The **target** reads {k:drafted token|all drafted tokens} in **one** forward pass and gets its "
+    "cls.verify_text": ("The **target** reads the {k:drafted token|drafted tokens} in **one** forward pass and gets its "
                         "probability **p** at each of {n:position|positions} (shown under each token)."),
     "cls.test_text": "Test of draft {pos}, {token}: keep it when a uniform **u** falls below **a = min(1, p/q)**.",
     "cls.formula": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
@@ -727,4 +727,28 @@ STRINGS: dict[str, str] = {
     "ctree.mass_bottom": "the residual normalised: r′, what the next candidate is tested against",
     "ctree.mass_note": "Here the p bars are r: what the node was tested against (p itself for a first candidate).",
     "ctree.redraw": "A tree round is shown with its recorded u only: a new u would walk a different branch.",
+    # --- issue 30 (app30a): nothing runs away on a CPU, refused not clamped, the classroom's small lies
+    "input.compile_cpu": ("This machine has no CUDA GPU, and compiled forwards (“on”) and CUDA graphs (“graphs”) "
+                          "need one: choose “auto” or “off”."),
+    "input.temperature_low": "Temperature must be 0 (greedy) or between {lo} and {hi}.",
+    "input.k_order": ("The smallest K ({lo}) is larger than the largest K ({hi}): give the smaller one as the "
+                      "smallest."),
+    "status.withdrawn": "Withdrawn: your request left the queue before it started, and nothing ran.",
+    "tracefile.tree_parent": ("round {round}: node {node} of its draft tree names node {parent} as its parent, but a "
+                              "parent must come before its children, so this tree would loop back on itself"),
+    "tracefile.tree_root": ("round {round}: node {node} of its draft tree names a parent that does not exist "
+                            "({parent}); the root's children name -1"),
+    "why.too_few": ("Stopped after {done} of {total:repetition|repetitions}: too few to judge the premise on {device}. "
+                    "So far {n:position|positions} cost {ratio}× one position ({target} ms)."),
+    "why.too_few_budget": ("The time limit ended the timing after {done} of {total:repetition|repetitions}: too few "
+                           "to judge the premise on {device}. So far {n:position|positions} cost {ratio}× one "
+                           "position ({target} ms)."),
+    "pays.tree_cannot": ("On this machine a draft tree cannot pay for this pair: drafting a round runs the draft "
+                         "model {reads} times at c = {c} of a target step each, and verifying {k:node|nodes} costs "
+                         "{verify}× one token, so each round costs {cost} target steps while it emits τ = {tau} "
+                         "(tokens per round): {theory}× at best."),
+    "pays.tree_did_not": ("The draft tree did not pay in this run: it measured {speedup}× against the target alone, "
+                          "although τ = {tau} (tokens per round) with the draft model run {reads} times a round at "
+                          "c = {c} and a verify of {k:node|nodes} at {verify}× one token would allow {theory}× (the "
+                          "rest is the decoder's own overhead)."),
 }

@@ -321,7 +321,7 @@ STRINGS: dict[str, str] = {
     "cls.state_bonus": "extra",
     "cls.draft_text": ("El **borrador** propone {k:token|tokens}, uno tras otro, cada uno extraído de su propia "
                        "distribución **q** (debajo de cada token)."),
-    "cls.verify_text": ("El **objetivo** lee lo propuesto ({k:token|tokens}) en **una** sola pasada y obtiene su "
+    "cls.verify_text": ("El **objetivo** lee {k:token propuesto|tokens propuestos} en **una** sola pasada y obtiene su "
                         "probabilidad **p** en cada posición ({n:posición|posiciones}) (debajo de cada token)."),
     "cls.test_text": ("Prueba del borrador {pos}, {token}: se queda cuando un **u** uniforme cae por debajo de "
                       "**a = min(1, p/q)**."),
@@ -764,4 +764,29 @@ STRINGS: dict[str, str] = {
     "ctree.mass_bottom": "el residuo normalizado: r′, contra lo que se prueba el siguiente candidato",
     "ctree.mass_note": "Aquí las barras de p son r: aquello contra lo que se probó el nodo (p misma para un primer candidato).",
     "ctree.redraw": "Una ronda con árbol se muestra solo con sus u grabados: un u nuevo recorrería otra rama.",
+    # --- issue 30 (app30a): nada se desboca en una CPU, rechazar sin recortar, las pequeñas mentiras del aula
+    "input.compile_cpu": ("Esta máquina no tiene GPU CUDA, y las pasadas compiladas («sí») y los grafos CUDA "
+                          "(«grafos») la necesitan: elige «automático» o «no»."),
+    "input.temperature_low": "La temperatura debe ser 0 (greedy) o estar entre {lo} y {hi}.",
+    "input.k_order": ("La K más pequeña ({lo}) es mayor que la K más grande ({hi}): pon la menor como la más "
+                      "pequeña."),
+    "status.withdrawn": "Retirada: tu petición salió de la cola antes de empezar, y no se ejecutó nada.",
+    "tracefile.tree_parent": ("ronda {round}: el nodo {node} de su árbol de borradores nombra como padre al nodo "
+                              "{parent}, pero un padre debe ir antes que sus hijos, así que este árbol daría la "
+                              "vuelta sobre sí mismo"),
+    "tracefile.tree_root": ("ronda {round}: el nodo {node} de su árbol de borradores nombra un padre que no existe "
+                            "({parent}); los hijos de la raíz nombran -1"),
+    "why.too_few": ("Detenido tras {done} de {total:repetición|repeticiones}: son pocas para juzgar la premisa en "
+                    "{device}. Hasta ahora {n:posición|posiciones} cuestan {ratio}× una posición ({target} ms)."),
+    "why.too_few_budget": ("El límite de tiempo terminó la medida tras {done} de {total:repetición|repeticiones}: son "
+                           "pocas para juzgar la premisa en {device}. Hasta ahora {n:posición|posiciones} cuestan "
+                           "{ratio}× una posición ({target} ms)."),
+    "pays.tree_cannot": ("En esta máquina un árbol de borradores no puede compensar con este par: cada ronda ejecuta "
+                         "el modelo borrador {reads} veces a c = {c} de un paso del objetivo cada una, y verificar "
+                         "{k:nodo|nodos} cuesta {verify}× un token, así que cada ronda cuesta {cost} pasos del "
+                         "objetivo mientras emite τ = {tau} (tokens por ronda): {theory}× como mucho."),
+    "pays.tree_did_not": ("El árbol de borradores no compensó en esta ejecución: midió {speedup}× frente al objetivo "
+                          "solo, aunque τ = {tau} (tokens por ronda) con el modelo borrador ejecutado {reads} veces "
+                          "por ronda a c = {c} y una verificación de {k:nodo|nodos} a {verify}× un token permitirían "
+                          "{theory}× (el resto es el coste propio del decodificador)."),
 }

@@ -20,14 +20,13 @@ import gradio as gr
 
 from ..classroom import whatif
 from ..compare import compare_runs
-from ..limits import APP_MAX_TRACE_BYTES
 from ..stats import finite
 from ..strings import DEFAULT_LANG, t
 from ..trace import Round, Step, Trace
 from ..tracefile import TraceFormatError
 from ..viz.format import strip_special
 from ..viz.html import plain_rounds_text
-from . import inputs, worker
+from . import classroom_inputs, inputs, worker
 from .inputs import InputError, RunSettings
 from .gpu_calls import gpu
 from .session import AppContext, Run
@@ -97,7 +96,8 @@ class Endpoints:
             pair: "packaged" (the app's own pair), a Hub preset of the page's pair list, or "custom"
             draft_id: the draft's Hub id, when pair is "custom"
             target_id: the target's Hub id, when pair is "custom"
-            compile: "auto", "on" or "off" (compiled forwards; "auto" compiles on a GPU only)
+            compile: "auto", "on", "off" or "graphs" (compiled forwards; "auto" compiles on a GPU only; "on" and
+                "graphs" are refused where no CUDA GPU is)
             compare: also run the target alone afterwards (same seed and settings) for the speedup
         Returns:
             {"text": the decoded output, "metrics": acceptance rate, tau, tokens/s... of the run,
@@ -146,7 +146,7 @@ class Endpoints:
         Parameters:
             prompt: the text to continue (chat template unless raw)
             k_lo: the smallest K, 1 to 16
-            k_hi: the largest K, 1 to 16 (the range may be given either way round)
+            k_hi: the largest K, 1 to 16, at least k_lo (a range given the wrong way round is refused)
             tokens: tokens per run, 4 to 256
             temperature: 0 (greedy) to 2
             top_k: keep the k most likely tokens; 0 is off
@@ -191,9 +191,7 @@ class Endpoints:
             "tokens_per_round", "speedups"; "worked_example": the seed text's example (alpha 0.78, K 5, c 8/70)}
         """
         try:
-            a = inputs.number_between(alpha, "whatif.alpha_name", 0.0, 1.0, LANG)
-            kk = inputs.whole_number(k, "whatif.k_name", 1, whatif.K_MAX, LANG)
-            cc = inputs.number_between(c, "whatif.c_name", 0.0, whatif.C_MAX, LANG)
+            a, kk, cc = classroom_inputs.whatif_settings(alpha, k, c, LANG)
         except InputError as e:
             raise _refused(e) from None
         curves = whatif.curves(a, cc)
@@ -261,9 +259,7 @@ def read_trace(value: Any) -> Trace:
             value = json.dumps(value, ensure_ascii=False)
         if not isinstance(value, (str, bytes)) or not value.strip():
             raise InputError(t("api.no_trace", LANG))
-        size = len(value.encode("utf-8") if isinstance(value, str) else value)
-        if size > APP_MAX_TRACE_BYTES:
-            raise TraceFormatError("input.trace_size", mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}")
+        inputs.check_trace_size(len(value.encode("utf-8") if isinstance(value, str) else value))
         return Trace.from_json(value)
     except InputError as e:
         raise _refused(e) from None

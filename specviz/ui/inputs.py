@@ -10,72 +10,31 @@ import logging
 import math
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Mapping
 
 from ..decoding import COMPILE_CHOICES
+from ..devices import gpu_available
 from ..drafters import DRAFTERS
 from ..errors import ModelLoadError
+from ..forwards import CUDA_ONLY
 from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
     APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, APP_MAX_TREE_NODES, \
-    MAX_SEED, MAX_TOP_K
+    APP_MIN_TEMPERATURE, MAX_SEED, MAX_TOP_K
 from ..sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
 from ..trace import Trace
 from ..tracefile import TraceFormatError
-from ..viz.format import drafter_name
-
-# The model pair dropdown: values are stable ids, labels come from the strings table.
-PACKAGED, CUSTOM = "packaged", "custom"
-HUB_PRESETS = {
-    "qwen2.5-0.5b-7b": ("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-7B-Instruct"),
-    "qwen2.5-0.5b-14b": ("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-14B-Instruct"),
-    "smollm2-135m-1.7b": ("HuggingFaceTB/SmolLM2-135M-Instruct", "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
-}
-_PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "qwen2.5-0.5b-14b": "Qwen2.5 0.5B → 14B Instruct",
-                 "smollm2-135m-1.7b": "SmolLM2 135M → 1.7B Instruct"}
-# Pairs with a gap wide enough for speculation to pay on a GPU with compiled forwards (compiled c: 0.43 for
-# 0.5B -> 7B, 0.25 for 0.5B -> 14B on an H200): offered only where CUDA is, never the default on a CPU.
-GPU_PRESETS = ("qwen2.5-0.5b-7b", "qwen2.5-0.5b-14b")
-# The page's drafters are the decoder's, then "tree": the draft model drafting EAGLE-2's dynamic tree of K nodes
-# (issue 21; `worker.decoder_options` turns it into the decoder's `tree="dynamic:K"`).
-TREE = "tree"
-# Literal keys, so tests/test_strings.py finds them.
-_COMPILE_KEYS = {"auto": "compile.auto", "on": "compile.on", "off": "compile.off", "graphs": "compile.graphs"}
-
+from .choices import (  # noqa: F401 - the page's choices, re-exported: every form check names them as inputs.*
+    CUSTOM, GPU_PRESETS, HUB_PRESETS, PACKAGED, TREE, compile_choices, default_pair, drafter_choices, pair_choices)
 
 log = logging.getLogger(__name__)
 
 
 class InputError(ValueError):
     """Bad input from the page; the message is shown as is."""
-
-
-def pair_choices(lang: str = DEFAULT_LANG, packaged_label: str | None = None,
-                 gpu: bool = False) -> list[tuple[str, str]]:
-    """(label, value) pairs for the model dropdown: the packaged pair, the Hub presets, custom ids.
-
-    The GPU presets come first among the presets, and only with `gpu` (CUDA or ZeroGPU here)."""
-    presets = [(t("pair.gpu_preset", lang, name=_PRESET_NAMES[v]), v) for v in GPU_PRESETS if gpu]
-    presets += [(t("pair.hub_preset", lang, name=_PRESET_NAMES[v]), v) for v in HUB_PRESETS if v not in GPU_PRESETS]
-    return [(packaged_label or t("pair.packaged", lang), PACKAGED), *presets, (t("pair.custom", lang), CUSTOM)]
-
-
-def default_pair(wanted: str | None, gpu: bool) -> str:
-    """The dropdown's starting value: `wanted` when it is offered here (a GPU preset only with `gpu`), else the
-    packaged pair."""
-    offered = {v for _, v in pair_choices(gpu=gpu)} - {CUSTOM}
-    return wanted if wanted in offered else PACKAGED
-
-
-def drafter_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
-    """(label, value) for every drafter of the page: the decoder's (`specviz.drafters.DRAFTERS`), then the tree."""
-    return [(drafter_name(name, lang), name) for name in (*DRAFTERS, TREE)]
-
-
-def compile_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
-    return [(t(_COMPILE_KEYS[v], lang) if v in _COMPILE_KEYS else v, v) for v in COMPILE_CHOICES]
 
 
 def drafter(value, lang: str = DEFAULT_LANG) -> str:
@@ -85,9 +44,16 @@ def drafter(value, lang: str = DEFAULT_LANG) -> str:
 
 
 def compile_mode(value, lang: str = DEFAULT_LANG) -> str:
+    """A compile mode of the page; "on" and "graphs" are refused where no GPU is (`forwards.CUDA_ONLY`)."""
     if value not in COMPILE_CHOICES:
         raise InputError(t("input.compile", lang, value=str(value)[:40]))
+    if value in CUDA_ONLY and not gpu_here():
+        raise InputError(t("input.compile_cpu", lang))
     return str(value)
+
+
+def gpu_here() -> bool:   # a CUDA GPU here or a ZeroGPU Space; a function of its own, so the tests can say either
+    return gpu_available()
 
 
 def adaptive_threshold(value, drafter: str, lang: str = DEFAULT_LANG) -> float | None:
@@ -161,9 +127,13 @@ def number_between(value, field_key: str, lo: float, hi: float, lang: str = DEFA
 
 
 def temperature(value, lang: str = DEFAULT_LANG) -> float:
+    """0 (greedy) or a temperature in [APP_MIN_TEMPERATURE, APP_MAX_TEMPERATURE]; a positive value below the least
+    (1e-400 included, which a float reads as 0) is refused rather than run as greedy or as an overflow."""
     f = finite_number(value, "field.temperature", 0, APP_MAX_TEMPERATURE, lang)
     if not 0 <= f <= APP_MAX_TEMPERATURE:
         raise InputError(t("input.temperature", lang, hi=_shown(APP_MAX_TEMPERATURE)))
+    if _exact(value) != 0 and f < APP_MIN_TEMPERATURE:
+        raise InputError(t("input.temperature_low", lang, lo=APP_MIN_TEMPERATURE, hi=_shown(APP_MAX_TEMPERATURE)))
     return f
 
 
@@ -217,12 +187,23 @@ def pair_ids(choice: str | None, draft_id: str | None, target_id: str | None,
     return hub_id(draft_id, "field.draft_id", lang), hub_id(target_id, "field.target_id", lang)
 
 
-def check_prompt(prompt, lang: str = DEFAULT_LANG) -> str:
-    """The prompt as is; refused (never cut) beyond APP_MAX_PROMPT_CHARS."""
-    if prompt is None or not str(prompt).strip():
+# Characters that show nothing although they are not whitespace to str.strip: the Hangul and braille blanks.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def visible(text: str) -> bool:
+    """Whether `text` shows anything: a prompt of whitespace, format characters (zero-width spaces, the BOM,
+    direction marks), controls and blank letters is refused like an empty one (issue 30)."""
+    return any(not (ch.isspace() or ch in _BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Cc"))
+               for ch in text)
+
+
+def check_prompt(prompt, lang: str = DEFAULT_LANG, limit: int = APP_MAX_PROMPT_CHARS) -> str:
+    """The prompt as is; refused (never cut) beyond `limit` characters, and when it shows nothing."""
+    if prompt is None or not visible(str(prompt)):
         raise InputError(t("input.no_prompt", lang))
-    if len(prompt) > APP_MAX_PROMPT_CHARS:
-        raise InputError(t("input.prompt_chars", lang, n=len(prompt), limit=APP_MAX_PROMPT_CHARS))
+    if len(prompt) > limit:
+        raise InputError(t("input.prompt_chars", lang, n=len(prompt), limit=limit))
     return str(prompt)
 
 
@@ -245,11 +226,16 @@ def read_trace(path: str) -> Trace:
     The errors carry a strings key, so `error_message` words them in the page's language."""
     if not str(path).lower().endswith(".json"):
         raise TraceFormatError("input.trace_ext", name=os.path.basename(str(path))[-60:])
-    size = os.path.getsize(path)
-    if size > APP_MAX_TRACE_BYTES:
-        raise TraceFormatError("input.trace_size", mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}")
+    check_trace_size(os.path.getsize(path))
     with open(path, "rb") as fh:
         return Trace.from_json(fh.read())
+
+
+def check_trace_size(size: int) -> None:
+    """A trace of `size` bytes, refused beyond APP_MAX_TRACE_BYTES; both said in MB (10^6 bytes), as the docs say
+    the limit (one number everywhere: "the limit is 20 MB")."""
+    if size > APP_MAX_TRACE_BYTES:
+        raise TraceFormatError("input.trace_size", mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}")
 
 
 def error_message(e: BaseException, lang: str = DEFAULT_LANG) -> str:
@@ -317,7 +303,10 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
         adaptive_threshold(values.get("adaptive"), values.get("drafter"), lang)
     except InputError as e:
         errors["adaptive"] = str(e)
-    errors.update({name: e for name, e in tree_conflicts(values, lang).items() if name not in errors})
+    # A tree's own conflicts win over the general ones (a tree cannot compile even where a GPU is).
+    errors.update({name: e for name, e in tree_conflicts(values, lang).items()
+                   if name not in errors or name == "compile"})
+    errors.update({} if {"k_lo", "k_hi"} & set(errors) else k_range_conflict(values, lang))
     if values.get("pair") not in (None, "", PACKAGED, CUSTOM, *HUB_PRESETS):
         errors["pair"] = t("input.pair", lang, value=str(values["pair"])[:40])
     if values.get("pair") == CUSTOM:
@@ -388,11 +377,24 @@ class SweepSettings:
     n_tokens: int
 
 
+def k_range_conflict(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> dict[str, str]:
+    """{"k_lo": sentence} when the sweep's smallest K is above its largest (each valid on its own), else {}.
+
+    Refused, not swapped: a sweep of 6…2 that ran 2…6 did something the user did not ask for (issue 30)."""
+    lo, hi = _exact(form.get("k_lo")), _exact(form.get("k_hi"))
+    if lo is None or hi is None or lo <= hi:
+        return {}
+    return {"k_lo": t("input.k_order", lang, lo=_shown(lo), hi=_shown(hi))}
+
+
 def sweep_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> SweepSettings:
-    """The sweep form ({field name: value}, names in SWEEP_FORM), checked; the K range may be given either way
-    round."""
+    """The sweep form ({field name: value}, names in SWEEP_FORM), checked; a K range given the wrong way round is
+    refused."""
     v = checked(form, ("prompt", "k_lo", "k_hi", "sweep_tokens", "seed"), lang)
-    k_lo, k_hi = min(v["k_lo"], v["k_hi"]), max(v["k_lo"], v["k_hi"])
+    conflict = k_range_conflict(v, lang)
+    if conflict:
+        raise InputError(conflict["k_lo"])
+    k_lo, k_hi = v["k_lo"], v["k_hi"]
     return SweepSettings(
         prompt=v["prompt"], raw=bool(form["raw"]), n_tokens=v["sweep_tokens"], seed=v["seed"],
         sampling=_sampling(form, lang), pair_ids=_pair_ids(form, lang), ks=list(range(k_lo, k_hi + 1)))

@@ -19,12 +19,12 @@ compiled run cannot pay).
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
 from ..decoding import resolve_compile
+from ..devices import gpu_available  # noqa: F401 - re-exported: the app asks pays whether a GPU is here
 from ..strings import t
 from ..viz.pays import PaysCheck
 from . import waiting, worker
@@ -33,19 +33,10 @@ from .worker import Result
 
 COST_REPEATS = 3      # timed repetitions per forward (the median is used)
 PLAIN_DRAFT_FORWARD = ("model", "hybrid")   # drafters whose draft step is one plain forward of the draft model
+# ... and the draft tree, whose every level is one forward of the draft model over that level's rows (issue 30:
+# tree rounds got no "cannot pay" sentence); its estimate uses the run's measured τ and the tree's depth.
+TREE_DRAFTER = "tree"
 _MAX_ENTRIES = 16
-
-
-def gpu_available() -> bool:
-    """A CUDA GPU here, or a ZeroGPU Space (which attaches one to each `spaces.GPU` call)."""
-    if os.environ.get("SPACES_ZERO_GPU"):
-        return True
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except Exception:  # noqa: BLE001 - no usable torch build: no GPU
-        return False
 
 
 def device_of(pair) -> str:
@@ -99,15 +90,17 @@ COSTS = CostCache()
 def wanted(pair, drafter: str, compiled: bool) -> bool:
     """Whether this run's costs mean anything: a draft model drafts each token with one plain forward (the forwards
     are timed compiled or not, as the run runs them)."""
-    return pair.draft is not None and drafter in PLAIN_DRAFT_FORWARD
+    return pair.draft is not None and (drafter in PLAIN_DRAFT_FORWARD or drafter == TREE_DRAFTER)
 
 
-def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[float, str], None]):
-    """forward_costs at K for the pair (in a worker thread), stored in COSTS."""
+def measure(pair, ids: list[int], k: int, compiled: bool, progress: Callable[[float, str], None], stop=None):
+    """forward_costs at K for the pair (in a worker thread), stored in COSTS; `stop()` ends a capture early."""
     progress(0.0, "forward costs")
     # Replayed as the run replays: on CUDA "auto" picks the platform's way (torch.compile, or plain CUDA graphs on
     # ZeroGPU); elsewhere the static buffers, uncaptured ("graphs"), rather than minutes of CPU compilation.
     kwargs = {"compile": "auto" if device_of(pair).startswith("cuda") else "graphs"} if compiled else {}
+    if stop is not None and compiled:   # only a compiled timing captures first: that is what Stop must end
+        kwargs["stop"] = stop
     costs = _forward_costs()(pair.target, pair.draft, ids, ks=[k], repeats=COST_REPEATS, **kwargs)
     COSTS.put(pair, k, compiled, costs)
     progress(1.0, "forward costs")
@@ -132,7 +125,8 @@ def costs(ctx: AppContext, run: Run, pair, ids: list[int], k: int, drafter: str,
     line = lambda p, seconds: t(key, ctx.lang, seconds=seconds)   # noqa: E731
     yield {**(first or {}), **say(line(None, "0"), "run")}
     outcome = yield from waiting.wait_for(ctx, run, worker.call(lambda progress: measure(pair, ids, k, compiled,
-                                                                                        progress), run),
+                                                                                        progress, run.stop.is_set),
+                                                                run),
                                           line, say, "status.stopping")
     return outcome.value if isinstance(outcome, Result) else None
 
@@ -141,10 +135,22 @@ def check(costs, k: int, metrics: dict, rounds, measured: float, device: str) ->
     """The numbers behind the sentence, or None when the theory's c does not describe the run."""
     if costs is None or any(getattr(tk, "source", "model") != "model" for r in rounds for tk in r.drafted):
         return None
-    from ..bench.costs import theory_speedup
+    from ..bench.costs import theory_speedup, tree_speedup_bound
 
     alpha = metrics.get("alpha_verified", math.nan)
     c, verify = costs.c, costs.verify_cost(k)
-    return PaysCheck(c=c, verify_cost=verify, k=k, alpha=alpha, theory=theory_speedup(alpha, k, c, verify),
-                     measured=math.nan if measured is None else measured,
-                     device="cuda" if device.startswith("cuda") else "cpu")
+    common = dict(c=c, verify_cost=verify, k=k, alpha=alpha, measured=math.nan if measured is None else measured,
+                  device="cuda" if device.startswith("cuda") else "cpu")
+    trees = [r.tree for r in rounds if r.tree]
+    if trees:   # a tree: τ measured over its depth's draft forwards and one verify of K nodes
+        reads, tau = sum(map(tree_depth, trees)) / len(trees), metrics.get("tau", math.nan)
+        return PaysCheck(**common, theory=tree_speedup_bound(tau, reads, c, verify), reads=reads, tau=tau)
+    return PaysCheck(**common, theory=theory_speedup(alpha, k, c, verify))
+
+
+def tree_depth(tree) -> int:
+    """Levels of a recorded tree (parents come before children): one draft forward each."""
+    depths: list[int] = []
+    for node in tree:
+        depths.append(1 if node.parent < 0 else depths[node.parent] + 1)
+    return max(depths, default=0)

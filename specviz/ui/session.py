@@ -79,6 +79,13 @@ class Run:
     uses_models: bool = True       # runs and sweeps share the models' queue slot; replays do not
     active: bool = True
     started: float = field(default_factory=time.monotonic)
+    cut: bool = False              # someone stopped it (Stop, a newer run, the page closing): its length is no guide
+    withdrawn: bool = False        # Stop was pressed while it still waited in the queue: it starts stopped
+
+    def halt(self) -> None:
+        """Stop it from outside (the run's own end sets `stop` too, without `cut`)."""
+        self.cut = True
+        self.stop.set()
 
 
 @dataclass
@@ -122,23 +129,27 @@ def new_run(request, uses_models: bool = True) -> Run:
     with _RUNS_LOCK:
         mine = _session(request)
         if mine.run is not None:
-            mine.run.stop.set()
+            mine.run.halt()
         if mine.pending_stop and uses_models:
-            run.stop.set()
+            run.withdrawn = True
+            run.halt()
         mine.run, mine.waiting_since, mine.pending_stop = run, None, False
     return run
 
 
 def end_run(run: Run) -> None:
-    if run.active and run.uses_models:
+    """The run is over: its length joins the queue's estimate when it ran to its end (a stopped run's does not:
+    issue 30 saw runs stopped within a second make the page promise 5 s where 14 s passed)."""
+    if run.active and run.uses_models and not run.cut:
         with _RUNS_LOCK:
             _DURATIONS.append(time.monotonic() - run.started)
     run.active = False
 
 
 def expected_wait(ahead: int, slots: int) -> float | None:
-    """Seconds until a submission with `ahead` others before it starts, from the recent runs' typical length (their
-    median); None before any run has ended here. With `slots` runs at once, each wave of `slots` ends together."""
+    """Seconds until a submission with `ahead` others before it starts, from the measured length of the recent runs
+    that ran to their end (their median); None before any has ended here. With `slots` runs at once, each wave of
+    `slots` ends together."""
     with _RUNS_LOCK:
         recent = sorted(_DURATIONS)
     if not recent:
@@ -146,16 +157,20 @@ def expected_wait(ahead: int, slots: int) -> float | None:
     return (ahead // max(slots, 1) + 1) * recent[len(recent) // 2]
 
 
-def stop_run(request) -> None:
-    """Stop the session's run (at its next round), or the one it has waiting in the queue (before it starts)."""
+def stop_run(request) -> bool:
+    """Stop the session's run (at its next round), or the one it has waiting in the queue (before it starts).
+
+    True when a submission was waiting: it is withdrawn, and the page can say so at once."""
     with _RUNS_LOCK:
         mine = _SESSIONS.get(session_id(request))
         if mine is None:
-            return
+            return False
         if mine.run is not None:
-            mine.run.stop.set()
+            mine.run.halt()
         if mine.waiting_since is not None:
             mine.pending_stop = True
+            return True
+    return False
 
 
 def end_session(request) -> None:
@@ -163,7 +178,7 @@ def end_session(request) -> None:
     with _RUNS_LOCK:
         mine = _SESSIONS.pop(session_id(request), None)
     if mine is not None and mine.run is not None:
-        mine.run.stop.set()
+        mine.run.halt()
 
 
 # ---------------------------------------------------------------- one app's settings

@@ -9,7 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..classroom.whatif import IMPLAUSIBLE_RATIO, PREMISE_RATIO
+from ..classroom.whatif import IMPLAUSIBLE_RATIO, MIN_REPEATS, PREMISE_RATIO
 from ..strings import DEFAULT_LANG, t
 from .format import PALETTE, display_number, esc
 
@@ -89,6 +89,8 @@ def premise_html(pr, device: str, lang: str = DEFAULT_LANG, *, done: int | None 
     if running:
         return (f'<div class="sv-cls-panel" data-verdict="running" data-done="{done}">'
                 f'{esc(t("why.progress", lang, done=done, total=total, **numbers))}</div>')
+    if ended and len(pr.ratios) < MIN_REPEATS:
+        return _too_few(pr, numbers, ended, total or len(pr.ratios), lang)
     glyph, cls, key = VERDICTS[pr.verdict]
     line = t(key, lang, **numbers)
     spread = t("why.spread", lang, **numbers)
@@ -97,3 +99,15 @@ def premise_html(pr, device: str, lang: str = DEFAULT_LANG, *, done: int | None 
             f'data-ratio="{pr.ratio:.3f}" data-lo="{pr.lo:.3f}" data-hi="{pr.hi:.3f}" data-reps="{len(pr.ratios)}">'
             f'<span class="{cls}">{glyph}</span> {esc(line)} <span class="sv-muted">{esc(spread)}</span>'
             + (f'<div class="sv-muted">{esc(note)}</div>' if note else "") + "</div>")
+
+
+TOO_FEW = {"stopped": "why.too_few", "budget": "why.too_few_budget"}
+
+
+def _too_few(pr, numbers: dict, ended: str, total: int, lang: str) -> str:
+    """Stopped (or out of time) before MIN_REPEATS repetitions: say so and give the numbers so far, never a
+    "too noisy" verdict with a spread of one repetition ("from 2.15× to 2.15×", issue 30)."""
+    line = t(TOO_FEW[ended], lang, done=len(pr.ratios), total=total, **{k: numbers[k] for k in
+                                                                        ("device", "n", "ratio", "target")})
+    return (f'<div class="sv-cls-panel" data-verdict="too_few" data-holds="false" data-ratio="{pr.ratio:.3f}" '
+            f'data-reps="{len(pr.ratios)}"><span class="sv-cls-verdict-noisy">?</span> {esc(line)}</div>')

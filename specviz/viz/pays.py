@@ -32,6 +32,13 @@ class PaysCheck:
     measured: float = math.nan      # speculative tokens/s over the target alone's, when the run has it
     device: str = "cpu"             # "cpu" or "cuda": which pair with a larger gap to point to
     weights: str = ""               # how the target stored its weights (the baseline named: "int4", ...)
+    # A draft tree (issue 30): the round's measured tokens τ over its cost, not the chain's α formula.
+    reads: float = math.nan         # draft forwards per round (the tree's depth), mean over the run
+    tau: float = math.nan           # tokens per round, measured
+
+    @property
+    def tree(self) -> bool:
+        return _finite(self.reads)
 
 
 def _finite(*xs: float) -> bool:
@@ -40,7 +47,9 @@ def _finite(*xs: float) -> bool:
 
 def verdict(check: PaysCheck | None) -> str | None:
     """"cannot" (the theory is below 1), "did_not" (the theory allows it, the run measured below 1) or None."""
-    if check is None or not _finite(check.c, check.verify_cost, check.alpha, check.theory):
+    if check is None or not _finite(check.c, check.verify_cost, check.theory):
+        return None
+    if not (_finite(check.tau) if check.tree else _finite(check.alpha)):
         return None
     measured = _finite(check.measured)
     if measured and check.measured >= 1:
@@ -57,12 +66,17 @@ def sentence(check: PaysCheck | None, lang: str = DEFAULT_LANG) -> str | None:
         return None
     values = dict(c=display_number(check.c, 2), k=check.k, verify=display_number(check.verify_cost, 1), alpha=display_number(check.alpha, 2),
                   theory=display_number(check.theory, 2))
+    if check.tree:
+        values = dict(c=values["c"], k=check.k, verify=values["verify"], theory=values["theory"],
+                      reads=display_number(check.reads, 1), tau=display_number(check.tau, 2),
+                      cost=display_number(check.reads * check.c + check.verify_cost, 1))
     hint = t("pays.hint_gpu" if str(check.device).startswith("cuda") else "pays.hint_cpu", lang)
     if check.weights:
         hint = t("pays.weights", lang, weights=check.weights) + " " + hint
     if kind == "did_not":
-        return t("pays.did_not", lang, speedup=display_number(check.measured, 2), **values) + " " + hint
-    text = t("pays.cannot", lang, **values)
+        key = "pays.tree_did_not" if check.tree else "pays.did_not"
+        return t(key, lang, speedup=display_number(check.measured, 2), **values) + " " + hint
+    text = t("pays.tree_cannot" if check.tree else "pays.cannot", lang, **values)
     if _finite(check.measured):
         text += " " + t("pays.measured", lang, speedup=display_number(check.measured, 2))
     return text + " " + hint

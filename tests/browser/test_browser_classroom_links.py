@@ -133,11 +133,68 @@ def test_presenter_mode_presents_one_step_in_large_type(laptop, server):
     assert laptop.locator("#sv-run").is_visible()
 
 
-def test_the_guess_buttons_show_only_with_predict(laptop, server):
+def test_the_guess_buttons_show_only_with_predict_and_only_where_a_guess_counts(laptop, server):
+    """Issue 30: the buttons showed on steps where clicking them did nothing (the draft, the verify)."""
     goto(laptop, server, query="lesson=early-rejection&step=1")
-    wait_stage(laptop, {"round": "1", "stop": "1"})
+    wait_stage(laptop, {"round": "1", "stop": "1", "kind": "draft"})
     assert not laptop.locator("#sv-cls-guess-accept").is_visible()
     laptop.locator("#sv-cls-predict input").check()
-    laptop.wait_for_selector("#sv-cls-guess-accept", state="visible", timeout=10_000)
+    laptop.wait_for_selector("#sv-cls-score", state="visible", timeout=10_000)      # the score: with predict
+    assert not laptop.locator("#sv-cls-guess-accept").is_visible()                 # nothing to guess at a draft
+    laptop.click("#sv-cls-next")
+    wait_stage(laptop, {"kind": "verify"})
+    assert not laptop.locator("#sv-cls-guess-accept").is_visible()
+    laptop.click("#sv-cls-next")
+    wait_stage(laptop, {"kind": "test"})
+    laptop.wait_for_selector("#sv-cls-guess-accept", state="visible", timeout=10_000)   # u hidden: guess now
+    laptop.click("#sv-cls-guess-accept")
+    laptop.wait_for_selector("#sv-cls-guess-accept", state="hidden", timeout=10_000)    # revealed: nothing left
+    laptop.click("#sv-cls-next")
+    laptop.wait_for_selector("#sv-cls-guess-accept", state="visible", timeout=10_000)   # the next test
     laptop.locator("#sv-cls-predict input").uncheck()
     laptop.wait_for_selector("#sv-cls-guess-accept", state="hidden", timeout=10_000)
+
+
+def test_escape_leaves_presenter_mode_right_after_a_mouse_click(laptop, server):
+    """Issue 30: switched on with the mouse, the switch kept the focus and Escape did nothing."""
+    goto(laptop, server, query="lesson=prose-t07&step=1")
+    wait_stage(laptop, {"round": "1", "stop": "1"})
+    laptop.locator("#sv-cls-presenter input").click()
+    laptop.wait_for_function("() => document.documentElement.classList.contains('sv-presenter')")
+    assert laptop.evaluate("() => document.activeElement.tagName") == "INPUT"   # the switch has the focus
+    laptop.keyboard.press("Escape")
+    laptop.wait_for_function("() => !document.documentElement.classList.contains('sv-presenter')", timeout=5_000)
+    assert not laptop.locator("#sv-cls-presenter input").is_checked()
+
+
+def test_the_classroom_refuses_bad_boxes_with_a_sentence_never_gradios_error(laptop, server):
+    """Issue 30: Round 0 and seed -1 gave Gradio's bare red "Error" pill, α 1.5 was clamped to 1 without a word,
+    and a temperature of 1e-400 ran greedy while its box still said 1e-400."""
+    goto(laptop, server, query="lesson=early-rejection&step=1")
+    wait_stage(laptop, {"round": "1", "stop": "1"})
+    for value, said in (("0", "Round must be a whole number between 1 and"), ("2.5", "Round must be a whole number")):
+        box = laptop.locator("#sv-cls-round input")
+        box.fill(value)
+        box.press("Tab")
+        laptop.click("#sv-cls-go")
+        laptop.wait_for_function("(s) => document.querySelector('#sv-cls-info').innerText.includes(s)", arg=said,
+                                 timeout=10_000)
+        assert laptop.locator("#sv-cls-round input").input_value() == value      # not rounded, not clamped
+    box = laptop.locator("#sv-cls-seed input")
+    box.fill("-1")
+    box.press("Tab")
+    laptop.click("#sv-cls-redraw")
+    laptop.wait_for_function("() => document.querySelector('#sv-cls-info').innerText.includes('Seed for re-drawn u')",
+                             timeout=10_000)
+    laptop.locator(".label-wrap").get_by_text("What-if calculator").click()
+    alpha = laptop.locator("#sv-wi-alpha input")
+    alpha.fill("1.5")
+    alpha.press("Tab")
+    laptop.wait_for_function("() => document.querySelector('#sv-wi-text').innerText.includes('between 0 and 1')",
+                             timeout=10_000)
+    assert alpha.input_value() == "1.5"
+    assert laptop.locator(".toast-body, .toast-wrap .error").count() == 0        # no Gradio error pill anywhere
+    temp = laptop.locator("#sv-temp input")
+    temp.fill("1e-400")
+    temp.press("Tab")
+    laptop.wait_for_function("() => document.querySelector('#sv-temp input').value === '0'", timeout=5_000)

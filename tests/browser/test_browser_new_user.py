@@ -177,8 +177,11 @@ def test_stop_while_queued_cancels_before_it_starts(browser, server, shots):
         b.page.click("#sv-run")
         wait_text(b.page.locator("#sv-status"), "in line", timeout=10)
         press_stop(b)
+        # Issue 30: said at once, while the run ahead still runs (the page kept "1st in line" for up to 12 s)
+        wait_text(b.page.locator("#sv-status"), "Withdrawn: your request left the queue", timeout=3)
         press_stop(a)
-        wait_text(b.page.locator("#sv-status"), "Stopped before anything was decoded", timeout=60)
+        a.wait_final()
+        wait_text(b.page.locator("#sv-status"), "Withdrawn: your request left the queue", timeout=60)
         assert b.page.locator("#sv-live .sv-round").count() == 0
     finally:
         a.close()

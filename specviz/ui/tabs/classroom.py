@@ -15,14 +15,14 @@ import gradio as gr
 from ...classroom import lessons
 from ...classroom.state import StepState
 from ...classroom.steps import Redrawn, mass
-from ...limits import MAX_SEED
 from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
-from .. import inputs
+from .. import classroom_inputs, inputs
 from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext
+from .classroom_js import KEYS_JS, PRESENTER_JS, SCROLL_TO_LESSON_JS
 from .classroom_tree import render_tree
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
 from .classroom_whatif import preset, what_if, whatif_layout, whatif_wire  # noqa: F401 (what_if, preset: tested here)
@@ -30,52 +30,6 @@ from .classroom_whatif import preset, what_if, whatif_layout, whatif_wire  # noq
 SEED = 1234            # the seed of re-drawn u, shown on the page
 SPEEDS = (0.5, 5.0)    # seconds per decision while playing
 SPEED = 1.5
-
-# Keyboard: → next, ← previous, Space play/pause, whenever the step view is on screen and no field has focus.
-KEYS_JS = """
-if (!window.__svClassroomKeys) {
-  window.__svClassroomKeys = true;
-  document.addEventListener('keydown', (e) => {
-    const el = e.target, tag = (el && el.tagName || '').toLowerCase();
-    if (['input', 'textarea', 'select'].includes(tag) || (el && el.isContentEditable)) return;
-    if (e.key === ' ' && tag === 'button') return;   // Space on a focused button presses that button
-    if (e.key === 'Escape' && document.documentElement.classList.contains('sv-presenter')) {
-      const box = document.querySelector('#sv-cls-presenter input');   // leave presenter mode through its switch
-      if (box) box.click();
-      return;
-    }
-    const stage = document.getElementById('sv-cls-stage');
-    if (!stage || stage.offsetParent === null || e.altKey || e.ctrlKey || e.metaKey) return;
-    const id = {ArrowRight: 'sv-cls-next', ArrowLeft: 'sv-cls-prev', ' ': 'sv-cls-play'}[e.key];
-    const button = id && document.getElementById(id);
-    if (!button) return;
-    e.preventDefault();
-    button.click();
-  });
-}
-"""
-# A link with ?lesson= opens the lesson in view: once on_load has selected the tab, the step view (or, when the
-# lesson or its step was refused, the sentence saying why) is scrolled to the top, below the sticky status.
-SCROLL_TO_LESSON_JS = """() => {
-  if (!new URLSearchParams(window.location.search).get('lesson')) return;
-  const go = (tries) => {
-    const refused = document.querySelector('#sv-cls-info [data-kind=error], #sv-cls-info [data-kind=warn]');
-    const el = document.getElementById(refused ? 'sv-cls-info' : 'sv-cls-step');
-    if (!el || el.offsetParent === null) { if (tries > 0) setTimeout(() => go(tries - 1), 100); return; }
-    const status = document.getElementById('sv-status');
-    const below = status && getComputedStyle(status).position === 'sticky' ? status.offsetHeight + 12 : 8;
-    window.scrollTo({top: el.getBoundingClientRect().top + window.scrollY - below, behavior: 'instant'});
-  };
-  go(30);
-}"""
-# Presenter mode is a class on <html> (assets/specviz.css does the rest); switched on, the step comes to the top.
-PRESENTER_JS = """(on) => {
-  document.documentElement.classList.toggle('sv-presenter', !!on);
-  const step = document.getElementById('sv-cls-step');
-  if (on && step) setTimeout(() => step.scrollIntoView({block: 'start', behavior: 'instant'}), 50);
-  return [];
-}"""
-
 
 # ---------------------------------------------------------------- layout
 def tab(lang: str) -> dict:
@@ -108,11 +62,13 @@ def step_layout(lang: str) -> dict:
         c["cls_next"] = gr.Button(t("cls.next", lang), elem_id="sv-cls-next", min_width=90)
         c["cls_speed"] = gr.Slider(*SPEEDS, value=SPEED, step=0.25, label=t("cls.speed", lang), elem_id="sv-cls-speed",
                                    min_width=160)
-        c["cls_round"] = gr.Number(value=1, precision=0, minimum=1, label=t("cls.round", lang), elem_id="sv-cls-round",
+        # No precision or minimum: Gradio rounded 2.5 to 2 and raised a bare "Error" for 0 (issue 30);
+        # `go_round` refuses both with a sentence.
+        c["cls_round"] = gr.Number(value=1, step=1, label=t("cls.round", lang), elem_id="sv-cls-round",
                                    min_width=90)
         c["cls_go"] = gr.Button(t("cls.go", lang), elem_id="sv-cls-go", min_width=80)
     with gr.Row(equal_height=False, elem_id="sv-cls-tools"):
-        c["cls_seed"] = gr.Number(value=SEED, precision=0, minimum=0, label=t("cls.seed", lang), elem_id="sv-cls-seed",
+        c["cls_seed"] = gr.Number(value=SEED, step=1, label=t("cls.seed", lang), elem_id="sv-cls-seed",
                                   min_width=120)
         c["cls_redraw"] = gr.Button(t("cls.redraw", lang), elem_id="sv-cls-redraw", min_width=120)
         c["cls_recorded"] = gr.Button(t("cls.recorded", lang), elem_id="sv-cls-recorded", min_width=120)
@@ -120,7 +76,8 @@ def step_layout(lang: str) -> dict:
     c["cls_stage"] = gr.HTML(vc.empty_stage_html(lang), elem_id="sv-cls-stage", js_on_load=KEYS_JS)
     # The guesses and their score only while "Predict, then reveal" is on (guess_visibility).
     with gr.Column(visible=False, elem_id="sv-cls-guess") as c["cls_guess_box"]:
-        with gr.Row(equal_height=False):
+        # The guess buttons only where a guess counts (a test whose u is hidden; `render` decides), the score always.
+        with gr.Row(equal_height=False, visible=False, elem_id="sv-cls-guess-row") as c["cls_guess_row"]:
             c["cls_guess_accept"] = gr.Button(t("cls.guess_accept", lang), elem_id="sv-cls-guess-accept",
                                               min_width=110)
             c["cls_guess_reject"] = gr.Button(t("cls.guess_reject", lang), elem_id="sv-cls-guess-reject",
@@ -139,7 +96,7 @@ def lesson_choices(lang: str) -> list[tuple[str, str]]:
 
 
 # ---------------------------------------------------------------- wiring
-STEP_VIEWS = ["cls_stage", "cls_mass", "cls_mass_text", "cls_round", "cls_cur"]
+STEP_VIEWS = ["cls_stage", "cls_mass", "cls_mass_text", "cls_round", "cls_cur", "cls_guess_row"]
 STEP_INPUTS = ["cls_trace", "cls_cur", "cls_seed", "cls_predict"]
 OPENED = STEP_VIEWS + ["cls_trace", "cls_info", "cls_score", "cls_score_view", "cls_timer", "cls_play"]
 LOAD_VIEWS = OPENED + ["status", "tabs", "cls_lesson"]     # what on_load (the URL parameters) may set
@@ -178,15 +135,21 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
 
 # ---------------------------------------------------------------- the step view
 def render(ctx: AppContext, trace, state: StepState, seed, predict) -> dict:
-    """The stage, the mass picture and the round box for the state (re-drawn u applied)."""
-    lang = ctx.lang
+    """The stage, the mass picture and the round box for the state (re-drawn u applied), and the guess buttons
+    shown only where a guess counts: at a test whose u is still hidden (issue 30: they showed where clicking
+    did nothing)."""
     if not trace or not trace.rounds:
-        return {"cls_stage": vc.empty_stage_html(lang), "cls_mass_text": "", "cls_round": gr.update(),
-                "cls_mass": gr.update(visible=False), "cls_cur": state}
+        return {"cls_stage": vc.empty_stage_html(ctx.lang), "cls_mass_text": "", "cls_round": gr.update(),
+                "cls_mass": gr.update(visible=False), "cls_cur": state, "cls_guess_row": gr.update(visible=False)}
+    v = state.view(trace.rounds, _seed(seed), predict)
+    out = render_tree(ctx, trace, state, v, predict) if v.round.tree else _render_chain(ctx, trace, state, v, seed,
+                                                                                        predict)
+    return {**out, "cls_guess_row": gr.update(visible=v.hidden)}
+
+
+def _render_chain(ctx: AppContext, trace, state: StepState, v, seed, predict) -> dict:
+    lang = ctx.lang
     seed = _seed(seed)
-    v = state.view(trace.rounds, seed, predict)
-    if v.round.tree:
-        return render_tree(ctx, trace, state, v, predict)
     rnd = v.round
     note = redraw_note(v.redrawn, state.draw, seed, trace.greedy, lang)
     # One Mass for the stage and the picture below it, so both show the same rejection chance.
@@ -225,9 +188,9 @@ def redraw_note(r: Redrawn, draw: int, seed: int, greedy: bool, lang: str) -> st
 
 
 def _seed(seed) -> int:
-    """The seed of re-drawn u; a bad one draws from the default (redraw_u says why)."""
+    """The seed of re-drawn u; a bad one draws from the default (redraw_u refuses it and draws nothing)."""
     try:
-        return inputs.whole_number(seed, "cls.seed", 0, MAX_SEED)
+        return classroom_inputs.classroom_checked({"cls_seed": seed}, ("cls_seed",))["cls_seed"]
     except InputError:
         return SEED
 
@@ -289,22 +252,28 @@ def speed(ctx: AppContext, value):
     return {"cls_timer": gr.Timer(value=v), "cls_info": info}
 
 
+def _refused(ctx: AppContext, trace, state: StepState, seed, predict, e: InputError) -> dict:
+    """The step view as it was, the box's value left for the user to correct, and why it was refused."""
+    out = render(ctx, trace, state, seed, predict)
+    out.pop("cls_round", None)
+    return {**out, "cls_info": vh.status_html(str(e), "error")}
+
+
 def go_round(ctx: AppContext, trace, state: StepState, seed, predict, number):
-    n = len(trace.rounds) if trace else 0
     try:
-        r = inputs.whole_number(number, "cls.round", 1, max(1, n), ctx.lang)
+        r = classroom_inputs.classroom_round(number, len(trace.rounds) if trace else 0, ctx.lang)
     except InputError as e:
-        return {**render(ctx, trace, state, seed, predict), "cls_info": vh.status_html(str(e), "error")}
+        return _refused(ctx, trace, state, seed, predict, e)
     return {**render(ctx, trace, state.go(r - 1), seed, predict), "cls_info": ""}
 
 
 def redraw_u(ctx: AppContext, trace, state: StepState, seed, predict):
-    info = ""
+    """The next re-draw of u from the seed; a bad seed is refused and nothing is drawn."""
     try:
-        inputs.whole_number(seed, "cls.seed", 0, MAX_SEED, ctx.lang)
+        classroom_inputs.classroom_checked({"cls_seed": seed}, ("cls_seed",), ctx.lang)
     except InputError as e:
-        info = vh.status_html(str(e), "error")
-    return {**render(ctx, trace, state.redraw(), seed, predict), "cls_info": info}
+        return _refused(ctx, trace, state, seed, predict, e)
+    return {**render(ctx, trace, state.redraw(), seed, predict), "cls_info": ""}
 
 
 def recorded_u(ctx: AppContext, trace, state: StepState, seed, predict):

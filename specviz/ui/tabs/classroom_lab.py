@@ -5,17 +5,16 @@ the samplers and the teaching variants are pure, in specviz/classroom/lab.py.
 """
 from __future__ import annotations
 
-import math
 import threading
 
 import gradio as gr
 
 from ...classroom import lab
-from ...limits import MAX_SEED
+from ...limits import APP_MAX_LAB_PROMPT_CHARS
 from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
-from .. import inputs
+from .. import classroom_inputs, inputs
 from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext, session_id
@@ -33,12 +32,18 @@ def lab_layout(lang: str) -> dict:
                                    label=t("lab.models", lang), elem_id="sv-lab-models")
         c["lab_variant"] = gr.Dropdown([(t(vc.LAB_KEYS[v], lang), v) for v in lab.VARIANTS], value="real",
                                        label=t("lab.variant", lang), elem_id="sv-lab-variant")
+    # Plain boxes, no max_length, minimum or precision: Gradio would cut, clamp, round or raise its bare "Error";
+    # `classroom_inputs.lab_settings` refuses instead, with a sentence (issue 30).
     with gr.Row():
-        c["lab_prompt"] = gr.Textbox(t("lab.default_prompt", lang), label=t("lab.prompt", lang), max_length=500,
+        c["lab_prompt"] = gr.Textbox(t("lab.default_prompt", lang), label=t("lab.prompt", lang),
+                                     info=t("ui.prompt_info", lang, limit=APP_MAX_LAB_PROMPT_CHARS),
                                      elem_id="sv-lab-prompt")
-        c["lab_temp"] = gr.Slider(0.05, 2.0, value=0.6, step=0.05, label=t("lab.temperature", lang), elem_id="sv-lab-temp")
-        c["lab_n"] = gr.Slider(100, lab.MAX_SAMPLES, value=2000, step=100, label=t("lab.n", lang), elem_id="sv-lab-n")
-        c["lab_seed"] = gr.Number(0, precision=0, minimum=0, label=t("ui.seed", lang), elem_id="sv-lab-seed")
+        c["lab_temp"] = gr.Number(0.6, step=0.05, label=t("lab.temperature", lang), elem_id="sv-lab-temp",
+                                  info=t("ui.range", lang, lo=classroom_inputs.LAB_MIN_TEMPERATURE,
+                                         hi=int(classroom_inputs.LAB_MAX_TEMPERATURE)))
+        c["lab_n"] = gr.Number(2000, step=100, label=t("lab.n", lang), elem_id="sv-lab-n",
+                               info=t("ui.range", lang, lo=100, hi=lab.MAX_SAMPLES))
+        c["lab_seed"] = gr.Number(0, step=1, label=t("ui.seed", lang), elem_id="sv-lab-seed")
     with gr.Row():
         c["lab_run"] = gr.Button(t("lab.run", lang), variant="primary", elem_id="sv-lab-run")
         c["lab_stop"] = gr.Button(t("lab.stop", lang), variant="stop", elem_id="sv-lab-stop")
@@ -74,18 +79,8 @@ def lab_stop(ctx: AppContext, request: gr.Request):
 
 
 def lab_settings(models, variant, temperature, n, seed, lang: str):
-    """(models, variant, SamplingConfig, n, seed), checked; InputError with a message in `lang`."""
-    if models not in ("tiny", "pair") or variant not in lab.VARIANTS:
-        raise InputError(t("lab.bad_choice", lang))
-    try:
-        temp = float(temperature)
-    except (TypeError, ValueError):
-        temp = float("nan")
-    if math.isnan(temp) or not 0.05 <= temp <= 2.0:
-        raise InputError(t("input.not_a_number", lang, name=t("lab.temperature", lang), lo=0.05, hi=2))
-    n = inputs.whole_number(n, "lab.n", 100, lab.MAX_SAMPLES, lang)
-    seed = inputs.whole_number(seed, "field.seed", 0, MAX_SEED, lang)
-    return models, variant, inputs.sampling_config(temp, 0, 1.0, lang), n, seed
+    """(models, variant, SamplingConfig, n, seed), checked (`classroom_inputs.lab_settings`); InputError in `lang`."""
+    return classroom_inputs.lab_settings(models, variant, temperature, n, seed, lang)
 
 
 def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choice, draft_id, target_id,
@@ -94,8 +89,8 @@ def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choi
     lang = ctx.lang
     stop = _lab_stop_flag(request)
     try:
-        models, variant, sampling, n, seed = lab_settings(models, variant, temperature, n, seed, lang)
-        text = inputs.check_prompt(prompt, lang)
+        models, variant, sampling, n, seed, text = classroom_inputs.lab_settings(models, variant, temperature, n, seed, lang,
+                                                                        prompt=prompt)
     except InputError as e:
         yield {"lab_stats": vh.status_html(str(e), "error")}
         return

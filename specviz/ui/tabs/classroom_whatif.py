@@ -17,7 +17,7 @@ from ...limits import APP_WHY_MAX_K, APP_WHY_MAX_S, APP_WHY_REPEATS
 from ...strings import t
 from ...viz import classroom_whatif as vw
 from ...viz import html as vh
-from .. import inputs
+from .. import classroom_inputs, inputs
 from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext, end_run, new_run, stop_run
@@ -27,11 +27,15 @@ from ..session import AppContext, end_run, new_run, stop_run
 def whatif_layout(lang: str) -> dict:
     c = {}
     gr.Markdown(t("whatif.intro", lang))
+    # Number boxes, not sliders: a slider's own box clamped 1.5 to 1 without a word (issue 30); here a value out of
+    # range is refused with a sentence (`classroom_inputs.whatif_settings`).
     with gr.Row():
-        c["wi_alpha"] = gr.Slider(0.0, 1.0, value=0.78, step=0.01, label=t("whatif.alpha", lang), elem_id="sv-wi-alpha")
-        c["wi_k"] = gr.Slider(1, whatif.K_MAX, value=5, step=1, label=t("whatif.k", lang), elem_id="sv-wi-k")
-        c["wi_c"] = gr.Slider(0.0, whatif.C_MAX, value=round(8 / 70, 3), step=0.001, label=t("whatif.c", lang),
-                              elem_id="sv-wi-c")
+        c["wi_alpha"] = gr.Number(0.78, step=0.01, label=t("whatif.alpha", lang), elem_id="sv-wi-alpha",
+                                  info=t("ui.range", lang, lo=0, hi=1))
+        c["wi_k"] = gr.Number(5, step=1, label=t("whatif.k", lang), elem_id="sv-wi-k",
+                              info=t("ui.range", lang, lo=1, hi=whatif.K_MAX))
+        c["wi_c"] = gr.Number(round(8 / 70, 3), step=0.001, label=t("whatif.c", lang), elem_id="sv-wi-c",
+                              info=t("ui.range", lang, lo=0, hi=int(whatif.C_MAX)))
     c["wi_preset"] = gr.Button(t("whatif.preset", lang), elem_id="sv-wi-preset")
     w = whatif.worked_example()
     first = whatif.curves(w.alpha, w.c)
@@ -39,7 +43,8 @@ def whatif_layout(lang: str) -> dict:
     c["wi_plot"] = gr.Plot(vw.whatif_figure(first, w.k, None, lang), show_label=False, elem_id="sv-wi-plot")
     gr.Markdown(t("why.intro", lang))
     with gr.Row(equal_height=False):
-        c["why_k"] = gr.Slider(1, APP_WHY_MAX_K, value=4, step=1, label=t("why.k", lang), elem_id="sv-why-k")
+        c["why_k"] = gr.Number(4, step=1, label=t("why.k", lang), elem_id="sv-why-k",
+                               info=t("ui.range", lang, lo=1, hi=APP_WHY_MAX_K))
         c["why_btn"] = gr.Button(t("why.run", lang), elem_id="sv-why-run")
         c["why_stop"] = gr.Button(t("why.stop", lang), elem_id="sv-why-stop", variant="stop")
     c["why_text"] = gr.HTML("", elem_id="sv-why-text")
@@ -63,9 +68,7 @@ def whatif_wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
 def what_if(ctx: AppContext, alpha, k, c, cls_trace, trace, costs):
     lang = ctx.lang
     try:
-        a = inputs.number_between(alpha, "whatif.alpha_name", 0.0, 1.0, lang)
-        kk = inputs.whole_number(k, "whatif.k_name", 1, whatif.K_MAX, lang)
-        cc = inputs.number_between(c, "whatif.c_name", 0.0, whatif.C_MAX, lang)
+        a, kk, cc = classroom_inputs.whatif_settings(alpha, k, c, lang)
     except InputError as e:
         return {"wi_plot": gr.update(), "wi_text": vh.status_html(str(e), "error")}
     shown = cls_trace if cls_trace and cls_trace.rounds else trace
@@ -95,7 +98,7 @@ def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, request: g
 
     lang = ctx.lang
     try:
-        kk = inputs.whole_number(k, "why.k_name", 1, APP_WHY_MAX_K, lang)
+        kk = classroom_inputs.classroom_checked({"why_k": k}, ("why_k",), lang)["why_k"]
         pair = ctx.load(inputs.pair_ids(choice, draft_id, target_id, lang), progress)
         ids = inputs.encode_prompt(pair, inputs.check_prompt(prompt, lang), False, 1, kk, lang)
     except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong

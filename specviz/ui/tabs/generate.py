@@ -108,7 +108,7 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> list:
 def wire_stop(ctx: AppContext, c: dict, demo: gr.Blocks | None = None, **_ignored) -> None:
     """Stop only raises the session's flag: each kind of work hears it within a round and closes with a status.
     Closing the page does the same (`unload`)."""
-    listen(c["stop_btn"].click, stop, ctx, c, (), (), queue=False, show_progress="hidden")
+    listen(c["stop_btn"].click, stop, ctx, c, (), ["status"], queue=False, show_progress="hidden")
     if demo is not None:
         demo.unload(page_closed)
 
@@ -123,8 +123,12 @@ def page_closed(request: gr.Request) -> None:
     end_session(request)
 
 
-def stop(ctx: AppContext, request: gr.Request) -> None:
-    stop_run(request)
+def stop(ctx: AppContext, request: gr.Request) -> dict:
+    """Raise the session's Stop flag; a request still waiting in the queue is said withdrawn at once (the running
+    ones say "Stopping…" themselves, within a round)."""
+    if stop_run(request):
+        return status(t("status.withdrawn", ctx.lang), "warn")
+    return {}
 
 
 def after_run(ctx: AppContext, trace):
@@ -176,7 +180,7 @@ def _generate(ctx: AppContext, run, request, form: dict):
         yield status(str(e), "error")
         return
     if run.stop.is_set():
-        yield status(t("status.stopped", lang), "warn")
+        yield status(t("status.withdrawn" if run.withdrawn else "status.stopped", lang), "warn")
         return
     pair = yield from waiting.load(ctx, run, s.pair_ids, lambda m, kind: status(m, kind))
     if pair is None:

@@ -82,7 +82,7 @@ def _sweep(ctx: AppContext, run, form: dict):
         yield say(str(e), "error")
         return
     if run.stop.is_set():
-        yield say(t("status.stopped", lang), "warn")
+        yield say(t("status.withdrawn" if run.withdrawn else "status.stopped", lang), "warn")
         return
     pair = yield from waiting.load(ctx, run, s.pair_ids, say)
     if pair is None:
