@@ -1,0 +1,336 @@
+// Weight-only 4-bit (and int8) linear for CPUs with int8 activations: specviz's "q4a8" kernels.
+//
+// Why this exists (issue 29): PyTorch's 4-bit CPU product blocks rows by 4 and turns every code
+// into an fp32 weight per block of rows, so 5-8 rows cost two passes and one row is arithmetic-
+// bound. Here each weight tile is unpacked once and multiplied, as int8, by every row's int8
+// activations (AVX2 vpmaddubsw/vpmaddwd, AVX-512 VNNI vpdpbusd): a verify of up to 8 rows reads
+// and unpacks the weights once.
+//
+// Row invariance by construction: the work is split over output tiles only, and every output
+// element y[r, o] is the same sequence of operations whatever the number of rows or threads:
+//   for g in 0..G-1 (in order):  dot = int32 sum over the block (exact, any order)
+//                                acc = fma(float(dot), scale[o,g] * d[r,g], acc)
+//                                acc = fma(min[o,g], m[r,g], acc)          (4-bit)
+// where d[r,g] is the row's int8 step for block g and m[r,g] = d[r,g] * sum(xq over the block).
+// The ISA paths do the same fp32 operations lane by lane, so they agree bit for bit too.
+// Build with -ffp-contract=off: the compiler must not fuse or split these operations itself.
+#include <torch/extension.h>
+#include <ATen/Parallel.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+constexpr int64_t TILE = 16;                  // output columns per tile: one zmm of fp32
+constexpr int64_t GROUP = 32;                 // inputs per block (the weights' group, the activations' block)
+constexpr int64_t ROWS = 8;                   // rows per pass over a weight tile
+constexpr int64_t Q4_CODES = TILE * GROUP / 2;           // 256 bytes of packed codes per (tile, group)
+constexpr int64_t Q4_BLOCK = Q4_CODES + 2 * TILE * 4;    // + 16 fp32 scales + 16 fp32 minimums
+constexpr int64_t Q8_BLOCK = TILE * GROUP;               // 512 bytes of biased int8 weights per (tile, group)
+
+enum Isa : int64_t { SCALAR = 0, AVX2 = 1, AVX512VNNI = 2 };
+
+struct Rows {          // one pass's rows: quantized activations and their per-block factors
+  const int8_t* q;     // [rows, K]
+  const float* d;      // [rows, G]
+  const float* m;      // [rows, G]
+  const int32_t* s;    // [rows, G] sum of the block's int8 values
+  int64_t K, G;
+};
+
+inline int32_t load4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// ---------------------------------------------------------------- portable (any x86-64, the reference)
+void q4_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < mr; ++r) {
+    float acc[TILE] = {0};
+    for (int64_t g = 0; g < a.G; ++g) {
+      const uint8_t* blk = w + g * Q4_BLOCK;
+      const float* sc = reinterpret_cast<const float*>(blk + Q4_CODES);
+      const float* mn = sc + TILE;
+      const int8_t* x = a.q + r * a.K + g * GROUP;
+      for (int64_t c = 0; c < TILE; ++c) {
+        int32_t dot = 0;
+        for (int64_t p = 0; p < 4; ++p)
+          for (int64_t i = 0; i < 4; ++i) {
+            uint8_t byte = blk[p * 64 + c * 4 + i];
+            dot += int32_t(byte & 15) * x[p * 8 + i] + int32_t(byte >> 4) * x[p * 8 + 4 + i];
+          }
+        float sd = sc[c] * a.d[r * a.G + g];
+        acc[c] = std::fma(float(dot), sd, acc[c]);
+        acc[c] = std::fma(mn[c], a.m[r * a.G + g], acc[c]);
+      }
+    }
+    std::memcpy(y + r * ldy, acc, sizeof(acc));
+  }
+}
+
+void q8_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < mr; ++r) {
+    float acc[TILE] = {0};
+    for (int64_t g = 0; g < a.G; ++g) {
+      const uint8_t* blk = w + g * Q8_BLOCK;
+      const int8_t* x = a.q + r * a.K + g * GROUP;
+      for (int64_t c = 0; c < TILE; ++c) {
+        int32_t dot = 0;
+        for (int64_t k = 0; k < 8; ++k)
+          for (int64_t i = 0; i < 4; ++i) dot += int32_t(blk[k * 64 + c * 4 + i]) * x[k * 4 + i];
+        dot -= 128 * a.s[r * a.G + g];   // the weights are stored +128 (unsigned for vpdpbusd)
+        acc[c] = std::fma(float(dot), a.d[r * a.G + g], acc[c]);
+      }
+    }
+    std::memcpy(y + r * ldy, acc, sizeof(acc));
+  }
+}
+
+// ---------------------------------------------------------------- AVX2 (+FMA): vpmaddubsw, vpmaddwd
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+template <int MR>
+__attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+  __m256 acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  const __m256i low = _mm256_set1_epi8(15);
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t g = 0; g < a.G; ++g) {
+    const uint8_t* blk = w + g * Q4_BLOCK;
+    for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
+      __m256i c[8];
+      for (int p = 0; p < 4; ++p) {
+        __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + p * 64 + h * 32));
+        c[2 * p] = _mm256_and_si256(v, low);
+        c[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+      }
+      const __m256 sc = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + h * 8);
+      const __m256 mn = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + TILE + h * 8);
+      for (int r = 0; r < MR; ++r) {
+        const int8_t* x = a.q + r * a.K + g * GROUP;
+        // int16 lanes: each product pair <= 2*15*127, eight of them <= 30480: no saturation.
+        __m256i t = _mm256_maddubs_epi16(c[0], _mm256_set1_epi32(load4(x)));
+        for (int k = 1; k < 8; ++k)
+          t = _mm256_add_epi16(t, _mm256_maddubs_epi16(c[k], _mm256_set1_epi32(load4(x + 4 * k))));
+        const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(t, ones));
+        const __m256 sd = _mm256_mul_ps(sc, _mm256_set1_ps(a.d[r * a.G + g]));
+        acc[r][h] = _mm256_fmadd_ps(dot, sd, acc[r][h]);
+        acc[r][h] = _mm256_fmadd_ps(mn, _mm256_set1_ps(a.m[r * a.G + g]), acc[r][h]);
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    _mm256_storeu_ps(y + r * ldy, acc[r][0]);
+    _mm256_storeu_ps(y + r * ldy + 8, acc[r][1]);
+  }
+}
+
+template <int MR>
+__attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+  __m256 acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i bias = _mm256_set1_epi8(char(0x80));
+  for (int64_t g = 0; g < a.G; ++g) {
+    const uint8_t* blk = w + g * Q8_BLOCK;
+    for (int h = 0; h < 2; ++h) {
+      __m256i c[8];
+      for (int k = 0; k < 8; ++k) c[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + k * 64 + h * 32));
+      for (int k = 0; k < 8; ++k) c[k] = _mm256_xor_si256(c[k], bias);   // back to signed -127..127
+      __m256i mag[8];
+      for (int k = 0; k < 8; ++k) mag[k] = _mm256_abs_epi8(c[k]);
+      for (int r = 0; r < MR; ++r) {
+        const int8_t* x = a.q + r * a.K + g * GROUP;
+        // ggml's sign trick: |w| * (x with w's sign); a pair of products <= 2*127*127 fits int16.
+        __m256i t = _mm256_madd_epi16(
+            _mm256_maddubs_epi16(mag[0], _mm256_sign_epi8(_mm256_set1_epi32(load4(x)), c[0])), ones);
+        for (int k = 1; k < 8; ++k)
+          t = _mm256_add_epi32(t, _mm256_madd_epi16(
+              _mm256_maddubs_epi16(mag[k], _mm256_sign_epi8(_mm256_set1_epi32(load4(x + 4 * k)), c[k])), ones));
+        acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(a.d[r * a.G + g]), acc[r][h]);
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    _mm256_storeu_ps(y + r * ldy, acc[r][0]);
+    _mm256_storeu_ps(y + r * ldy + 8, acc[r][1]);
+  }
+}
+#pragma GCC pop_options
+
+// ---------------------------------------------------------------- AVX-512 VNNI: vpdpbusd
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,fma")
+
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+  __m512 acc[MR];
+  for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
+  const __m512i low = _mm512_set1_epi8(15);
+  for (int64_t g = 0; g < a.G; ++g) {
+    const uint8_t* blk = w + g * Q4_BLOCK;
+    __m512i c[8];
+    for (int p = 0; p < 4; ++p) {
+      __m512i v = _mm512_loadu_si512(blk + p * 64);
+      c[2 * p] = _mm512_and_si512(v, low);
+      c[2 * p + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+    }
+    const __m512 sc = _mm512_loadu_ps(blk + Q4_CODES);
+    const __m512 mn = _mm512_loadu_ps(blk + Q4_CODES + TILE * 4);
+    for (int r = 0; r < MR; ++r) {
+      const int8_t* x = a.q + r * a.K + g * GROUP;
+      __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();   // two chains: latency
+      for (int p = 0; p < 4; ++p) {
+        s0 = _mm512_dpbusd_epi32(s0, c[2 * p], _mm512_set1_epi32(load4(x + 8 * p)));
+        s1 = _mm512_dpbusd_epi32(s1, c[2 * p + 1], _mm512_set1_epi32(load4(x + 8 * p + 4)));
+      }
+      const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1));
+      const __m512 sd = _mm512_mul_ps(sc, _mm512_set1_ps(a.d[r * a.G + g]));
+      acc[r] = _mm512_fmadd_ps(dot, sd, acc[r]);
+      acc[r] = _mm512_fmadd_ps(mn, _mm512_set1_ps(a.m[r * a.G + g]), acc[r]);
+    }
+  }
+  for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
+}
+
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+  __m512 acc[MR];
+  for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < a.G; ++g) {
+    const uint8_t* blk = w + g * Q8_BLOCK;
+    __m512i c[8];
+    for (int k = 0; k < 8; ++k) c[k] = _mm512_loadu_si512(blk + k * 64);
+    for (int r = 0; r < MR; ++r) {
+      const int8_t* x = a.q + r * a.K + g * GROUP;
+      __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+      for (int k = 0; k < 8; k += 2) {
+        s0 = _mm512_dpbusd_epi32(s0, c[k], _mm512_set1_epi32(load4(x + 4 * k)));
+        s1 = _mm512_dpbusd_epi32(s1, c[k + 1], _mm512_set1_epi32(load4(x + 4 * k + 4)));
+      }
+      __m512i t = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(128 * a.s[r * a.G + g]));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(a.d[r * a.G + g]), acc[r]);
+    }
+  }
+  for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
+}
+#pragma GCC pop_options
+
+// ---------------------------------------------------------------- dispatch
+using TileFn = void (*)(const uint8_t*, const Rows&, float*, int64_t);
+
+#define SPECVIZ_TABLE(fn)                                                                                \
+  static const TileFn fn##_table[ROWS + 1] = {nullptr, fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>};
+SPECVIZ_TABLE(q4_tile_avx2)
+SPECVIZ_TABLE(q4_tile_vnni)
+SPECVIZ_TABLE(q8_tile_avx2)
+SPECVIZ_TABLE(q8_tile_vnni)
+
+bool isa_supported(int64_t isa) {
+  __builtin_cpu_init();
+  if (isa == AVX512VNNI)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+           __builtin_cpu_supports("fma");
+  if (isa == AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return isa == SCALAR;
+}
+
+// Per row and block of 32: d = amax / 127, q = round-half-even(x * (1 / d)) in -127..127,
+// s = sum(q), m = d * s. Each row on its own: a row's values do not depend on the others.
+void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, float* m, int32_t* s) {
+  const int64_t G = K / GROUP;
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t g = 0; g < G; ++g) {
+      const float* xb = x + r * K + g * GROUP;
+      float amax = 0.f;
+      for (int64_t i = 0; i < GROUP; ++i) amax = std::max(amax, std::fabs(xb[i]));
+      const float step = amax / 127.f;
+      const float inv = step != 0.f ? 1.f / step : 0.f;
+      int32_t sum = 0;
+      for (int64_t i = 0; i < GROUP; ++i) {
+        float v = std::nearbyint(xb[i] * inv);
+        v = std::min(127.f, std::max(-127.f, v));
+        q[r * K + g * GROUP + i] = int8_t(v);
+        sum += int32_t(v);
+      }
+      d[r * G + g] = step;
+      s[r * G + g] = sum;
+      m[r * G + g] = step * float(sum);
+    }
+}
+
+std::vector<torch::Tensor> quantize(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "quantize: a 2-D fp32 tensor");
+  x = x.contiguous();
+  const int64_t M = x.size(0), K = x.size(1);
+  TORCH_CHECK(K % GROUP == 0, "quantize: width must be a multiple of 32");
+  auto q = torch::empty({M, K}, torch::kInt8);
+  auto d = torch::empty({M, K / GROUP}, torch::kFloat32);
+  auto m = torch::empty({M, K / GROUP}, torch::kFloat32);
+  auto s = torch::empty({M, K / GROUP}, torch::kInt32);
+  quantize_rows(x.data_ptr<float>(), M, K, q.data_ptr<int8_t>(), d.data_ptr<float>(), m.data_ptr<float>(),
+                s.data_ptr<int32_t>());
+  return {q, d, m, s};
+}
+
+// y[M, tiles*16] = x[M, K] times the packed weights ([tiles, G, block] uint8), 4-bit or int8.
+torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, bool four_bit) {
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "q4a8: x must be 2-D fp32");
+  TORCH_CHECK(packed.dim() == 3 && packed.scalar_type() == torch::kUInt8 && packed.is_contiguous(),
+              "q4a8: packed weights must be contiguous uint8 [tiles, groups, block]");
+  TORCH_CHECK(isa_supported(isa), "q4a8: this CPU lacks the requested instruction set");
+  x = x.contiguous();
+  const int64_t M = x.size(0), K = x.size(1), G = K / GROUP, tiles = packed.size(0);
+  const int64_t block = four_bit ? Q4_BLOCK : Q8_BLOCK;
+  TORCH_CHECK(K % GROUP == 0 && packed.size(1) == G && packed.size(2) == block, "q4a8: shapes do not match");
+  auto qs = quantize(x);
+  Rows all{qs[0].data_ptr<int8_t>(), qs[1].data_ptr<float>(), qs[2].data_ptr<float>(), qs[3].data_ptr<int32_t>(),
+           K, G};
+  auto y = torch::empty({M, tiles * TILE}, torch::kFloat32);
+  float* yp = y.data_ptr<float>();
+  const uint8_t* wp = packed.data_ptr<uint8_t>();
+  const int64_t ldy = tiles * TILE;
+  // Output tiles only: which thread runs a tile never changes what it computes.
+  at::parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const uint8_t* w = wp + t * G * block;
+      for (int64_t r0 = 0; r0 < M; r0 += ROWS) {
+        const int64_t mr = std::min(ROWS, M - r0);
+        Rows a{all.q + r0 * K, all.d + r0 * G, all.m + r0 * G, all.s + r0 * G, K, G};
+        float* out = yp + r0 * ldy + t * TILE;
+        if (isa == SCALAR) {
+          (four_bit ? q4_tile_scalar : q8_tile_scalar)(w, a, mr, out, ldy);
+        } else {
+          const TileFn* table = isa == AVX2 ? (four_bit ? q4_tile_avx2_table : q8_tile_avx2_table)
+                                            : (four_bit ? q4_tile_vnni_table : q8_tile_vnni_table);
+          table[mr](w, a, out, ldy);
+        }
+      }
+    }
+  });
+  return y;
+}
+
+torch::Tensor q4_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, true); }
+torch::Tensor q8_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, false); }
+
+int64_t threads() { return at::get_num_threads(); }
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
+  mod.def("q4_matmul", &q4_matmul, "x[M,K] fp32 times packed 4-bit weights, int8 activations");
+  mod.def("q8_matmul", &q8_matmul, "x[M,K] fp32 times packed int8 weights, int8 activations");
+  mod.def("quantize", &quantize, "per row and block of 32: (int8 values, step, step*sum, sum)");
+  mod.def("isa_supported", &isa_supported, "whether this CPU runs an instruction set (0 scalar, 1 avx2, 2 avx512vnni)");
+  mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
+}
