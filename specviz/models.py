@@ -24,7 +24,7 @@ from .zerogpu import on_zero_gpu
 from .sources import _looks_like_path, _resolve_source, _Source, validate_model_id  # noqa: F401 (API)
 from .kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_draft_weights, resolve_linear_path,
                       use_linear_path)
-from .weights import candidate_weights, probe_target_weights, resolve_target_weights, weights_name
+from .weights import candidate_weights, probe_target_weights, q4a8_fallback, resolve_target_weights, weights_name
 from .weights_cache import convert_cached
 from .packaged import _PACKAGED_DRAFT, _PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, _convert, cache_dir  # noqa: F401
 
@@ -297,7 +297,19 @@ def _store_draft(model, draft_weights: str, path: str, report) -> None:
 
 def _load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:
     """fp32 for a target requantized on a CPU: a bf16 copy would knock a Q4_K tensor off its 4-bit grid."""
-    return torch.float32 if target_weights in ("auto", "bf16", "int8", "int4") else dtype
+    return torch.float32 if target_weights in ("auto", "bf16", "int8", "int4", "q4a8") else dtype
+
+
+def _ready_q4a8(report) -> None:
+    """specviz's 4-bit kernels built (once, cached) or, where they cannot be, one line saying why:
+    PyTorch's kernels run instead (a q4a8 choice becomes int4, auto leaves q4a8 out)."""
+    from . import q4a8
+
+    if not q4a8.built():
+        report(0.86, step("load.building_kernels"))
+    why = q4a8.unavailable()
+    if why is not None:
+        report(0.87, step("load.kernels_unavailable", reason=why))
 
 
 def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict | None, dict | None]:
@@ -306,10 +318,13 @@ def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict 
     The model arrives in fp32 when it is to be requantized (see _load_dtype); bf16 weights in a bf16
     pair are simply the pair's dtype, so they count as loaded."""
     probe = None
+    if choice in ("auto", "q4a8") and torch.device(device).type == "cpu":
+        _ready_q4a8(report)
     if choice == "auto":
         report(0.88, step("load.timing_weights"))
         probe = probe_target_weights(model, candidate_weights(device, torch.float32))
         choice = probe["choice"]
+    choice = q4a8_fallback(choice)
     if choice == "bf16" and dtype == torch.bfloat16:
         choice = "as-loaded"
     layers = None

@@ -24,6 +24,7 @@ import functools
 import hashlib
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -35,6 +36,7 @@ SOURCE = Path(__file__).parent / "csrc" / "q4a8.cpp"
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
 TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.cpp
+LAYOUT = 1                       # the packed layout's version (weights_cache keys converted copies by it)
 CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 steps are the kernel's own
 
 
@@ -48,6 +50,11 @@ def build_dir() -> Path:
     return cache_dir() / "kernels" / f"q4a8-{_key()}-torch{re.sub(r'[^0-9A-Za-z.]', '_', torch.__version__)}"
 
 
+def built() -> bool:
+    """Whether a compiled copy is already in the cache (loading it then takes well under a second)."""
+    return any(build_dir().glob("*.so"))
+
+
 _FAILURE: list[str] = []   # why the extension is unavailable (empty while it is, or before a try)
 
 
@@ -56,6 +63,10 @@ def extension():
     """The compiled kernels (built once per source and torch version), or None where they cannot be built."""
     if sys.platform != "linux" or os.uname().machine not in ("x86_64", "AMD64"):
         _FAILURE.append("the q4a8 kernels are written for x86-64 Linux")
+        return None
+    compiler = os.environ.get("CXX", "c++")
+    if shutil.which(compiler) is None:
+        _FAILURE.append(f"no C++ compiler ({compiler}) found")
         return None
     try:
         from torch.utils.cpp_extension import load

@@ -27,8 +27,11 @@ import torch
 
 from .kernels import Int8WeightLinear, OneDNNLinear, _checked_choice, dense_weight, fast_linear
 
-TARGET_WEIGHTS = ("auto", "as-loaded", "bf16", "int8", "int4")
-TARGET_ENV_VAR = "SPECVIZ_TARGET_WEIGHTS"   # force: as-loaded | bf16 | int8 | int4 (auto when unset)
+# q4a8: the same 4-bit grid (and int8 for the 6-bit layers) through specviz's own kernels with int8
+# activations, where they build (specviz/q4a8.py): a verify of up to 8 rows for about one row's cost.
+TARGET_WEIGHTS = ("auto", "as-loaded", "bf16", "int8", "int4", "q4a8")
+TARGET_ENV_VAR = "SPECVIZ_TARGET_WEIGHTS"   # force: as-loaded | bf16 | int8 | int4 | q4a8 (auto when unset)
+STORED_KINDS = ("bf16", "int8", "int4", "q4a8")
 GROUP = 32            # weights per 4-bit group: the GGUF's Q4_K sub-block
 # A layer is "on a 4-bit grid" when no weight is further than this share of its group's step from
 # it: the packaged target's dequantized Q4_K tensors (fp32) pass, its Q6_K ones are ~50 % off.
@@ -176,6 +179,8 @@ def on_int4_grid(linear: torch.nn.Module, group: int = GROUP) -> bool:
 def _converted(linear: torch.nn.Module, kind: str, strict_grid: bool) -> tuple[torch.nn.Module, str]:
     if kind == "bf16":
         return Bf16WeightLinear(linear), "bf16"
+    if kind == "q4a8":
+        return _converted_q4a8(linear, strict_grid)
     if kind == "int8" or not int4_usable(linear):
         return Int8WeightLinear(linear), "int8"
     weight, _ = _linear_parts(linear)
@@ -189,16 +194,33 @@ def _converted(linear: torch.nn.Module, kind: str, strict_grid: bool) -> tuple[t
     return Int8WeightLinear(linear), "int8"   # 6-bit and wider tensors keep their bits
 
 
+def _converted_q4a8(linear: torch.nn.Module, strict_grid: bool) -> tuple[torch.nn.Module, str]:
+    """A layer on the 4-bit grid as Q4A8Linear, another (a 6-bit tensor, the output layer) as Q8A8Linear;
+    the counts name them "q4a8" and "q8a8". Widths the kernels do not take stay on PyTorch's int8."""
+    from .q4a8 import Q4A8Linear, Q8A8Linear, usable
+
+    weight, bias = _linear_parts(linear)
+    if not usable(weight.shape[1]):
+        return Int8WeightLinear(linear), "int8"
+    if not strict_grid:
+        return Q4A8Linear(weight, bias, int4_grid(weight, exact=False)), "q4a8"
+    if grid_error(weight[:64], int4_grid(weight[:64])) <= ON_GRID:
+        grid = int4_grid(weight)
+        if grid_error(weight, grid) <= ON_GRID:
+            return Q4A8Linear(weight, bias, grid), "q4a8"
+    return Q8A8Linear(weight, bias), "q8a8"
+
+
 LINEAR_TYPES = (torch.nn.Linear, OneDNNLinear)
 
 
 def convert_target_weights(model: torch.nn.Module, kind: str, strict_grid: bool = True) -> dict[str, int]:
-    """Store every linear layer of `model` as `kind` (bf16 | int8 | int4), in place; returns layer counts.
+    """Store every linear layer of `model` as `kind` (bf16 | int8 | int4 | q4a8), in place; returns layer counts.
 
-    int4: layers on a 4-bit group grid become 4-bit, the others int8 (`strict_grid=False`: every
-    layer the kernel takes becomes 4-bit, requantized if need be). Records the kind on the model.
+    int4 and q4a8: layers on a 4-bit group grid become 4-bit, the others int8 (`strict_grid=False`:
+    every layer the kernel takes becomes 4-bit, requantized if need be). Records the kind on the model.
     """
-    if kind not in ("bf16", "int8", "int4"):
+    if kind not in STORED_KINDS:
         raise ValueError(f"unknown target weights {kind!r}")
     counts: dict[str, int] = {}
     for module in list(model.modules()):
@@ -213,7 +235,7 @@ def convert_target_weights(model: torch.nn.Module, kind: str, strict_grid: bool 
 
 
 def target_weights(model) -> str:
-    """How the model's weights are stored: "as-loaded", "bf16", "int8" or "int4"."""
+    """How the model's weights are stored: "as-loaded", "bf16", "int8", "int4" or "q4a8"."""
     return model.__dict__.get("_specviz_target_weights", "as-loaded")
 
 
@@ -227,7 +249,16 @@ def weights_usable(kind: str, device, dtype) -> bool:
         return dtype == torch.float32
     if kind == "int8":
         return hasattr(torch, "_weight_int8pack_mm")
+    if kind == "q4a8":   # builds the kernels on first use (about a minute, then cached)
+        from .q4a8 import unavailable
+
+        return unavailable() is None
     return hasattr(torch.ops.aten, "_weight_int4pack_mm_for_cpu")
+
+
+def q4a8_fallback(choice: str) -> str:
+    """`choice`, or "int4" for a q4a8 that cannot run here (no compiler, a failed build, not x86-64)."""
+    return "int4" if choice == "q4a8" and not weights_usable("q4a8", "cpu", torch.float32) else choice
 
 
 def resolve_target_weights(choice: str, device, dtype) -> str:
@@ -235,6 +266,8 @@ def resolve_target_weights(choice: str, device, dtype) -> str:
     choice = _checked_choice(choice, TARGET_WEIGHTS, "target weights", TARGET_ENV_VAR)
     if choice == "bf16" and dtype == torch.bfloat16:
         return "as-loaded"
+    if choice == "q4a8" and torch.device(device).type == "cpu":
+        return choice   # checked at load: where the kernels do not build, PyTorch's int4 runs (q4a8_fallback)
     if choice not in ("auto", "as-loaded") and not weights_usable(choice, device, dtype):
         raise ValueError(f"{choice} target weights run on a CPU only" + (
             " (bf16: with an fp32 pair)" if choice == "bf16" else ""))
@@ -245,15 +278,20 @@ def resolve_target_weights(choice: str, device, dtype) -> str:
 
 def candidate_weights(device, dtype) -> list[str]:
     """Every target configuration that can run here, the as-loaded one first."""
-    return ["as-loaded"] + [k for k in ("bf16", "int8", "int4") if weights_usable(k, device, dtype)]
+    return ["as-loaded"] + [k for k in STORED_KINDS if weights_usable(k, device, dtype)]
+
+
+PROBE_ROWS = (1, 4)   # a token of the target alone, and a verify (K = 3)
 
 
 def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
-    """Time the model's largest linear layer at one row in each of `kinds` (medians, interleaved).
+    """Time the model's largest linear layer at 1 and 4 rows in each of `kinds` (medians, interleaved).
 
-    One row is a token of the target alone: auto picks the configuration that makes
-    the target alone fastest, so speculation is measured against its hardest
-    baseline. Converting one layer and timing it takes well under a second.
+    One row is a token of the target alone, four a verify: auto picks the configuration whose sum
+    is smallest, so the target alone stays fast (speculation is measured against its hardest
+    baseline) and a kind whose verify costs two passes (PyTorch's int4 at 5+ rows) does not win on
+    one row alone. Converting one layer and timing it takes well under a second.
+    "ms": the 1-row times, "ms_verify": the 4-row ones.
     """
     linears = [m for m in model.modules() if type(m) in LINEAR_TYPES and m is not model.get_output_embeddings()]
     if not linears:
@@ -263,24 +301,29 @@ def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
     for kind in kinds:
         if kind != "as-loaded":
             variants[kind] = _converted(layer, kind, strict_grid=False)[0]
-    x = torch.randn(1, 1, dense_weight(layer).shape[1], dtype=dense_weight(layer).dtype)
-    times: dict[str, list[float]] = {k: [] for k in variants}
+    width = dense_weight(layer).shape[1]
+    xs = {rows: torch.randn(1, rows, width, dtype=dense_weight(layer).dtype) for rows in PROBE_ROWS}
+    times: dict[tuple[str, int], list[float]] = {(k, r): [] for k in variants for r in PROBE_ROWS}
     with torch.inference_mode():
         for rep in range(repeats + 1):
-            for kind, fn in variants.items():
+            for (kind, rows), seen in times.items():
                 t0 = time.perf_counter()
-                fn(x)
-                if rep:
-                    times[kind].append(time.perf_counter() - t0)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    return {"choice": min(med, key=med.get), "layer": "x".join(map(str, dense_weight(layer).shape[::-1])),
-            "ms": {k: round(v * 1e3, 3) for k, v in med.items()}}
+                variants[kind](xs[rows])
+                if rep:   # the first pass warms caches and kernels
+                    seen.append(time.perf_counter() - t0)
+    med = {key: statistics.median(v) for key, v in times.items()}
+    score = {k: sum(med[(k, r)] for r in PROBE_ROWS) for k in variants}
+    return {"choice": min(score, key=score.get), "layer": "x".join(map(str, dense_weight(layer).shape[::-1])),
+            "ms": {k: round(med[(k, 1)] * 1e3, 3) for k in variants},
+            "ms_verify": {k: round(med[(k, PROBE_ROWS[-1])] * 1e3, 3) for k in variants}}
 
 
 def stored_linear(linear: torch.nn.Module, path: str) -> torch.nn.Module:
     """`linear` stored like the rest of a model whose linear path is `path` (a new layer, e.g. a trimmed head)."""
     if path == "int4":
         return Int4WeightLinear(linear, exact=False) if int4_usable(linear) else Int8WeightLinear(linear)
+    if path == "q4a8":
+        return _converted_q4a8(linear, strict_grid=False)[0]
     if path == "bf16":
         return Bf16WeightLinear(linear)
     return fast_linear(linear, path)

@@ -19,10 +19,11 @@ import torch
 
 from .kernels import Int8WeightLinear
 from .packaged import cache_dir
+from .q4a8 import LAYOUT as Q4A8_LAYOUT, Q4A8Linear, Q8A8Linear
 from .weights import LINEAR_TYPES, Bf16WeightLinear, Int4WeightLinear, _converted, convert_target_weights
 
 VERSION = 1
-STORED = {cls.__name__: cls for cls in (Int4WeightLinear, Int8WeightLinear, Bf16WeightLinear)}
+STORED = {cls.__name__: cls for cls in (Int4WeightLinear, Int8WeightLinear, Bf16WeightLinear, Q4A8Linear, Q8A8Linear)}
 
 
 def entry_path(model, kind: str, strict_grid: bool) -> Path | None:
@@ -33,6 +34,8 @@ def entry_path(model, kind: str, strict_grid: bool) -> Path | None:
         return None
     parts = [VERSION, kind, strict_grid, torch.__version__, str(folder.resolve()),
              [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files]]
+    if kind == "q4a8":   # specviz's own packed layout: a new layout makes a new entry
+        parts.append(Q4A8_LAYOUT)
     digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
     return cache_dir() / "converted" / f"{digest}.safetensors"
 

@@ -11,12 +11,14 @@ import pytest
 import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
-from specviz import weights
+from specviz import q4a8, weights
 from specviz.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from tiny import noisy_copy, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-KINDS = ("bf16", "int8", "int4")
+# q4a8 where its kernels build here (tests/test_q4_kernel.py covers the fallback where they do not)
+HAS_Q4A8 = q4a8.unavailable() is None
+KINDS = ("bf16", "int8", "int4") + (("q4a8",) if HAS_Q4A8 else ())
 
 
 def quantized(model, kind):
@@ -183,13 +185,17 @@ def test_target_weights_are_resolved_by_device_and_dtype(monkeypatch):
         weights.resolve_target_weights("fp8", "cpu", torch.float32)
     monkeypatch.setenv(weights.TARGET_ENV_VAR, "int8")
     assert weights.resolve_target_weights("auto", "cpu", torch.float32) == "int8"
-    assert weights.candidate_weights("cpu", torch.float32) == ["as-loaded", "bf16", "int8", "int4"]
+    assert weights.candidate_weights("cpu", torch.float32) == ["as-loaded", "bf16", "int8", "int4"] + (
+        ["q4a8"] if HAS_Q4A8 else [])
+    with pytest.raises(ValueError, match="CPU"):
+        weights.resolve_target_weights("q4a8", "cuda", torch.bfloat16)
     assert "bf16" not in weights.candidate_weights("cpu", torch.bfloat16)
 
 
 def test_the_probe_times_every_candidate_on_the_largest_layer():
-    probe = weights.probe_target_weights(tiny_model(3), ["as-loaded", "int8", "int4"], repeats=2)
-    assert set(probe["ms"]) == {"as-loaded", "int8", "int4"} and probe["choice"] in probe["ms"]
+    kinds = ["as-loaded", "int8", "int4"] + (["q4a8"] if HAS_Q4A8 else [])
+    probe = weights.probe_target_weights(tiny_model(3), kinds, repeats=2)
+    assert set(probe["ms"]) == set(probe["ms_verify"]) == set(kinds) and probe["choice"] in probe["ms"]
     assert probe["layer"] == "32x64"
 
 
@@ -210,7 +216,8 @@ def test_greedy_speculation_on_a_quantized_target_equals_that_target_alone(kind)
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("kind, temperature, top_k, top_p", [("int4", 1.0, 0, 1.0), ("int4", 0.7, 5, 0.9),
-                                                              ("int8", 0.7, 0, 1.0), ("bf16", 1.0, 0, 0.9)])
+                                                              ("int8", 0.7, 0, 1.0), ("bf16", 1.0, 0, 0.9)]
+                         + ([("q4a8", 1.0, 0, 1.0), ("q4a8", 0.7, 5, 0.9)] if HAS_Q4A8 else []))
 def test_sampling_on_a_quantized_target_keeps_its_distribution(kind, temperature, top_k, top_p):
     target = quantized(tiny_model(51, vocab=8, scale=0.6), kind)
     draft = quantized(noisy_copy(tiny_model(51, vocab=8, scale=0.6), 7, 0.8), "int8")
@@ -240,6 +247,8 @@ def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind):
     pair = load_pair(target_weights=kind, draft_weights="int8", linear="default")
     if kind == "int4":   # the GGUF's Q4_K tensors on their own grid, its 6-bit ones as int8
         assert pair.target_weights == "int4" and pair.target_layers["int4"] > 100 and pair.target_layers["int8"] > 0
+    if kind == "q4a8":   # the same split through specviz's kernels
+        assert pair.target_weights == "q4a8" and pair.target_layers["q4a8"] > 100 and pair.target_layers["q8a8"] > 0
     ids = pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")
     greedy = SamplingConfig(temperature=0)
     alone = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy, max_new_tokens=24,

@@ -50,8 +50,9 @@ def add_weight_options(p: argparse.ArgumentParser) -> None:
                         "where PyTorch has the kernel, else int8)")
     p.add_argument("--target-weights", default="auto", choices=TARGET_WEIGHTS,
                    help="how the target stores its weights; the speculative decoder and the target alone always "
-                        "run the same one: auto = the fastest one-token layer measured at load on a CPU "
-                        "(default: auto)")
+                        "run the same one. q4a8: the 4-bit weights through specviz's own CPU kernels with int8 "
+                        "activations (built once at first use; PyTorch's int4 where they cannot be built). auto = "
+                        "the fastest at 1 and 4 rows (a token, a verify) measured at load on a CPU (default: auto)")
 
 
 def weight_kwargs(args) -> dict:

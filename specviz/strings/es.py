@@ -634,6 +634,10 @@ STRINGS: dict[str, str] = {
     "load.storing_draft": "guardando los pesos del borrador como {weights}",
     "load.timing_weights": "cronometrando los formatos de pesos del objetivo",
     "load.storing_target": "guardando los pesos del objetivo como {weights}",
+    "load.building_kernels": "compilando los núcleos de 4 bits de specviz para CPU (una vez; alrededor de un minuto)",
+    "load.kernels_unavailable": ("los núcleos de 4 bits de specviz no están disponibles aquí ({reason}); se usan los "
+                                 "de PyTorch"),
+    "weights.q4a8": "4 bits con activaciones int8 (q4a8)",
     "load.locating": "buscando las partes empaquetadas de {name}",
     "load.assembling_parts": "ensamblando y verificando {name} ({n:parte|partes})",
     "load.assembling": "ensamblando y verificando {name}",

@@ -107,6 +107,15 @@ def drafter_name(name: str, lang: str = DEFAULT_LANG) -> str:
     return t(key, lang) if key else t("drafter.other", lang, name=str(name)[:60])
 
 
+_WEIGHTS_KEYS = {"q4a8": "weights.q4a8"}   # storage kinds whose short name needs words (int4, fp32... read as they are)
+
+
+def weights_text(label: str, lang: str = DEFAULT_LANG) -> str:
+    """How the target stored its weights, for a sentence: "4-bit with int8 activations (q4a8)", "int4", "fp32"."""
+    key = _WEIGHTS_KEYS.get(str(label))
+    return t(key, lang) if key else str(label)
+
+
 def source_line(source: str, lang: str = DEFAULT_LANG) -> str:
     """Who proposed a drafted token, for its details."""
     if source == "model":

@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 from ..compare import speedup as _speedup
 from ..strings import DEFAULT_LANG, t
 from ..trace import Alt, Choice, Round
-from .format import MARKERS, PALETTE, esc, display_number, pct, rich, round_drafter_text, source_line, token_display  # noqa: F401
+from .format import MARKERS, PALETTE, esc, display_number, pct, rich, round_drafter_text, source_line, token_display, weights_text  # noqa: F401
 
 KINDS = ("accepted", "rejected", "discarded", "correction", "bonus")
 
@@ -246,7 +246,7 @@ LIMIT_SENTENCES = {"gpu": "compare.why_gpu", "compiled": "compare.why_compiled",
 
 def _difference_badge(first_diff: int | None, limit: str | None, weights: str, lang: str) -> str:
     """`limit`: why this configuration may differ (specviz.invariance.identity_limit), None where it must not."""
-    why = t(LIMIT_SENTENCES[limit], lang, weights=weights or "?")
+    why = t(LIMIT_SENTENCES[limit], lang, weights=weights_text(weights, lang) if weights else "?")
     where = t("compare.at_token", lang, n=first_diff + 1) if first_diff is not None else t("compare.in_length", lang)
     return (f'<span class="sv-badge sv-badge-diff" data-identical="false">'
             f'{esc(t("compare.differ", lang, where=where, why=why))}</span>')
@@ -262,7 +262,7 @@ def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, fi
     speed = _speedup(spec_tps, base_tps)
     rates = t("compare.rates", lang, spec=display_number(spec_tps, 1), base=display_number(base_tps, 1))
     if weights:
-        rates += " " + t("compare.weights", lang, weights=weights)
+        rates += " " + t("compare.weights", lang, weights=weights_text(weights, lang))
     # What the two rates count, said where they are shown (issue 27: the page's figure and the bench's must mean
     # the same thing to be compared).
     parts = [f'<div class="sv-compare-row"><span class="sv-big" data-speedup="{esc(display_number(speed, 3))}">'

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 
 from ..strings import DEFAULT_LANG, t
-from .format import esc, display_number
+from .format import esc, display_number, weights_text
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def sentence(check: PaysCheck | None, lang: str = DEFAULT_LANG) -> str | None:
                       cost=display_number(check.reads * check.c + check.verify_cost, 1))
     hint = t("pays.hint_gpu" if str(check.device).startswith("cuda") else "pays.hint_cpu", lang)
     if check.weights:
-        hint = t("pays.weights", lang, weights=check.weights) + " " + hint
+        hint = t("pays.weights", lang, weights=weights_text(check.weights, lang)) + " " + hint
     if kind == "did_not":
         key = "pays.tree_did_not" if check.tree else "pays.did_not"
         return t(key, lang, speedup=display_number(check.measured, 2), **values) + " " + hint
