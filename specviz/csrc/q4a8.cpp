@@ -98,13 +98,16 @@ void q8_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64
 template <int MR>
 __attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m256 acc[MR][2];
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   const __m256i low = _mm256_set1_epi8(15);
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q4_BLOCK;
+    #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
       __m256i c[8];
+      #pragma GCC unroll 8
       for (int p = 0; p < 4; ++p) {
         __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + p * 64 + h * 32));
         c[2 * p] = _mm256_and_si256(v, low);
@@ -112,10 +115,12 @@ __attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Ro
       }
       const __m256 sc = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + h * 8);
       const __m256 mn = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + TILE + h * 8);
+      #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const int8_t* x = a.q + r * a.K + g * GROUP;
         // int16 lanes: each product pair <= 2*15*127, eight of them <= 30480: no saturation.
         __m256i t = _mm256_maddubs_epi16(c[0], _mm256_set1_epi32(load4(x)));
+        #pragma GCC unroll 8
         for (int k = 1; k < 8; ++k)
           t = _mm256_add_epi16(t, _mm256_maddubs_epi16(c[k], _mm256_set1_epi32(load4(x + 4 * k))));
         const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(t, ones));
@@ -125,6 +130,7 @@ __attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Ro
       }
     }
   }
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     _mm256_storeu_ps(y + r * ldy, acc[r][0]);
     _mm256_storeu_ps(y + r * ldy + 8, acc[r][1]);
@@ -134,22 +140,29 @@ __attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Ro
 template <int MR>
 __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m256 acc[MR][2];
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i bias = _mm256_set1_epi8(char(0x80));
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q8_BLOCK;
+    #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {
       __m256i c[8];
+      #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) c[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + k * 64 + h * 32));
+      #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) c[k] = _mm256_xor_si256(c[k], bias);   // back to signed -127..127
       __m256i mag[8];
+      #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) mag[k] = _mm256_abs_epi8(c[k]);
+      #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const int8_t* x = a.q + r * a.K + g * GROUP;
         // ggml's sign trick: |w| * (x with w's sign); a pair of products <= 2*127*127 fits int16.
         __m256i t = _mm256_madd_epi16(
             _mm256_maddubs_epi16(mag[0], _mm256_sign_epi8(_mm256_set1_epi32(load4(x)), c[0])), ones);
+        #pragma GCC unroll 8
         for (int k = 1; k < 8; ++k)
           t = _mm256_add_epi32(t, _mm256_madd_epi16(
               _mm256_maddubs_epi16(mag[k], _mm256_sign_epi8(_mm256_set1_epi32(load4(x + 4 * k)), c[k])), ones));
@@ -157,6 +170,7 @@ __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Ro
       }
     }
   }
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     _mm256_storeu_ps(y + r * ldy, acc[r][0]);
     _mm256_storeu_ps(y + r * ldy + 8, acc[r][1]);
@@ -172,11 +186,13 @@ template <int MR>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m512 acc[MR];
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
   const __m512i low = _mm512_set1_epi8(15);
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q4_BLOCK;
     __m512i c[8];
+    #pragma GCC unroll 8
     for (int p = 0; p < 4; ++p) {
       __m512i v = _mm512_loadu_si512(blk + p * 64);
       c[2 * p] = _mm512_and_si512(v, low);
@@ -184,9 +200,11 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
     }
     const __m512 sc = _mm512_loadu_ps(blk + Q4_CODES);
     const __m512 mn = _mm512_loadu_ps(blk + Q4_CODES + TILE * 4);
+    #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const int8_t* x = a.q + r * a.K + g * GROUP;
       __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();   // two chains: latency
+      #pragma GCC unroll 8
       for (int p = 0; p < 4; ++p) {
         s0 = _mm512_dpbusd_epi32(s0, c[2 * p], _mm512_set1_epi32(load4(x + 8 * p)));
         s1 = _mm512_dpbusd_epi32(s1, c[2 * p + 1], _mm512_set1_epi32(load4(x + 8 * p + 4)));
@@ -197,6 +215,7 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
       acc[r] = _mm512_fmadd_ps(mn, _mm512_set1_ps(a.m[r * a.G + g]), acc[r]);
     }
   }
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
 }
 
@@ -204,14 +223,18 @@ template <int MR>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m512 acc[MR];
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q8_BLOCK;
     __m512i c[8];
+    #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) c[k] = _mm512_loadu_si512(blk + k * 64);
+    #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const int8_t* x = a.q + r * a.K + g * GROUP;
       __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+      #pragma GCC unroll 8
       for (int k = 0; k < 8; k += 2) {
         s0 = _mm512_dpbusd_epi32(s0, c[k], _mm512_set1_epi32(load4(x + 4 * k)));
         s1 = _mm512_dpbusd_epi32(s1, c[k + 1], _mm512_set1_epi32(load4(x + 4 * k + 4)));
@@ -220,6 +243,7 @@ void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
       acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(a.d[r * a.G + g]), acc[r]);
     }
   }
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
 }
 #pragma GCC pop_options
@@ -234,7 +258,7 @@ SPECVIZ_TABLE(q4_tile_vnni)
 SPECVIZ_TABLE(q8_tile_avx2)
 SPECVIZ_TABLE(q8_tile_vnni)
 
-bool isa_supported(int64_t isa) {
+bool cpu_has(int64_t isa) {
   __builtin_cpu_init();
   if (isa == AVX512VNNI)
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -244,31 +268,80 @@ bool isa_supported(int64_t isa) {
   return isa == SCALAR;
 }
 
+bool isa_supported(int64_t isa) {
+  static const bool have[3] = {cpu_has(SCALAR), cpu_has(AVX2), cpu_has(AVX512VNNI)};
+  return isa >= 0 && isa <= 2 && have[isa];
+}
+
 // Per row and block of 32: d = amax / 127, q = round-half-even(x * (1 / d)) in -127..127,
-// s = sum(q), m = d * s. Each row on its own: a row's values do not depend on the others.
-void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, float* m, int32_t* s) {
+// s = sum(q), m = d * s. Each row on its own: a row's values do not depend on the others. The AVX2
+// version does the same IEEE operations (the max is exact in any order), so both give the same bits.
+inline void block_factors(int32_t sum, float step, int64_t at, float* d, float* m, int32_t* s) {
+  d[at] = step;
+  s[at] = sum;
+  m[at] = step * float(sum);
+}
+
+void quantize_block_scalar(const float* xb, int8_t* q, int64_t at, float* d, float* m, int32_t* s) {
+  float amax = 0.f;
+  for (int64_t i = 0; i < GROUP; ++i) amax = std::max(amax, std::fabs(xb[i]));
+  const float step = amax / 127.f;
+  const float inv = step != 0.f ? 1.f / step : 0.f;
+  int32_t sum = 0;
+  for (int64_t i = 0; i < GROUP; ++i) {
+    float v = std::nearbyint(xb[i] * inv);
+    v = std::min(127.f, std::max(-127.f, v));
+    q[i] = int8_t(v);
+    sum += int32_t(v);
+  }
+  block_factors(sum, step, at, d, m, s);
+}
+
+__attribute__((target("avx2,fma")))
+void quantize_block_avx2(const float* xb, int8_t* q, int64_t at, float* d, float* m, int32_t* s) {
+  const __m256 sign = _mm256_set1_ps(-0.f);
+  __m256 v[4];
+  __m256 amax = _mm256_setzero_ps();
+  for (int j = 0; j < 4; ++j) {
+    v[j] = _mm256_loadu_ps(xb + 8 * j);
+    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[j]));
+  }
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_movehdup_ps(h));
+  const float step = _mm_cvtss_f32(h) / 127.f;
+  const __m256 inv = _mm256_set1_ps(step != 0.f ? 1.f / step : 0.f);
+  const __m256 hi = _mm256_set1_ps(127.f), lo = _mm256_set1_ps(-127.f);
+  __m256i n[4];
+  __m256i total = _mm256_setzero_si256();
+  for (int j = 0; j < 4; ++j) {
+    __m256 r = _mm256_round_ps(_mm256_mul_ps(v[j], inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    n[j] = _mm256_cvtps_epi32(_mm256_min_ps(hi, _mm256_max_ps(lo, r)));
+    total = _mm256_add_epi32(total, n[j]);
+  }
+  // int32 -> int8 (packs work within 128-bit lanes; the permute puts the 32 values back in order)
+  __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(n[0], n[1]), _mm256_packs_epi32(n[2], n[3]));
+  b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), b);
+  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+  block_factors(_mm_cvtsi128_si32(t), step, at, d, m, s);
+}
+
+void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, float* m, int32_t* s, bool avx2) {
   const int64_t G = K / GROUP;
   for (int64_t r = 0; r < M; ++r)
     for (int64_t g = 0; g < G; ++g) {
-      const float* xb = x + r * K + g * GROUP;
-      float amax = 0.f;
-      for (int64_t i = 0; i < GROUP; ++i) amax = std::max(amax, std::fabs(xb[i]));
-      const float step = amax / 127.f;
-      const float inv = step != 0.f ? 1.f / step : 0.f;
-      int32_t sum = 0;
-      for (int64_t i = 0; i < GROUP; ++i) {
-        float v = std::nearbyint(xb[i] * inv);
-        v = std::min(127.f, std::max(-127.f, v));
-        q[r * K + g * GROUP + i] = int8_t(v);
-        sum += int32_t(v);
-      }
-      d[r * G + g] = step;
-      s[r * G + g] = sum;
-      m[r * G + g] = step * float(sum);
+      const int64_t at = r * K + g * GROUP;
+      if (avx2)
+        quantize_block_avx2(x + at, q + at, r * G + g, d, m, s);
+      else
+        quantize_block_scalar(x + at, q + at, r * G + g, d, m, s);
     }
 }
 
-std::vector<torch::Tensor> quantize(torch::Tensor x) {
+std::vector<torch::Tensor> quantize(torch::Tensor x, int64_t isa) {
   TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "quantize: a 2-D fp32 tensor");
   x = x.contiguous();
   const int64_t M = x.size(0), K = x.size(1);
@@ -277,8 +350,9 @@ std::vector<torch::Tensor> quantize(torch::Tensor x) {
   auto d = torch::empty({M, K / GROUP}, torch::kFloat32);
   auto m = torch::empty({M, K / GROUP}, torch::kFloat32);
   auto s = torch::empty({M, K / GROUP}, torch::kInt32);
+  TORCH_CHECK(isa_supported(isa), "quantize: this CPU lacks the requested instruction set");
   quantize_rows(x.data_ptr<float>(), M, K, q.data_ptr<int8_t>(), d.data_ptr<float>(), m.data_ptr<float>(),
-                s.data_ptr<int32_t>());
+                s.data_ptr<int32_t>(), isa != SCALAR);
   return {q, d, m, s};
 }
 
@@ -292,7 +366,7 @@ torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, bool fo
   const int64_t M = x.size(0), K = x.size(1), G = K / GROUP, tiles = packed.size(0);
   const int64_t block = four_bit ? Q4_BLOCK : Q8_BLOCK;
   TORCH_CHECK(K % GROUP == 0 && packed.size(1) == G && packed.size(2) == block, "q4a8: shapes do not match");
-  auto qs = quantize(x);
+  auto qs = quantize(x, isa);
   Rows all{qs[0].data_ptr<int8_t>(), qs[1].data_ptr<float>(), qs[2].data_ptr<float>(), qs[3].data_ptr<int32_t>(),
            K, G};
   auto y = torch::empty({M, tiles * TILE}, torch::kFloat32);
