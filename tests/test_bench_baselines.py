@@ -88,6 +88,15 @@ def test_the_app_names_the_target_configuration_in_both_languages():
     assert "int4" not in (vp.sentence(vp.PaysCheck(c=0.5, verify_cost=2.0, k=4, alpha=0.3, theory=0.6), "en") or "")
 
 
+def test_the_q4a8_kind_is_named_in_words_in_both_languages():
+    for lang, words in (("en", "int8 activations"), ("es", "activaciones int8")):
+        text = vh.speedup_vs_target_html(12.0, 10.0, greedy=True, first_diff=None, identical=True, n_base=5,
+                                         weights="q4a8", lang=lang)
+        assert words in text
+        check = vp.PaysCheck(c=0.5, verify_cost=2.0, k=4, alpha=0.3, theory=0.6, measured=0.8, weights="q4a8")
+        assert words in vp.sentence(check, lang)
+
+
 def test_a_trace_records_the_target_configuration_and_old_traces_still_load():
     trace = Trace(prompt="x", prompt_ids=[1], draft_model="d", target_model="t", k=2, max_new_tokens=4, seed=0,
                   sampling={"temperature": 0.0, "top_k": 0, "top_p": 1.0}, target_weights="int4")

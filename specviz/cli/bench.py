@@ -217,6 +217,16 @@ def _variants(pair, baselines: list[str]) -> list[tuple[str, Callable[[], Any]]]
     return out
 
 
+def _q4a8_meta(pair) -> dict | None:
+    """Which instruction set specviz's 4-bit kernels ran with (or why they could not), where they were offered."""
+    if pair.device.type != "cpu" or pair.target_weights not in ("q4a8", "int4"):
+        return None
+    from .. import q4a8
+
+    why = q4a8.unavailable()
+    return {"unavailable": why} if why else {"isa": q4a8.chosen_isa(), "supported": q4a8.supported_isas()}
+
+
 def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
     """What was run, where and when: enough to reproduce or question a number in the report."""
     device = pair.device
@@ -232,6 +242,7 @@ def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
         "methods": args.methods, "compile": args.compile,
         "linear_path": pair.linear_path, "linear_probe": pair.linear_probe, "draft_weights": pair.draft_weights,
         "target_weights": pair.weights_label(), "target_layers": pair.target_layers, "target_probe": pair.target_probe,
+        "q4a8_kernels": _q4a8_meta(pair),
         "hf_assistant": ("the draft as loaded (the pair's dtype, the target's kernels)"
                          if args.hf_assistant == "as-loaded" else "specviz's draft"),
     }
