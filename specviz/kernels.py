@@ -23,8 +23,8 @@ import torch
 LINEAR_PATHS = ("auto", "default", "onednn")
 # How the draft's weights are stored. The draft only has to propose: whatever it computes is
 # the q the rule divides by, so a cheaper draft changes speed, never the output distribution.
-DRAFT_WEIGHTS = ("auto", "as-loaded", "int8", "int4")
-DRAFT_ENV_VAR = "SPECVIZ_DRAFT_WEIGHTS"   # force: as-loaded | int8 | int4 (auto when unset)
+DRAFT_WEIGHTS = ("auto", "as-loaded", "int8", "int4", "q4a8")   # q4a8: specviz's own 4-bit kernels (weights.py)
+DRAFT_ENV_VAR = "SPECVIZ_DRAFT_WEIGHTS"   # force: as-loaded | int8 | int4 | q4a8 (auto when unset)
 # The row count oneDNN packs weights for. Measured on the packaged pair (AVX2, fp32, 2 threads):
 # packed for 2 rows, a target forward over 1 / 2 / 5 / 9 new tokens took 369 / 395 / 449 / 493 ms,
 # against 361 ms for 1 token packed for 1 row (whose 5-token verify took 603 ms) and 554 / 1545 /
@@ -148,7 +148,7 @@ def resolve_draft_weights(choice: str, device, dtype) -> str:
         if not int8_usable(device, dtype):
             return "as-loaded"
         return "int4" if hasattr(torch.ops.aten, "_weight_int4pack_mm_for_cpu") else "int8"
-    if choice in ("int8", "int4") and not int8_usable(device, dtype):
+    if choice in ("int8", "int4", "q4a8") and not int8_usable(device, dtype):
         raise ValueError(f"{choice} draft weights run on a CPU with an fp32 or bf16 pair only")
     return choice
 

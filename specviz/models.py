@@ -206,7 +206,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     loaded = _load_both(draft, target, dev, dt, _load_dtype(target_weights, dt), allow_local, report)
     target_weights, target_probe, target_layers = _store_target(loaded.target, target_weights, dev, dt, report)
     path, probe = _target_kernels(loaded.target, path, linear, target_weights, report)
-    _store_draft(loaded.draft, draft_weights, path, report)
+    draft_weights = _store_draft(loaded.draft, draft_weights, path, report)
     report(1.0, step("load.ready"))
     return ModelPair(target=loaded.target, draft=loaded.draft, tokenizer=loaded.tokenizer, name=loaded.name,
                      device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
@@ -285,14 +285,19 @@ def _target_kernels(model, path: str, linear: str, target_weights: str, report) 
     return path, probe
 
 
-def _store_draft(model, draft_weights: str, path: str, report) -> None:
-    """The draft's weights as chosen: int8/int4 (cheaper drafting, the same exact output) or on the target's path."""
-    if draft_weights in ("int8", "int4"):
+def _store_draft(model, draft_weights: str, path: str, report) -> str:
+    """The draft's weights as chosen: int8/int4/q4a8 (cheaper drafting, the same exact output) or on the
+    target's path; returns the kind stored."""
+    if draft_weights == "q4a8":   # PyTorch's int4 where specviz's kernels cannot be built (said at load)
+        _ready_q4a8(report)
+        draft_weights = q4a8_fallback(draft_weights)
+    if draft_weights in ("int8", "int4", "q4a8"):
         report(0.97, step("load.storing_draft", weights=draft_weights))
-    if draft_weights == "int4":
-        convert_cached(model, "int4", strict_grid=False)
+    if draft_weights in ("int4", "q4a8"):
+        convert_cached(model, draft_weights, strict_grid=False)
     else:
         use_linear_path(model, "int8" if draft_weights == "int8" else path)
+    return draft_weights
 
 
 def _load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:

@@ -222,3 +222,24 @@ def test_the_load_says_so_and_stores_int4(no_kernels, tmp_path, monkeypatch):
     assert kind == "int4" and weights.target_weights(model) == "int4" and set(layers) <= {"int4", "int8"}
     lines = [step_text(m, lang) for m in said for lang in ("en", "es") if getattr(m, "key", "") == "load.kernels_unavailable"]
     assert len(lines) == 2 and all("\n" not in line for line in lines)
+
+
+def test_the_draft_falls_back_to_int4_too(no_kernels, tmp_path, monkeypatch):
+    from specviz import models
+    from tiny import tiny_model
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    draft = tiny_model(4)
+    assert models._store_draft(draft, "q4a8", "default", lambda frac, msg: None) == "int4"
+    assert weights.target_weights(draft) == "int4"
+
+
+def test_a_q4a8_draft_runs_on_the_kernels(ext):
+    from specviz import models
+    from tiny import tiny_model
+
+    draft = tiny_model(4)
+    assert models._store_draft(draft, "q4a8", "default", lambda frac, msg: None) == "q4a8"
+    assert any(isinstance(m, q4a8.Q4A8Linear) for m in draft.modules())
+    with torch.inference_mode():
+        assert torch.isfinite(draft(torch.tensor([[1, 2, 3]])).logits).all()
