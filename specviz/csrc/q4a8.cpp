@@ -34,15 +34,6 @@ constexpr int64_t Q8_BLOCK = TILE * GROUP;               // 512 bytes of biased 
 
 enum Isa : int64_t { SCALAR = 0, AVX2 = 1, AVX512VNNI = 2 };
 
-// How far ahead of the group being multiplied its weights are requested (bytes; 0: the hardware
-// prefetcher alone). Set once at load by the Python side (q4a8.PREFETCH); a tuning knob, not a result.
-int64_t prefetch_bytes = 0;
-
-inline void prefetch_block(const uint8_t* blk, int64_t bytes) {
-  if (prefetch_bytes <= 0) return;
-  const char* ahead = reinterpret_cast<const char*>(blk) + prefetch_bytes;
-  for (int64_t line = 0; line < bytes; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
-}
 
 struct Rows {          // one pass's rows: quantized activations and their per-block factors
   const int8_t* q;     // [rows, K]
@@ -114,7 +105,6 @@ __attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Ro
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q4_BLOCK;
-    prefetch_block(blk, Q4_BLOCK);
     #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
       __m256i c[8];
@@ -157,7 +147,6 @@ __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Ro
   const __m256i bias = _mm256_set1_epi8(char(0x80));
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q8_BLOCK;
-    prefetch_block(blk, Q8_BLOCK);
     #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {
       __m256i c[8];
@@ -203,7 +192,6 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   const __m512i low = _mm512_set1_epi8(15);
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q4_BLOCK;
-    prefetch_block(blk, Q4_BLOCK);
     __m512i c[8];
     #pragma GCC unroll 8
     for (int p = 0; p < 4; ++p) {
@@ -240,7 +228,6 @@ void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q8_BLOCK;
-    prefetch_block(blk, Q8_BLOCK);
     __m512i c[8];
     #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) c[k] = _mm512_loadu_si512(blk + k * 64);
@@ -413,8 +400,6 @@ torch::Tensor q8_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { re
 
 int64_t threads() { return at::get_num_threads(); }
 
-void set_prefetch(int64_t bytes) { prefetch_bytes = bytes; }
-
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
@@ -423,5 +408,4 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
   mod.def("quantize", &quantize, "per row and block of 32: (int8 values, step, step*sum, sum)");
   mod.def("isa_supported", &isa_supported, "whether this CPU runs an instruction set (0 scalar, 1 avx2, 2 avx512vnni)");
   mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
-  mod.def("set_prefetch", &set_prefetch, "bytes ahead the kernels request their weights (0: hardware only)");
 }
