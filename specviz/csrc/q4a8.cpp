@@ -403,8 +403,11 @@ int64_t threads() { return at::get_num_threads(); }
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
-  mod.def("q4_matmul", &q4_matmul, "x[M,K] fp32 times packed 4-bit weights, int8 activations");
-  mod.def("q8_matmul", &q8_matmul, "x[M,K] fp32 times packed int8 weights, int8 activations");
+  // The GIL is let go while the kernels run, as PyTorch's own operators do (the app's other threads keep going).
+  mod.def("q4_matmul", &q4_matmul, "x[M,K] fp32 times packed 4-bit weights, int8 activations",
+          pybind11::call_guard<pybind11::gil_scoped_release>());
+  mod.def("q8_matmul", &q8_matmul, "x[M,K] fp32 times packed int8 weights, int8 activations",
+          pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("quantize", &quantize, "per row and block of 32: (int8 values, step, step*sum, sum)");
   mod.def("isa_supported", &isa_supported, "whether this CPU runs an instruction set (0 scalar, 1 avx2, 2 avx512vnni)");
   mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
