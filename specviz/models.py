@@ -107,7 +107,7 @@ class ModelPair:
     linear_probe: dict | None = None   # the timings behind an automatic choice (kernels.probe_linear_paths)
     draft_weights: str = "as-loaded"   # "int8": the draft's linear layers hold int8 weights (kernels.Int8WeightLinear)
     draft_source: object = None        # where the draft was loaded from (for draft_as_loaded)
-    target_weights: str = "as-loaded"  # how the target stores its weights: as-loaded | bf16 | int8 | int4 (specviz.weights)
+    target_weights: str = "as-loaded"  # how the target stores its weights: as-loaded | bf16 | int8 | int4 | q4a8
     target_probe: dict | None = None   # the timings behind an automatic choice (weights.probe_target_weights)
     target_layers: dict | None = None  # layer counts by storage, e.g. {"int4": 141, "int8": 56}
     target_source: object = None       # where the target was loaded from (for target_variant)

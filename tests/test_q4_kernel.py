@@ -220,7 +220,8 @@ def test_the_load_says_so_and_stores_int4(no_kernels, tmp_path, monkeypatch):
     said = []
     kind, _, layers = models._store_target(model, "q4a8", "cpu", torch.float32, lambda frac, msg: said.append(msg))
     assert kind == "int4" and weights.target_weights(model) == "int4" and set(layers) <= {"int4", "int8"}
-    lines = [step_text(m, lang) for m in said for lang in ("en", "es") if getattr(m, "key", "") == "load.kernels_unavailable"]
+    lines = [step_text(m, lang) for m in said for lang in ("en", "es")
+             if getattr(m, "key", "") == "load.kernels_unavailable"]
     assert len(lines) == 2 and all("\n" not in line for line in lines)
 
 
