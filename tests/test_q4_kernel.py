@@ -87,8 +87,8 @@ def test_every_row_is_the_same_alone_and_in_any_batch(isa, which):
 
 
 def test_the_invariance_check_catches_a_kernel_that_blocks_rows_by_four():
-    """A variant that sums each 4-row block's groups pairwise (another order, as a row-blocked kernel may):
-    the same check must flag it, or it proves nothing about ours."""
+    """A variant that, for full 4-row blocks only, sums the first and second half of the groups apart and then
+    adds them (another order, as a row-blocked kernel may): the same check must flag it, or it proves nothing."""
     codes, scale, lo = _grid(40, 128)
 
     def blocked(x):
