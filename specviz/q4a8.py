@@ -228,6 +228,8 @@ def q8_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
 class Q4A8Linear(torch.nn.Module):
     """`nn.Linear` with 4-bit group-affine weights (fp32 scale and minimum per 32) and int8 activations."""
 
+    row_invariant = True   # by construction (csrc/q4a8.cpp); checked by tests/test_q4_kernel.py and the harness
+
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, grid):
         super().__init__()
         codes, scale, lo = grid
@@ -256,6 +258,8 @@ class Q4A8Linear(torch.nn.Module):
 
 class Q8A8Linear(torch.nn.Module):
     """`nn.Linear` with int8 weights (an fp32 scale per output) and int8 activations: the GGUF's 6-bit layers."""
+
+    row_invariant = True   # as Q4A8Linear
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
         super().__init__()

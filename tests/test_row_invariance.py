@@ -11,11 +11,14 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from specviz import SamplingConfig, autoregressive_generate, speculative_generate
+from specviz import SamplingConfig, autoregressive_generate, q4a8, speculative_generate
 from specviz.attention import ROWS, use_row_invariant_attention
 from specviz.invariance import chain_report, identity_limit, tree_report
 from specviz.tree import TreeShape
 from specviz.weights import convert_target_weights
+
+# q4a8 (specviz's own kernels) where they build here; tests/test_q4_kernel.py covers the fallback
+KINDS = ["int4", "int8"] + (["q4a8"] if q4a8.unavailable() is None else [])
 
 VOCAB = 512
 QWEN = Qwen2Config(vocab_size=VOCAB, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
@@ -47,7 +50,7 @@ def plain_sdpa(model):
 
 
 @pytest.mark.parametrize("config", [QWEN, LLAMA], ids=["qwen2", "llama"])
-@pytest.mark.parametrize("kind", ["int4", "int8"])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("context", [20, 300, 700])
 def test_verify_rows_are_bit_identical_to_one_token_steps(config, kind, dtype, context):
