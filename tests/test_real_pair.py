@@ -1,7 +1,7 @@
 """The packaged Qwen2.5-Coder pair, for real: greedy speculative output equals the target alone.
 
-fp32, so that a forward over K+1 positions and a one-token forward agree to the
-last bit that matters (bf16 can flip near-ties; see docs/testing.md).
+The target as the app runs it (auto weights: int4, int8 or q4a8 on a CPU, all row-invariant), so a
+forward over K+1 positions computes every row as a one-token forward does (docs/testing.md).
 """
 import json
 from pathlib import Path
