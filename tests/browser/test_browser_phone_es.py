@@ -94,9 +94,11 @@ def test_on_a_phone_the_status_covers_nothing_and_the_verdict_is_in_view(browser
         assert covered is False
         # every row's verdict inside the card's visible box, and on top at its own centre (nothing drawn over it)
         seen = pg.page.evaluate("""() => [...document.querySelectorAll('#sv-log .sv-card')].slice(0, 3).flatMap(card => {
-            const c = card.getBoundingClientRect();
             return [...card.querySelectorAll('.sv-card-table tr > :last-child')].map(cell => {
-                const b = cell.getBoundingClientRect();
+                const log = document.querySelector('#sv-log'), l = log.getBoundingClientRect();  // the log scrolls too
+                log.scrollTop += cell.getBoundingClientRect().top - l.top - l.height / 2;         // down only, never
+                window.scrollBy(0, cell.getBoundingClientRect().top - window.innerHeight / 2);   // sideways
+                const b = cell.getBoundingClientRect(), c = card.getBoundingClientRect();
                 const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
                 return b.left >= c.left - 0.5 && b.right <= c.right + 0.5 && !!hit && cell.contains(hit); }); })""")
         pg.shot(f"phone-log-{lang}", full_page=False)
