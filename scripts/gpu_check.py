@@ -22,6 +22,15 @@ each guarded so one failure does not hide the rest:
   zerogpu    as on a ZeroGPU Space: a fresh process per call (nothing persists
              between calls), the graphs (no torch.compile) captured inside it; per
              call the build, capture and decode seconds and tokens/s.
+  aoti       optional (issue 30): ZeroGPU's supported compiled route, ahead-of-time
+             compilation through `spaces` (aoti_capture / aoti_compile / aoti_apply,
+             torch >= 2.8), against plain CUDA graphs, on one fixed-shape forward
+             of a target (--aoti-shape, 1.5B by default; 128 positions, no cache):
+             export and compile seconds (paid once, at start-up), the load a fresh
+             worker pays (the compiled package pickled to it, as ZeroGPU does), the
+             graphs' capture (paid again by every fresh worker), each one's ms
+             against eager, and the largest logit difference. Skipped in one line where
+             `spaces` or CUDA is absent. Alone: --pairs none --skip lossless,greedy,zerogpu
 """
 from __future__ import annotations
 
@@ -52,7 +61,9 @@ ap.add_argument("--tokens", type=int, default=64)
 ap.add_argument("--budget", type=float, default=540.0, help="seconds; later sections are skipped past it")
 ap.add_argument("--zerogpu-call", metavar="DRAFT,TARGET", help=argparse.SUPPRESS)   # one call, in its own process
 ap.add_argument("--pairs", default="all", help="all, or a comma list of pair indices 0-3 (smoke tests run fewer)")
-ap.add_argument("--skip", default="", help="comma list of sections to skip (lossless, greedy, zerogpu)")
+ap.add_argument("--skip", default="", help="comma list of sections to skip (lossless, greedy, zerogpu, aoti)")
+ap.add_argument("--aoti-shape", default="qwen2.5-1.5b", help="the target whose decode step the aoti section compiles")
+ap.add_argument("--aoti-on-cpu", action="store_true", help=argparse.SUPPRESS)   # try the AoTI half on a CPU by hand
 args = ap.parse_args()
 os.makedirs(args.out, exist_ok=True)
 DEV = torch.device("cpu" if args.smoke or not torch.cuda.is_available() else "cuda")
@@ -380,4 +391,105 @@ for index, (draft_shape, target_shape) in enumerate(PAIRS):
         torch.cuda.empty_cache()
 
 section(zerogpu)
+
+
+def aoti_unavailable() -> str | None:
+    """Why the aoti section cannot run here (one line), or None."""
+    if DEV.type != "cuda" and not args.aoti_on_cpu:
+        return "no CUDA device (ahead-of-time compilation and CUDA graphs are both GPU routes)"
+    if importlib.util.find_spec("spaces") is None:
+        return "the `spaces` package is not installed (pip install spaces)"
+    from packaging import version
+
+    if version.parse(version.parse(torch.__version__).base_version) < version.parse("2.8"):
+        return f"torch {torch.__version__}: spaces' ahead-of-time compilation needs 2.8 or later"
+    return None
+
+
+class Window(torch.nn.Module):
+    """A fixed-shape forward without a cache (W positions in, logits out). Not the cached decode step specviz runs:
+    transformers' exportable static-cache wrapper exported, but inductor's ahead-of-time compile refused it here
+    (torch 2.13 CPU, transformers 5.24: "mutating a non-functional tensor" on the cache's length), so this compares
+    the two mechanisms' costs on a forward both can take."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids, use_cache=False).logits
+
+
+def _median_ms(fn, repeats: int = 20) -> float:
+    clock, times = Timer(DEV), []
+    for _ in range(repeats):
+        t = clock()
+        fn()
+        times.append(clock() - t)
+    return statistics.median(times) * 1e3
+
+
+def _graphed(fn):
+    """fn captured in a CUDA graph (warm-up on a side stream first, as torch documents); (graph, its output)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn()
+    torch.cuda.synchronize()
+    return graph, out
+
+
+def aoti():
+    """AoTI (compiled once, loaded by each fresh worker) against CUDA graphs (captured by each fresh worker)."""
+    why = aoti_unavailable()
+    if why:
+        return f"skipped: {why}"
+    import pickle
+
+    import spaces
+
+    window = Window(model_of(args.aoti_shape)).eval()
+    ids = torch.randint(0, 100, (1, 32 if args.smoke else 128), device=DEV)
+    out = {"shape": args.aoti_shape, "positions": ids.shape[1], "torch": torch.__version__}
+    with torch.inference_mode():
+        eager = window(ids).float()
+        out["eager_ms"] = _median_ms(lambda: window(ids))
+        if DEV.type == "cuda":   # plain CUDA graphs: captured in this process, lost with it
+            t0 = time.perf_counter()
+            graph, graphed = _graphed(lambda: window(ids))
+            out["graphs_capture_s"] = time.perf_counter() - t0
+            out["graphs_ms"] = _median_ms(graph.replay)
+            out["graphs_max_logit_diff"] = float((graphed.float() - eager).abs().max())
+    # ahead-of-time: the call captured, exported and compiled once; then what a fresh worker does with the package
+    t0 = time.perf_counter()
+    with spaces.aoti_capture(window) as call:
+        window(ids)
+    exported = torch.export.export(window, args=call.args, kwargs=call.kwargs)
+    out["aoti_export_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    compiled = spaces.aoti_compile(exported)
+    out["aoti_compile_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fresh = pickle.loads(pickle.dumps(compiled))   # how ZeroGPU hands it to a worker: weights through shared memory
+    with torch.inference_mode():
+        first = fresh(ids)
+        if DEV.type == "cuda":
+            torch.cuda.synchronize()
+        out["aoti_fresh_worker_load_s"] = time.perf_counter() - t0
+        out["aoti_ms"] = _median_ms(lambda: fresh(ids))
+        out["aoti_max_logit_diff"] = float((first.float() - eager).abs().max())
+        spaces.aoti_apply(compiled, window)        # the module now calls the compiled forward, its weights drained
+        out["aoti_apply_max_logit_diff"] = float((window(ids).float() - eager).abs().max())
+    out["aoti_speedup_vs_eager"] = out["eager_ms"] / out["aoti_ms"]
+    if "graphs_ms" in out:
+        out["graphs_speedup_vs_eager"] = out["eager_ms"] / out["graphs_ms"]
+    return out
+
+
+section(aoti)
 print(f"done in {time.time() - T0:.0f} s; results in {Path(args.out, 'gpu.json')}", flush=True)

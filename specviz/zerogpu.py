@@ -1,8 +1,11 @@
 """Hugging Face ZeroGPU: whether we run on it, and how much GPU time a request asks for.
 
-ZeroGPU attaches a GPU slice (an H200 MIG slice of ~70 GB) to each call of a
-function decorated with `spaces.GPU(duration=...)` and takes it back after;
-it does not support torch.compile, so replayed forwards use plain CUDA graphs
+ZeroGPU attaches a GPU to each call of a function decorated with
+`spaces.GPU(duration=..., size=...)` and takes it back after. Since May 2026 it
+is an RTX Pro 6000 Blackwell: `size="large"` (the default) is half a card,
+48 GB, and `"xlarge"` the whole card, 96 GB, at twice the quota; the Space
+picks one with SPECVIZ_ZEROGPU_SIZE, and the memory check uses that slice.
+It does not support torch.compile, so replayed forwards use plain CUDA graphs
 there (specviz.graphs), captured again inside every call (no GPU process
 persists between calls). The `spaces` package marks a ZeroGPU Space with
 SPACES_ZERO_GPU=true (spaces/config.py) and is a no-op elsewhere.
@@ -48,7 +51,15 @@ def inductor_wanted() -> bool:
     return not on_zero_gpu() and inductor_available()
 
 
-ZEROGPU_SLICE_BYTES = 74_625_056_768   # an H200 MIG 3g.71gb slice, as the `spaces` package reports it
+# The GPU memory of each size `spaces.GPU(size=...)` may ask for, as ZeroGPU documents it since May 2026 (an RTX
+# Pro 6000 Blackwell: half a card, the whole card). Decimal GB, a little under the card's 102 GB and its half: the
+# memory check must never let through a pair the slice cannot hold.
+ZEROGPU_SIZES = {"large": 48 * 10**9, "xlarge": 96 * 10**9}
+ZEROGPU_DEFAULT_SIZE = "large"
+ZEROGPU_SIZE_ENV = "SPECVIZ_ZEROGPU_SIZE"
+# What the `spaces` package says the (not yet attached) device holds; it names a whole card or an old H200 slice,
+# so it can only lower the figure, never raise it past the size asked for.
+ZEROGPU_DEVICE_MEMORY_ENV = "ZEROGPU_CUDA_TOTAL_MEMORY"
 
 
 def load_device() -> str | None:
@@ -57,12 +68,31 @@ def load_device() -> str | None:
     return "cuda" if on_zero_gpu() else None
 
 
-def slice_bytes() -> int:
-    """The GPU memory one ZeroGPU call gets (free memory cannot be asked at start-up: no GPU is attached yet)."""
+def gpu_size(env=None) -> str:
+    """The slice each decorated call asks for: SPECVIZ_ZEROGPU_SIZE, "large" (default) or "xlarge"; another value
+    is refused at start-up with a sentence (a typo must not silently ask for half the memory)."""
+    raw = (os.environ if env is None else env).get(ZEROGPU_SIZE_ENV)
+    if raw is None or not raw.strip():
+        return ZEROGPU_DEFAULT_SIZE
+    size = raw.strip().lower()
+    if size not in ZEROGPU_SIZES:
+        from .strings import t
+
+        raise ValueError(t("zerogpu.bad_size", name=ZEROGPU_SIZE_ENV, value=raw.strip()[:40],
+                           choices=", ".join(ZEROGPU_SIZES)))
+    return size
+
+
+def slice_bytes(env=None) -> int:
+    """The GPU memory one ZeroGPU call gets: the size the Space asks for (free memory cannot be asked at start-up,
+    no GPU is attached yet), lowered to what the `spaces` package reports for the device when that is less."""
+    env = os.environ if env is None else env
+    size = ZEROGPU_SIZES[gpu_size(env)]
     try:
-        return int(os.environ.get("ZEROGPU_CUDA_TOTAL_MEMORY", ZEROGPU_SLICE_BYTES))
+        device = int(env.get(ZEROGPU_DEVICE_MEMORY_ENV, ""))
     except ValueError:
-        return ZEROGPU_SLICE_BYTES
+        return size
+    return min(size, device) if device > 0 else size
 
 
 @dataclass(frozen=True)

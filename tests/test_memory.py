@@ -58,3 +58,21 @@ def test_load_pair_refuses_before_reading_any_weight(monkeypatch):
     with pytest.raises(ModelLoadError, match="too big for this device"):
         models.load_pair("a/draft", "b/target", device="cpu", dtype="fp32")
     assert loaded == []
+
+
+def test_on_zero_gpu_a_pair_is_checked_against_the_slice_the_space_asks_for(monkeypatch):
+    """Issue 30: ZeroGPU's Blackwell slices (large: half a card, 48 GB, the default; xlarge: 96 GB), not an H200's
+    ~70 GB. 0.5B -> 14B in fp32 (~74 GB with its caches) passed the old check and cannot fit the default slice."""
+    from specviz import zerogpu
+
+    monkeypatch.setenv("SPACES_ZERO_GPU", "true")
+    monkeypatch.delenv(zerogpu.ZEROGPU_SIZE_ENV, raising=False)
+    monkeypatch.delenv(zerogpu.ZEROGPU_DEVICE_MEMORY_ENV, raising=False)
+    large = memory.free_bytes(torch.device("cuda"))
+    assert large == 48e9
+    assert fit("qwen2.5-0.5b", "qwen2.5-14b", large / 1e9).fits                     # bf16: ~37 GB
+    fp32 = fit("qwen2.5-0.5b", "qwen2.5-14b", large / 1e9, torch.float32)
+    assert not fp32.fits and "48.0 GB" in memory.refusal(fp32, "A → B", torch.float32, "cuda")
+    monkeypatch.setenv(zerogpu.ZEROGPU_SIZE_ENV, "xlarge")
+    xlarge = memory.free_bytes(torch.device("cuda"))
+    assert xlarge == 96e9 and fit("qwen2.5-0.5b", "qwen2.5-14b", xlarge / 1e9, torch.float32).fits

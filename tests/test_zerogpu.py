@@ -108,3 +108,68 @@ def test_the_start_up_pair_loads_before_any_visitor_on_zero_gpu_only(monkeypatch
     monkeypatch.setenv("ZEROGPU_CUDA_TOTAL_MEMORY", "1000")
     assert zerogpu.slice_bytes() == 1000
     assert os.environ["SPACES_ZERO_GPU"] == "1"
+
+
+# ---------------------------------------------------------------- issue 30: the slice asked for, an API call's duration
+def test_the_slice_is_the_size_the_space_asks_for_and_a_typo_is_refused():
+    assert zerogpu.gpu_size({}) == "large" and zerogpu.slice_bytes({}) == 48 * 10**9
+    assert zerogpu.slice_bytes({zerogpu.ZEROGPU_SIZE_ENV: " XLarge "}) == 96 * 10**9
+    # what the `spaces` package reports for the device can lower the figure (an old H200 slice), never raise it
+    h200 = {zerogpu.ZEROGPU_SIZE_ENV: "xlarge", zerogpu.ZEROGPU_DEVICE_MEMORY_ENV: "74625056768"}
+    assert zerogpu.slice_bytes(h200) == 74625056768
+    card = {zerogpu.ZEROGPU_DEVICE_MEMORY_ENV: "101973950464"}
+    assert zerogpu.slice_bytes(card) == 48 * 10**9
+    assert zerogpu.slice_bytes({zerogpu.ZEROGPU_DEVICE_MEMORY_ENV: "lots"}) == 48 * 10**9
+    with pytest.raises(ValueError, match="SPECVIZ_ZEROGPU_SIZE.*large, xlarge"):
+        zerogpu.gpu_size({zerogpu.ZEROGPU_SIZE_ENV: "huge"})
+
+
+def _spy(monkeypatch, with_size=True):
+    """spaces.GPU replaced by a spy that records the duration function and the size asked for."""
+    monkeypatch.setenv("SPACES_ZERO_GPU", "true")
+    monkeypatch.setattr(zerogpu, "STEPS", zerogpu.StepClock())
+    seen = {"durations": [], "sizes": []}
+
+    def spy_gpu(fn, duration, size="unset"):
+        seen["durations"].append(duration)
+        seen["sizes"].append(size)
+        return fn
+
+    def old_gpu(fn, duration):      # a `spaces` from before the Blackwell sizes
+        seen["durations"].append(duration)
+        return fn
+
+    monkeypatch.setattr(spaces, "GPU", spy_gpu if with_size else old_gpu)
+    return seen
+
+
+def test_an_api_call_asks_for_the_duration_of_its_own_arguments(monkeypatch):
+    import gradio as gr
+
+    from specviz.ui import api
+
+    seen = _spy(monkeypatch)
+    with gr.Blocks():
+        api.register(None)      # the endpoints as the app registers them (their context is not used here)
+    generate, sweep = seen["durations"]
+    step = zerogpu.ZEROGPU_DEFAULT_STEP_S
+    # the endpoint's defaults (k 3, 64 tokens, no comparison), by name or by position
+    assert generate("a prompt") == zerogpu.duration(zerogpu.GpuRequest(64, (3,)), step)
+    assert generate("a prompt", 2, 16) == generate(prompt="a prompt", k=2, max_new_tokens=16) == \
+        zerogpu.duration(zerogpu.GpuRequest(16, (2,)), step)
+    long = generate(prompt="p", k=APP_MAX_K, max_new_tokens=APP_MAX_NEW_TOKENS, compare=True)
+    assert long == ZEROGPU_MAX_DURATION_S
+    assert len({generate("p", max_new_tokens=n) for n in (16, 128, 512)}) == 3       # not one flat figure
+    assert sweep("p", k_lo=5, k_hi=2, tokens=64) == zerogpu.duration(zerogpu.GpuRequest(64, (2, 3, 4, 5), True), step)
+    assert generate("p", nonsense=1) == 2 * zerogpu.ZEROGPU_MIN_S     # refused by the endpoint: a default, no crash
+    assert seen["sizes"] == ["large", "large"]
+
+
+def test_the_size_is_asked_for_only_where_spaces_knows_sizes(monkeypatch):
+    seen = _spy(monkeypatch)
+    monkeypatch.setenv(zerogpu.ZEROGPU_SIZE_ENV, "xlarge")
+    gpu_calls.gpu(lambda *a: a, RUN_FORM)
+    assert seen["sizes"] == ["xlarge"]
+    seen = _spy(monkeypatch, with_size=False)
+    gpu_calls.gpu(lambda *a: a, RUN_FORM)
+    assert len(seen["durations"]) == 1 and seen["sizes"] == []

@@ -671,6 +671,15 @@ STRINGS: dict[str, str] = {
     "plotly.spikes": "Toggle Spike Lines",
     "plotly.closest": "Show closest data on hover",
     "plotly.compare": "Compare data on hover",
+    # issue 30, the Spanish page: words Gradio and Plotly write in English as the start of a longer attribute
+    # ("number input for <label>", "Produced with Plotly.js (v3.3.1)"), and one more exact one (the footer's
+    # recording button); locale.py replaces the start and keeps the rest.
+    "gradio.number_input_for": "number input for",
+    "gradio.range_slider_for": "range slider for",
+    "gradio.stop_recording": "Stop Recording",
+    # issue 30, Spaces: an operator's setting, said at start-up
+    "zerogpu.bad_size": "{name} is \"{value}\"; ZeroGPU sizes are {choices}.",
+    "plotly.produced_with": "Produced with Plotly.js",
 
     # --- a page that never freezes, Stop, the first answer (issue 22)
     "status.costs_after": ("The answer is complete. Now timing one forward pass of each model for the sentence "

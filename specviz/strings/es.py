@@ -185,7 +185,7 @@ STRINGS: dict[str, str] = {
                   "el ratón sobre cualquier token para ver por qué se quedó o se sustituyó."),
     "example.prompt": "Escribe una función de Python que compruebe si un número es primo.",
     "example.label": "Número primo",
-    "ui.prompt": "Prompt",
+    "ui.prompt": "Instrucción",
     "ui.raw": "Texto sin procesar (sin plantilla de chat)",
     "ui.k": "K: tokens del borrador por ronda",
     "ui.adaptive": ("K adaptativo: deja de proponer en una ronda cuando la confianza del borrador baja de "
@@ -704,6 +704,15 @@ STRINGS: dict[str, str] = {
     "plotly.spikes": "Mostrar u ocultar las líneas guía",
     "plotly.closest": "Mostrar el dato más cercano al pasar el ratón",
     "plotly.compare": "Comparar los datos al pasar el ratón",
+    # issue 30, the Spanish page: words Gradio and Plotly write in English as the start of a longer attribute
+    # ("number input for <label>", "Produced with Plotly.js (v3.3.1)"), and one more exact one (the footer's
+    # recording button); locale.py replaces the start and keeps the rest.
+    "gradio.number_input_for": "campo numérico de",
+    "gradio.range_slider_for": "control deslizante de",
+    "gradio.stop_recording": "Detener la grabación",
+    # issue 30, Spaces: un ajuste del operador, dicho al arrancar
+    "zerogpu.bad_size": "{name} vale «{value}»; los tamaños de ZeroGPU son {choices}.",
+    "plotly.produced_with": "Hecho con Plotly.js",
 
     # --- a page that never freezes, Stop, the first answer (issue 22)
     "status.costs_after": ("La respuesta está completa. Ahora se mide una pasada de cada modelo para la frase "

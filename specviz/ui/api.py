@@ -14,7 +14,7 @@ return types of each method to document the endpoint, and needs real types.
 """
 import json
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Optional
 
 import gradio as gr
 
@@ -36,6 +36,37 @@ from .worker import BaselineDone, Failed, RoundDone, SpecDone
 LANG = DEFAULT_LANG          # the API's sentences: English (a program has no page language)
 ENDPOINTS = ("generate", "replay", "sweep", "what_if")
 USES_MODELS = {"generate", "sweep"}   # these share the page's "decode" slot: no two timed runs overlap
+# The parameters whose names differ from the page form's (`inputs.RUN_FORM`, `inputs.SWEEP_FORM`): ZeroGPU's duration
+# is computed from the call's own arguments, as the page's is from its form (`gpu_calls.request_of`).
+GPU_FIELDS = {"generate": {"max_new_tokens": "max_new", "compare": "compare_switch"},
+              "sweep": {"tokens": "sweep_tokens"}}
+
+
+class Blocks(gr.Blocks):
+    """`gr.Blocks` whose every language page documents the same four endpoints.
+
+    They are registered once, on the root page (so they keep their plain names), and Gradio 6 builds a page's
+    "Use via API" panel from that page's own dependencies and `/info?page=`: /es said "No API Routes found",
+    telling a Spanish reader there was no API. Each language page (`language_pages`, set by the app) is given the
+    root page's public endpoints in both.
+    """
+
+    language_pages: tuple[str, ...] = ()
+
+    def get_api_info(self, all_endpoints: bool = False, page: Optional[str] = None):
+        if page in self.language_pages:
+            page = ""
+        return super().get_api_info(all_endpoints=all_endpoints, page=page)
+
+    def get_config_file(self):
+        config = super().get_config_file()
+        pages = config.get("page") or {}
+        shared = [fn._id for fn in self.fns.values() if fn.page == "" and fn.api_visibility == "public"]
+        for lang in self.language_pages:
+            if lang in pages:
+                have = pages[lang]["dependencies"]
+                have.extend(i for i in shared if i not in have)
+        return config
 
 
 def register(ctx: AppContext, concurrency_limit: int = 1) -> None:
@@ -44,7 +75,7 @@ def register(ctx: AppContext, concurrency_limit: int = 1) -> None:
     for name in ENDPOINTS:
         fn = getattr(api, name)
         if name in USES_MODELS:
-            gr.api(gpu(fn), api_name=name, concurrency_limit=concurrency_limit, concurrency_id="decode")
+            gr.api(gpu(fn, api_fields=GPU_FIELDS[name]), api_name=name, concurrency_limit=concurrency_limit, concurrency_id="decode")
         else:   # no model: a replay or a what-if never waits behind a decode
             gr.api(fn, api_name=name, concurrency_limit=None)
 

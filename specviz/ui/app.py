@@ -97,13 +97,13 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
     settings = dict(concurrency_limit=concurrency_limit, default_prompt=default_prompt, default_k=default_k,
                     default_max_new_tokens=default_max_new_tokens, pair_label=pair_label, gpu=gpu,
                     pair=_default_pair(default_pair, gpu))
-    with gr.Blocks(title=t("app.title", lang)) as demo:
+    with api.Blocks(title=t("app.title", lang)) as demo:
         api.register(ctx, concurrency_limit)   # first, so the endpoints keep their plain names; once for all pages
         page(demo, ctx, **settings)
-    for other in LANGUAGES:        # every other language: the same page at /<code> (e.g. /es)
-        if other != lang:
-            with demo.route(t("lang.name", other), other):
-                page(demo, replace(ctx, lang=other), **settings)
+    demo.language_pages = tuple(other for other in LANGUAGES if other != lang)
+    for other in demo.language_pages:        # every other language: the same page at /<code> (e.g. /es)
+        with demo.route(t("lang.name", other), other):
+            page(demo, replace(ctx, lang=other), **settings)
     demo.specviz_css = css()  # launch() takes css in Gradio 6; see launch_app
     return demo
 
@@ -123,7 +123,8 @@ def page(demo: gr.Blocks, ctx: AppContext, *, concurrency_limit: int, default_pr
                                        default_k, default_max_new_tokens, pair_label, gpu, pair))
         with gr.Column(scale=2, min_width=520, elem_id="sv-results"):
             c.update(results(lang))
-            with gr.Tabs(elem_id="sv-tabs") as c["tabs"]:
+            # "wrap": every tab in view on a phone too (Gradio's default hid 4 of 6 behind "More tabs" at 390 px)
+            with gr.Tabs(elem_id="sv-tabs", overflow_behavior="wrap") as c["tabs"]:
                 for part in (log, inspector, timing, sweep, trace_files, classroom):
                     c.update(part.tab(lang))
 

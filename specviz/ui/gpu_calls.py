@@ -1,8 +1,10 @@
 """The event functions that use the GPU, decorated for ZeroGPU (issue 20); unchanged everywhere else.
 
-`spaces.GPU(duration=...)` gets a function of the request (specviz.zerogpu):
-tokens, K, the sweep's Ks, and the target step measured on this pair's earlier
-calls. Before a call that would need more than one call may ask for, the page
+`spaces.GPU(duration=..., size=...)` gets a function of the request
+(specviz.zerogpu): tokens, K, the sweep's Ks, and the target step measured on
+this pair's earlier calls, read from the page's form or, for an API endpoint,
+from the call's own arguments (named as the form names them: `api_fields`);
+and the slice the Space asks for (SPECVIZ_ZEROGPU_SIZE). Before a call that would need more than one call may ask for, the page
 says so (a warning; the call still runs, cut at the limit). Each finished call's
 wall time feeds the measured step. Off ZeroGPU the event is returned as it is
 (the `spaces` package is a no-op there too).
@@ -46,24 +48,27 @@ def pair_key(form: Mapping[str, Any] | None) -> tuple:
 
 
 def gpu(event: Callable, form: Sequence[str] | None = None, lang: str = DEFAULT_LANG,
-        warn: Callable[[str], Any] | None = None) -> Callable:
-    """`event` for ZeroGPU: decorated with a duration of its request, announced when too long, timed."""
+        warn: Callable[[str], Any] | None = None, api_fields: Mapping[str, str] | None = None) -> Callable:
+    """`event` for ZeroGPU: decorated with a duration of its request, announced when too long, timed.
+
+    `form`: the page event's inputs, in order. `api_fields`: for an API endpoint (keyword arguments, defaults in its
+    signature), {parameter: the form's name for it} where they differ (`max_new_tokens` -> `max_new`)."""
     if not zerogpu.on_zero_gpu():
         return event
-    names = tuple(form or ())
+    read = _api_reader(event, api_fields) if api_fields is not None else _form_reader(tuple(form or ()))
 
-    def request(args) -> tuple[tuple, zerogpu.GpuRequest | None]:
-        values = dict(zip(names, args)) if names else None
+    def request(args, kwargs) -> tuple[tuple, zerogpu.GpuRequest | None]:
+        values = read(args, kwargs)
         return pair_key(values), request_of(values)
 
     def duration(*args, **kwargs) -> int:
-        key, req = request(args)
+        key, req = request(args, kwargs)
         return zerogpu.duration(req, zerogpu.STEPS.step_seconds(key)) if req else 2 * zerogpu.ZEROGPU_MIN_S
 
-    decorated = _decorate(event, duration)
+    decorated = _decorate(event, duration, zerogpu.gpu_size())
 
-    def before(args) -> tuple:
-        key, req = request(args)
+    def before(args, kwargs) -> tuple:
+        key, req = request(args, kwargs)
         step = zerogpu.STEPS.step_seconds(key)
         if req is not None and zerogpu.exceeds(req, step):
             (warn or _warning)(t("zerogpu.long", lang, seconds=int(zerogpu.estimate_seconds(req, step)),
@@ -77,24 +82,47 @@ def gpu(event: Callable, form: Sequence[str] | None = None, lang: str = DEFAULT_
     if inspect.isgeneratorfunction(event):
         @functools.wraps(event)
         def outer(*args, **kwargs):
-            key, req, t0 = before(args)
+            key, req, t0 = before(args, kwargs)
             yield from decorated(*args, **kwargs)
             after(key, req, t0)
     else:
         @functools.wraps(event)
         def outer(*args, **kwargs):
-            key, req, t0 = before(args)
+            key, req, t0 = before(args, kwargs)
             result = decorated(*args, **kwargs)
             after(key, req, t0)
             return result
     return outer
 
 
-def _decorate(event: Callable, duration: Callable) -> Callable:
+def _form_reader(names: tuple[str, ...]) -> Callable:
+    """A page event's positional inputs as {form name: value} (None without a form: not a decoding event)."""
+    return lambda args, kwargs: dict(zip(names, args)) if names else None
+
+
+def _api_reader(event: Callable, fields: Mapping[str, str]) -> Callable:
+    """An API call's arguments, positional or by name, with the signature's defaults, as {form name: value}: the
+    call's own tokens, K and Ks, not a flat guess (an API call used to ask for 60 s whatever it decoded)."""
+    signature = inspect.signature(event)
+
+    def read(args, kwargs):
+        try:
+            bound = signature.bind_partial(*args, **kwargs)
+        except TypeError:      # arguments the endpoint will refuse anyway: the pessimistic defaults
+            return None
+        bound.apply_defaults()
+        return {fields.get(name, name): value for name, value in bound.arguments.items()}
+
+    return read
+
+
+def _decorate(event: Callable, duration: Callable, size: str = zerogpu.ZEROGPU_DEFAULT_SIZE) -> Callable:
     try:
         import spaces  # type: ignore
     except ImportError:    # not installed: nothing attaches a GPU, the event runs as it is
         return event
+    if "size" in inspect.signature(spaces.GPU).parameters:   # `spaces` before the Blackwell sizes has no `size`
+        return spaces.GPU(event, duration=duration, size=size)
     return spaces.GPU(event, duration=duration)
 
 

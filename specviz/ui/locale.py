@@ -22,7 +22,10 @@ UNTRANSLATED_KEYS = ("gradio.copy", "gradio.more_tabs", "gradio.footer_nav", "gr
                      "gradio.file_upload", "gradio.reset_default", "gradio.settings", "plotly.autoscale",
                      "plotly.box_select", "plotly.lasso_select", "plotly.pan", "plotly.reset_axes", "plotly.zoom",
                      "plotly.zoom_in", "plotly.zoom_out", "plotly.download", "plotly.spikes", "plotly.closest",
-                     "plotly.compare")
+                     "plotly.compare", "gradio.stop_recording")
+# Keys whose English text starts a longer attribute: Gradio's "number input for <label>" and "range slider for
+# <label>" (the label is already the page's), Plotly's "Produced with Plotly.js (v3.3.1)" (its version follows).
+PREFIX_KEYS = ("gradio.number_input_for", "gradio.range_slider_for", "plotly.produced_with")
 ATTRIBUTES = ("aria-label", "title", "alt", "data-title", "placeholder")
 
 
@@ -33,40 +36,61 @@ def words(lang: str) -> dict[str, str]:
     return {t(key): t(key, lang) for key in UNTRANSLATED_KEYS if t(key) != t(key, lang)}
 
 
+def prefixes(lang: str) -> dict[str, str]:
+    """{English start of an attribute, with its space: the same in `lang`} (empty for English)."""
+    if lang == DEFAULT_LANG:
+        return {}
+    return {t(key) + " ": t(key, lang) + " " for key in PREFIX_KEYS if t(key) != t(key, lang)}
+
+
+def translated(value: str, lang: str) -> str:
+    """An attribute's value as the page's script leaves it (the same rules in Python, for the tests)."""
+    exact = words(lang)
+    if value in exact:
+        return exact[value]
+    for english, own in prefixes(lang).items():
+        if value.startswith(english):
+            return own + value[len(english):]
+    return value
+
+
 def page_language_js(lang: str) -> str | None:
     """The `demo.load` js that puts the page's own language on Gradio's and Plotly's words, the title and `lang`;
     None for English, which is Gradio's own language and the page's default title (measured: the same script
     on the English page slowed the browser tests' watch of a streaming run)."""
     if lang == DEFAULT_LANG:
         return None
-    data = json.dumps({"lang": lang, "title": t("app.title", lang), "words": words(lang), "attrs": list(ATTRIBUTES)},
-                      ensure_ascii=False)
+    data = json.dumps({"lang": lang, "title": t("app.title", lang), "words": words(lang), "starts": prefixes(lang),
+                       "attrs": list(ATTRIBUTES)}, ensure_ascii=False)
     return ("() => { const cfg = " + data + "; "
             "document.documentElement.lang = cfg.lang; "
             "const core = performance.getEntriesByType('resource').map(e => e.name)"
             ".find(n => /\\/assets\\/core-[^/?]*\\.js(\\?|$)/.test(n)); "
             "if (core) import(core).then(m => { if (typeof m.changeLocale === 'function') m.changeLocale(cfg.lang); })"
             ".catch(() => {}); "
-            "const english = Object.keys(cfg.words); "
-            "const sel = cfg.attrs.flatMap(a => english.map(w => '[' + a + '=' + JSON.stringify(w) + ']')).join(','); "
+            "const english = Object.keys(cfg.words), starts = Object.entries(cfg.starts); "
+            "const sel = cfg.attrs.flatMap(a => english.map(w => '[' + a + '=' + JSON.stringify(w) + ']')"
+            ".concat(starts.map(([w]) => '[' + a + '^=' + JSON.stringify(w) + ']'))).join(','); "
+            "const own = Object.prototype.hasOwnProperty; "
+            "const put = (v) => { if (own.call(cfg.words, v)) return cfg.words[v]; "
+            "for (const [w, mine] of starts) if (v.startsWith(w)) return mine + v.slice(w.length); return null; }; "
             "let queued = false; "
             "const fix = () => { queued = false; "
             "if (document.title !== cfg.title) document.title = cfg.title; "
             "if (document.documentElement.lang !== cfg.lang) document.documentElement.lang = cfg.lang; "
             "if (!sel) return; "
             "for (const el of document.querySelectorAll(sel)) for (const a of cfg.attrs) { "
-            "const v = el.getAttribute(a); if (v && Object.prototype.hasOwnProperty.call(cfg.words, v)) "
-            "el.setAttribute(a, cfg.words[v]); } }; "
+            "const v = el.getAttribute(a); const mine = v ? put(v) : null; "
+            "if (mine !== null && mine !== v) el.setAttribute(a, mine); } }; "
             "fix(); "
             # Only new elements can bring English words; the streaming views (live text, log, stage) never do, so
             # their mutations are skipped, and a burst of changes costs one pass, at most ten times a second.
             "const busy = '#sv-live, #sv-log, #sv-cls-stage, #sv-inspect-text, #sv-metrics'; "
             # An attribute change counts only when it writes one of the English words back (Plotly does, on
             # redraw), so the page's own translations never wake it again.
-            "const own = Object.prototype.hasOwnProperty; "
             "new MutationObserver((records) => { if (queued) return; "
             "for (const r of records) { if (r.type === 'attributes') { "
-            "if (!own.call(cfg.words, r.target.getAttribute(r.attributeName) || '')) continue; } else { "
+            "if (put(r.target.getAttribute(r.attributeName) || '') === null) continue; } else { "
             "const el = r.target.nodeType === 1 ? r.target : r.target.parentElement; "
             "if (el && el.closest && el.closest(busy)) continue; } "
             "queued = true; setTimeout(fix, 100); return; } })"

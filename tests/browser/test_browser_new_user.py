@@ -210,12 +210,13 @@ def test_phone_layout_and_touch_tap_show_token_details(browser, server):
         pg.goto(server + "?__theme=light")
         pg.wait_for_selector("#sv-run")
         live, prompt = pg.locator("#sv-live").bounding_box(), pg.locator("#sv-prompt").bounding_box()
-        out = pg.locator("#sv-output").bounding_box()
-        assert live["y"] < prompt["y"] and out["y"] < prompt["y"]          # the output comes first
+        out, run = pg.locator("#sv-output").bounding_box(), pg.locator("#sv-run").bounding_box()
+        # issue 30: the prompt and Generate first (in the first screen), then the live text and the output
+        assert prompt["y"] < run["y"] < live["y"] < out["y"] and run["y"] + run["height"] <= 844
         pg.locator("#sv-max-new input").fill("16")
         pg.locator("#sv-run").tap()
         pg.wait_for_selector("#sv-status [data-kind=ok]", timeout=60_000)
-        assert pg.locator("#sv-status").is_visible()                         # fixed in view at the bottom
+        assert pg.locator("#sv-status").is_visible()                         # under Generate, not fixed over content
         tok = pg.locator("#sv-live .sv-tok[data-verdict]").first
         tok.scroll_into_view_if_needed()
         tok.tap()
