@@ -108,9 +108,10 @@ def test_table_is_read_only():
 # ---------------------------------------------------------------- what may import Gradio and torch
 PAGE_AND_MODEL = {"gradio", "torch", "transformers"}
 # The words, the drawing, the classroom's logic and the theory are read and tested without a model or a page.
-# classroom/lab.py is left out on purpose: the lab samples first tokens through the real rule, in torch.
+# classroom/lab.py and lab_compare.py are left out on purpose: the lab samples through the real rule, in torch.
+LAB_TORCH = ("lab.py", "lab_compare.py")
 PURE = sorted([*PACKAGE.glob("strings/*.py"), *PACKAGE.glob("viz/*.py"),
-               *(p for p in PACKAGE.glob("classroom/*.py") if p.name != "lab.py"),
+               *(p for p in PACKAGE.glob("classroom/*.py") if p.name not in LAB_TORCH),
                *(PACKAGE / name for name in ("compare.py", "theory.py", "stats.py", "limits.py", "errors.py"))])
 # The page's input checks are tested without a page, but they build the decoder's own types (torch).
 NO_PAGE = [PACKAGE / "ui" / "inputs.py"]
@@ -160,7 +161,7 @@ def test_the_guard_covers_the_pure_layers():
     names = {_module_name(path) for path, _ in GUARDED}
     assert {"specviz.viz.pays", "specviz.viz.report", "specviz.ui.inputs", "specviz.classroom.steps",
             "specviz.strings.en", "specviz.theory"} <= names
-    assert "specviz.classroom.lab" not in names
+    assert not {"specviz.classroom.lab", "specviz.classroom.lab_compare"} & names
 
 
 def test_the_guard_sees_an_import_through_another_module(tmp_path):

@@ -432,6 +432,16 @@ STRINGS: dict[str, str] = {
     "lab.series_samples": "emitted tokens ({n:sample|samples})",
     "lab.series_p": "target p",
     "lab.y": "share",
+    "lab.cmp_title": "Why not just compare tokens?",
+    "lab.cmp_intro": ("The same {n:draft|drafts} from q, checked two ways against this position's p: by the rule, "
+                      "and by exact matching (the target draws its own token from p and keeps the draft only if "
+                      "the two are the same)."),
+    "lab.cmp_rule": ("The rule (accept x when u < min(1, p(x)/q(x))): measured {measured} ± {se}; "
+                     "formula Σ min(p, q) = {formula}"),
+    "lab.cmp_exact": ("Exact matching (accept when the target's sample equals x): measured {measured} ± {se}; "
+                      "formula Σ p·q = {formula}"),
+    "lab.cmp_why": ("Two independent samples rarely meet, so exact matching throws away drafts the target would "
+                    "gladly keep; the rule keeps the whole overlap min(p, q) and its output is still exactly p."),
 
     "whatif.intro": ("**What-if.** With independent acceptances of probability α, a round emits "
                      "(1 − α^(K+1)) / (1 − α) tokens on average and costs K draft forwards (c each, in target "

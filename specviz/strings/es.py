@@ -423,6 +423,17 @@ STRINGS: dict[str, str] = {
     "lab.series_samples": "tokens emitidos ({n:muestra|muestras})",
     "lab.series_p": "p del objetivo",
     "lab.y": "proporción",
+    "lab.cmp_title": "¿Por qué no comparar los tokens sin más?",
+    "lab.cmp_intro": ("Se comprueban {n:borrador|borradores} de q, los mismos, de dos maneras frente a la p de esta "
+                      "posición: con la regla y por coincidencia exacta (el objetivo extrae su propio token de p y "
+                      "solo conserva el borrador si los dos son iguales)."),
+    "lab.cmp_rule": ("La regla (aceptar x cuando u < min(1, p(x)/q(x))): medido {measured} ± {se}; "
+                     "fórmula Σ min(p, q) = {formula}"),
+    "lab.cmp_exact": ("Coincidencia exacta (aceptar cuando la muestra del objetivo es x): medido {measured} ± {se}; "
+                      "fórmula Σ p·q = {formula}"),
+    "lab.cmp_why": ("Dos muestras independientes rara vez coinciden, así que la coincidencia exacta tira borradores "
+                    "que el objetivo conservaría con gusto; la regla conserva todo el solapamiento min(p, q) y su "
+                    "salida sigue siendo exactamente p."),
 
     "whatif.intro": ("**¿Y si…?** Con aceptaciones independientes de probabilidad α, una ronda emite de media "
                      "(1 − α^(K+1)) / (1 − α) tokens y cuesta K pasadas del borrador (c cada una, en pasadas del "

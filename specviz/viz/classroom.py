@@ -282,6 +282,23 @@ def lab_stats_html(fit, total: int, variant: str, done: bool, lang: str = DEFAUL
             f'</div></div>')
 
 
+def lab_compare_html(cmp, lang: str = DEFAULT_LANG) -> str:
+    """"Why not just compare tokens?": each test's measured acceptance beside its formula (a TokenComparison)."""
+    if cmp is None:
+        return ""
+
+    def line(key: str, kind: str, measured: float, se: float, formula: float) -> str:
+        text = t(key, lang, measured=display_number(measured), se=display_number(se), formula=display_number(formula))
+        return (f'<li data-test="{kind}" data-measured="{measured:.4f}" data-formula="{formula:.4f}">'
+                f'{esc(text)}</li>')
+
+    return (f'<div class="sv-cls-panel sv-lab-compare" data-n="{cmp.n}">'
+            f'<h4>{esc(t("lab.cmp_title", lang))}</h4><p>{esc(t("lab.cmp_intro", lang, n=cmp.n))}</p><ul>'
+            + line("lab.cmp_rule", "rule", cmp.rule_rate, cmp.rule_se, cmp.rule_formula)
+            + line("lab.cmp_exact", "exact", cmp.exact_rate, cmp.exact_se, cmp.exact_formula)
+            + f'</ul><p class="sv-muted">{esc(t("lab.cmp_why", lang))}</p></div>')
+
+
 def classroom_css() -> str:
     """The classroom's own styles: chips, the u-bar (presenter mode is in assets/specviz.css)."""
     c = PALETTE

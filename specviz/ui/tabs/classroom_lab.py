@@ -1,4 +1,5 @@
-"""The classroom's losslessness lab: N first tokens through the real rule or a known bug, live.
+"""The classroom's losslessness lab: N first tokens through the real rule or a known bug, live; then the
+same position's "why not just compare tokens?" (the rule against exact matching, measured and by formula).
 
 Split from the classroom tab (specviz/ui/tabs/classroom.py) to keep each file on one job;
 the samplers and the teaching variants are pure, in specviz/classroom/lab.py.
@@ -9,7 +10,7 @@ import threading
 
 import gradio as gr
 
-from ...classroom import lab
+from ...classroom import lab, lab_compare
 from ...limits import APP_MAX_LAB_PROMPT_CHARS
 from ...strings import t
 from ...viz import classroom as vc
@@ -49,13 +50,14 @@ def lab_layout(lang: str) -> dict:
         c["lab_stop"] = gr.Button(t("lab.stop", lang), variant="stop", elem_id="sv-lab-stop")
     c["lab_stats"] = gr.HTML("", elem_id="sv-lab-stats")
     c["lab_plot"] = gr.Plot(vc.lab_figure([], None, 0, "real", lang), show_label=False, elem_id="sv-lab-plot")
+    c["lab_compare"] = gr.HTML("", elem_id="sv-lab-compare")
     return c
 
 
 def lab_wire(ctx: AppContext, c: dict) -> None:
     event = listen(c["lab_run"].click, lab_run, ctx, c, ["lab_models", "lab_variant", "lab_prompt", "lab_temp", "lab_n",
                                                           "lab_seed", "pair", "draft_id", "target_id"],
-                   ["lab_plot", "lab_stats"], gpu=True, concurrency_limit=None, show_progress="minimal")
+                   ["lab_plot", "lab_stats", "lab_compare"], gpu=True, concurrency_limit=None, show_progress="minimal")
     listen(c["lab_stop"].click, lab_stop, ctx, c, [], [], cancels=[event], queue=False)
 
 
@@ -94,7 +96,7 @@ def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choi
     except InputError as e:
         yield {"lab_stats": vh.status_html(str(e), "error")}
         return
-    yield {"lab_stats": vh.status_html(t("lab.preparing", lang), "run")}
+    yield {"lab_stats": vh.status_html(t("lab.preparing", lang), "run"), "lab_compare": ""}
     try:
         if models == "tiny":
             d = lab.tiny_distributions(text, sampling)
@@ -108,5 +110,9 @@ def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choi
             stats = vc.lab_stats_html(f, n, variant, f.n >= n, lang)
             yield {"lab_plot": vc.lab_figure(lab.top_bins(counts, d.p), d.texts, f.n, variant, lang),
                    "lab_stats": stats + (vh.status_html(note, "warn") if note else "")}
+        if not stop.is_set():
+            # Why not just compare tokens: the same N drafts through the rule and through exact matching, on
+            # this position's full p and q (the lab's temperature is never 0, so both tests are random).
+            yield {"lab_compare": vc.lab_compare_html(lab_compare.measure(d.p, d.q, n, seed), lang)}
     except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
         yield {"lab_stats": vh.status_html(t("lab.failed", lang, error=inputs.error_message(e, lang)), "error")}

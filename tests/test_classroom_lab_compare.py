@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from specviz.classroom import compare, lab
+from specviz.classroom import lab, lab_compare as compare
 from specviz.sampling import SamplingConfig
 
 N = compare.MAX_DRAWS

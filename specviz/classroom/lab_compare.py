@@ -84,3 +84,8 @@ def compare(p: torch.Tensor, q: torch.Tensor, n: int, gen: torch.Generator,
     exact = exact_fn(p, q, drafts, gen)
     return TokenComparison(n=n, rule_rate=float(rule.double().mean()), exact_rate=float(exact.double().mean()),
                            rule_formula=rule_formula(p, q), exact_formula=exact_formula(p, q))
+
+
+def measure(p: torch.Tensor, q: torch.Tensor, n: int, seed: int) -> TokenComparison:
+    """`compare` with its own generator seeded by `seed`, so the page's figures repeat exactly."""
+    return compare(p, q, n, torch.Generator(device=p.device).manual_seed(int(seed)))
