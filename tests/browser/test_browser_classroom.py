@@ -127,12 +127,26 @@ def _lab(page, variant_label: str, n: int) -> dict:
     return page.page.eval_on_selector(fresh, "e => ({...e.dataset})")
 
 
+def _compare_tokens_lines(page, n: int):
+    """"Why not just compare tokens?": the rule and exact matching each measured within 4.5 binomial standard
+    errors of its formula, and the rule accepting more."""
+    page.page.wait_for_selector(f"#sv-lab-compare [data-n='{n}']", timeout=30_000)
+    found = page.page.eval_on_selector_all("#sv-lab-compare li", "es => es.map(e => ({...e.dataset}))")
+    lines = {d["test"]: d for d in found}
+    assert set(lines) == {"rule", "exact"}
+    for d in lines.values():
+        m, f = float(d["measured"]), float(d["formula"])
+        assert abs(m - f) <= 4.5 * (f * (1 - f) / n) ** 0.5 + 1e-3   # 1e-3: the 4 decimals the page carries
+    assert float(lines["rule"]["measured"]) > float(lines["exact"]["measured"])
+
+
 def test_lab_real_rule_matches_p_and_a_broken_rule_does_not(page, server):
     open_tab(page, "Classroom")
     page.page.locator("#sv-cls-lab").get_by_text("Losslessness lab").first.click()
     _set_slider(page, "sv-lab-n", 3000)
     real = _lab(page, "the real rule (specviz.rule.verify)", 3000)
     assert float(real["tv"]) < 0.06 and float(real["pvalue"]) > 1e-3
+    _compare_tokens_lines(page, 3000)
     broken = _lab(page, "bug: always accept", 3000)
     assert float(broken["tv"]) > 0.2 and float(broken["pvalue"]) < 1e-6
     assert page.page.locator("#sv-lab-stats [data-biased=true]").count() == 1
