@@ -43,13 +43,15 @@ def _capturing() -> bool:
 def _row_keys(attention_mask: torch.Tensor | None, q_length: int, kv_length: int) -> list[int | torch.Tensor]:
     """For each query row, the keys it may see: a length n (the first n keys) or the indices of a tree branch.
 
-    No mask means causal with the queries at the end. A mask is read once per forward: every
+    No mask means what transformers' SDPA call means by it: causal, aligned top-left (row i sees keys
+    0..i; it leaves the mask out only when the keys are the queries themselves, or a static cache's
+    first prefill, where it cuts the keys to the queries' length). A mask is read once per forward: every
     layer gets the same mask object, so the answer for the last one is kept (with the mask, so
     its identity cannot be reused by another tensor).
     """
     global _last
     if attention_mask is None:
-        return [kv_length - q_length + i + 1 for i in range(q_length)]
+        return [i + 1 for i in range(q_length)]
     last = _last
     if last is not None and last[0] is attention_mask and last[1] == (q_length, kv_length):
         return last[2]

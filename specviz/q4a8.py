@@ -9,7 +9,7 @@ GGUF's own 4-bit codes, as int8, by the activations quantized to int8 per row an
 
 Row-invariant by construction: work is split over output columns only and each output is one fixed
 sequence of operations, so a row of a verify is bit-identical to the same row computed alone, for
-any row or thread count (tests/test_q4_kernel.py). The weights are today's grid (weights.int4_grid):
+any row or thread count (tests/test_q4a8.py). The weights are today's grid (weights.int4_grid):
 w = min + code * scale with fp32 scale and min, so a dequantized Q4_K tensor is reproduced exactly;
 the int8 activations are the precision this kind adds (its fidelity: scripts/fidelity.py).
 
@@ -228,7 +228,7 @@ def q8_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
 class Q4A8Linear(torch.nn.Module):
     """`nn.Linear` with 4-bit group-affine weights (fp32 scale and minimum per 32) and int8 activations."""
 
-    row_invariant = True   # by construction (csrc/q4a8.cpp); checked by tests/test_q4_kernel.py and the harness
+    row_invariant = True   # by construction (csrc/q4a8.cpp); checked by tests/test_q4a8.py and the harness
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, grid):
         super().__init__()

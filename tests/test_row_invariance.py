@@ -17,7 +17,7 @@ from specviz.invariance import chain_report, identity_limit, tree_report
 from specviz.tree import TreeShape
 from specviz.weights import convert_target_weights
 
-# q4a8 (specviz's own kernels) where they build here; tests/test_q4_kernel.py covers the fallback
+# q4a8 (specviz's own kernels) where they build here; tests/test_q4a8.py covers the fallback
 KINDS = ["int4", "int8"] + (["q4a8"] if q4a8.unavailable() is None else [])
 
 VOCAB = 512

@@ -16,7 +16,7 @@ from specviz.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from tiny import noisy_copy, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-# q4a8 where its kernels build here (tests/test_q4_kernel.py covers the fallback where they do not)
+# q4a8 where its kernels build here (tests/test_q4a8.py covers the fallback where they do not)
 HAS_Q4A8 = q4a8.unavailable() is None
 KINDS = ("bf16", "int8", "int4") + (("q4a8",) if HAS_Q4A8 else ())
 
