@@ -55,3 +55,13 @@ def pair_fp32():
         return load_pair(dtype="fp32", device="cpu")
     except ModelLoadError as e:
         pytest.skip(f"packaged model pair unavailable: {e}")
+
+
+@pytest.fixture(scope="module")
+def app():
+    """The app on tiny models, served in-process for one test module (the API's and the pages' tests): its URL."""
+    from tests.browser.tiny_app import serve
+
+    demo, url = serve(delay=0.0, replay_delay=0.0)
+    yield url
+    demo.close()

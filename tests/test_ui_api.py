@@ -20,14 +20,6 @@ from specviz.trace import Trace, TraceFormatError
 ENDPOINTS = {"/generate", "/replay", "/sweep", "/what_if"}
 
 
-@pytest.fixture(scope="module")
-def app():
-    from tests.browser.tiny_app import serve
-
-    demo, url = serve(delay=0.0, replay_delay=0.0)
-    yield url
-    demo.close()
-
 
 @pytest.fixture(scope="module")
 def client(app):

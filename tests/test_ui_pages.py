@@ -14,14 +14,6 @@ from specviz.ui import locale
 ENDPOINTS = {"/generate", "/replay", "/sweep", "/what_if"}
 
 
-@pytest.fixture(scope="module")
-def app():
-    from tests.browser.tiny_app import serve
-
-    demo, url = serve(delay=0.0, replay_delay=0.0)
-    yield url
-    demo.close()
-
 
 def _get(url: str) -> str:
     with urllib.request.urlopen(url, timeout=30) as response:
