@@ -20,12 +20,9 @@ def goto(page, server, query: str, path: str = ""):
 
 
 def open_tab(page, name: str):
-    """Click a tab of the page, through the overflow menu when the row has no room for it."""
-    tab = page.page.locator("#sv-tabs [role=tablist]").get_by_role("tab", name=name)
-    if not tab.count():
-        page.page.click("#sv-tabs .overflow-menu > button")
-        tab = page.page.locator("#sv-tabs .overflow-dropdown").get_by_role("button", name=name)
-    tab.first.click()
+    """Click a tab of the page: every tab is in the tab row (it wraps; no overflow menu since issue 30), so this
+    waits for the tab itself (a count() taken before the row is drawn would find none)."""
+    page.page.locator("#sv-tabs [role=tablist]").get_by_role("tab", name=name).first.click(timeout=30_000)
 
 
 def stage(page) -> dict:
