@@ -63,6 +63,43 @@ def test_sweep_k_rows_are_sane(pair, temperature):
     assert d["best_k"] == sw.best_k and len(d["rows"]) == 3
 
 
+class CountingModel(torch.nn.Module):
+    """A model wrapper counting forwards, so a test can see how much work a stopped sweep still did."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model, self.calls = model, 0
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.model, name)
+
+    def forward(self, *args, **kwargs):
+        self.calls += 1
+        return self.model(*args, **kwargs)
+
+
+@pytest.mark.parametrize("stop_after", [2, 30, 60])   # in the costs, in the target-alone run, in a K run
+def test_a_stopped_sweep_ends_within_a_round(pair, stop_after):
+    """The page's Stop is a flag the sweep asks between rounds: it must not wait for a whole run (issue 30)."""
+    target = CountingModel(pair.target)
+    flagged = []
+
+    def stop():
+        if target.calls >= stop_after and not flagged:
+            flagged.append(target.calls)
+        return bool(flagged)
+
+    with pytest.raises((bench.RunStopped, bench.PrefillStopped)):
+        bench.sweep_k(target, pair.draft, PROMPT, [1, 2, 4], SamplingConfig(), 40, stop=stop)
+    assert flagged and target.calls <= flagged[0] + 1, (flagged, target.calls)
+    whole = CountingModel(pair.target)
+    bench.sweep_k(whole, pair.draft, PROMPT, [1, 2, 4], SamplingConfig(), 40)
+    assert whole.calls > stop_after + 40   # the broken variant (no stop) would have run this many
+
+
 def test_sweep_k_rejects_bad_k(pair):
     with pytest.raises(ValueError):
         bench.sweep_k(pair.target, pair.draft, PROMPT, [0], SamplingConfig(), 4)

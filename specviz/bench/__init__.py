@@ -45,7 +45,8 @@ from __future__ import annotations
 from ..limits import ASSET_PROMPTS, SHARED_PROMPTS, default_prompts_file
 from ..stats import median
 from .costs import ForwardCosts, forward_costs, theory_speedup
-from .measure import Run, run_method
+from ..decoding import PrefillStopped
+from .measure import Run, RunStopped, run_method
 from .methods import K_METHODS, METHODS, default_methods
 from .prompts import BenchError, Prompt, load_prompts
 from .suite import format_table, run_benchmark, write_results
@@ -54,7 +55,7 @@ from .sweep import KRow, KSweep, ksweep_from_rows, sweep_k
 
 
 __all__ = ["ASSET_PROMPTS", "SHARED_PROMPTS", "default_prompts_file", "median", "ForwardCosts", "forward_costs",
-           "theory_speedup", "Run", "run_method", "K_METHODS", "METHODS", "default_methods", "BenchError", "Prompt",
+           "theory_speedup", "Run", "RunStopped", "PrefillStopped", "run_method", "K_METHODS", "METHODS", "default_methods", "BenchError", "Prompt",
            "load_prompts",
            "format_table", "run_benchmark", "summarize", "temp_key", "write_results", "KRow", "KSweep",
            "ksweep_from_rows", "sweep_k"]

@@ -17,7 +17,8 @@ from typing import Any, Iterable
 import torch
 
 from .. import theory
-from ..decoding import Timer, as_id_tensor, crop_to, forward_logits, input_device, prefill, resolve_forwards, warm_up
+from ..decoding import (PrefillStopped, Timer, as_id_tensor, crop_to, forward_logits, input_device, prefill,
+                        resolve_forwards, warm_up)
 
 
 @dataclass
@@ -45,7 +46,8 @@ def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3,
 
     `compile` (off | on | graphs | auto, as in `speculative_generate`) times the
     replayed path: static caches and CUDA-graph forwards, captured before any timing;
-    `stop()` ends that capture between calls (`decoding.PrefillStopped`), as it ends a run's.
+    `stop()` ends that capture between calls, the prompt's prefill between chunks and the timing between repeats
+    (`decoding.PrefillStopped`), as it ends a run's.
     """
     ks = sorted(set(int(k) for k in ks))
     device = input_device(target)
@@ -60,7 +62,7 @@ def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3,
         warm_up(draft, [1], max_len, verify=False, backend=forwards.backend, stop=stop)
     caches = {}
     for name, model in (("target", target), ("draft", draft)):   # the whole prompt cached
-        caches[name] = prefill(model, ids[None], static, max_len, compiled, forwards.backend)
+        caches[name] = prefill(model, ids[None], static, max_len, compiled, forwards.backend, stop=stop)
         forward_logits(model, ids[-1:], caches[name], 1)
     extra = ids[-1:].repeat(max(ks, default=0) + 1)
 
@@ -75,6 +77,8 @@ def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3,
     timed(target, caches["target"], 1)   # one untimed pass each: allocator and kernels warm
     timed(draft, caches["draft"], 1)
     for _ in range(max(1, repeats)):
+        if stop is not None and stop():
+            raise PrefillStopped()
         samples["t1"].append(timed(target, caches["target"], 1))
         samples["d1"].append(timed(draft, caches["draft"], 1))
         for k in ks:

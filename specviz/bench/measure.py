@@ -57,33 +57,52 @@ class Run:
         return self.new_tokens / self.total_seconds if self.total_seconds > 0 else float("nan")
 
 
+class RunStopped(Exception):
+    """The caller's `stop()` said stop during a measured run: a cut run has no figure, so none is returned."""
+
+
+def _until_stopped(items, stop) -> list:
+    """Every step or round of a generator, asking `stop()` after each (and once the generator ends, since a prefill
+    cut by `stop` ends it with nothing): the page's Stop ends a sweep within one round, not one whole run."""
+    out = []
+    for item in items:
+        out.append(item)
+        if stop is not None and stop():
+            raise RunStopped()
+    if stop is not None and stop():
+        raise RunStopped()
+    return out
+
+
 def run_method(method: str, target, draft, input_ids, k: int | None, sampling: SamplingConfig,
-               max_new_tokens: int, *, seed: int = 0, tokenizer=None, compile: str = "auto", tree_costs=None) -> Run:
+               max_new_tokens: int, *, seed: int = 0, tokenizer=None, compile: str = "auto", tree_costs=None,
+               stop=None) -> Run:
     """Generate `max_new_tokens` (EOS ignored) with one method and time it.
 
     `compile` (auto | on | off) applies to specviz's own loops (target, specviz*), as in
     `speculative_generate`; transformers' methods pick their own caches by name. `tree_costs`
-    (specviz.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs.
+    (specviz.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs. `stop` (a callable)
+    is asked after every round of specviz's loops and raises `RunStopped` once True (transformers' methods run whole).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     ids = as_id_tensor(input_ids, input_device(target))
     if method == "target":
-        return _run_target(target, ids, sampling, max_new_tokens, seed, compile)
+        return _run_target(target, ids, sampling, max_new_tokens, seed, compile, stop)
     if method in HF_KINDS:
         return _run_hf(method, target, draft, ids, k, sampling, max_new_tokens, seed)
     return _run_specviz(method, target, draft, ids, int(k), sampling, max_new_tokens, seed, tokenizer, compile,
-                        tree_costs)
+                        tree_costs, stop)
 
 
 # ---------------------------------------------------------------- specviz's own loops
 def _run_target(target, ids: torch.Tensor, sampling: SamplingConfig, max_new_tokens: int, seed: int,
-                compile: str = "auto") -> Run:
+                compile: str = "auto", stop=None) -> Run:
     clock = Timer(input_device(target))
     stats: dict = {}
     t0 = clock()
-    steps = list(autoregressive_generate(target, ids, sampling, max_new_tokens, seed, ignore_eos=True,
-                                         compile=compile, stats=stats))
+    steps = _until_stopped(autoregressive_generate(target, ids, sampling, max_new_tokens, seed, ignore_eos=True,
+                                                   compile=compile, stats=stats, stop=stop), stop)
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     first = steps[0].seconds if steps else 0.0
     stats_first = t1 - t0 - sum(s.seconds for s in steps) + first   # prefill + first step
@@ -106,18 +125,18 @@ SPECVIZ_KINDS = {
 
 
 def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling: SamplingConfig,
-                 max_new_tokens: int, seed: int, tokenizer, compile: str = "auto", tree_costs=None) -> Run:
+                 max_new_tokens: int, seed: int, tokenizer, compile: str = "auto", tree_costs=None, stop=None) -> Run:
     drafter, record, threshold = SPECVIZ_KINDS[method]
     clock = Timer(input_device(target))
     stats: dict = {}
     t0 = clock()
-    rounds = list(speculative_generate(target, None if drafter == "ngram" else draft, ids, k=k, sampling=sampling,
+    rounds = _until_stopped(speculative_generate(target, None if drafter == "ngram" else draft, ids, k=k, sampling=sampling,
                                        max_new_tokens=max_new_tokens, seed=seed,
                                        tokenizer=tokenizer if record else None,
                                        ignore_eos=True, record=record, adaptive_threshold=threshold,
                                        drafter=drafter, compile=compile, stats=stats,
                                        tree=TREE_SPECS[method].format(k=k) if method in TREE_SPECS else None,
-                                       tree_costs=tree_costs))
+                                       tree_costs=tree_costs, stop=stop), stop)
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]

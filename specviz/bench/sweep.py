@@ -61,12 +61,13 @@ class KSweep:
 
 def sweep_k(target, draft, input_ids, ks: Sequence[int], sampling: SamplingConfig = SamplingConfig(),
             max_new_tokens: int = 64, *, seed: int = 0, tokenizer=None, progress: Progress | None = None,
-            record: bool = False, cost_repeats: int = 3) -> KSweep:
+            record: bool = False, cost_repeats: int = 3, stop=None) -> KSweep:
     """Target alone once, then the speculative decoder at each K; EOS ignored, same token counts.
 
     `record=False` (default) times the decoder without the per-token trace, the
     way it runs when only speed matters; `record=True` includes the trace cost.
-    `progress(fraction, message)` is called before each step and at the end.
+    `progress(fraction, message)` is called before each step and at the end. `stop` (a callable) is asked between
+    rounds of every run: once True, `RunStopped` (a cut sweep has no chart), so Stop never waits for a whole run.
     """
     ks = [int(k) for k in ks]
     if not ks:
@@ -77,15 +78,15 @@ def sweep_k(target, draft, input_ids, ks: Sequence[int], sampling: SamplingConfi
     report = progress or (lambda f, m: None)
     steps = len(ks) + 2
     report(0.0, "timing bare forwards")
-    costs = forward_costs(target, draft, input_ids, ks, repeats=cost_repeats)
+    costs = forward_costs(target, draft, input_ids, ks, repeats=cost_repeats, stop=stop)
     report(1 / steps, "target alone")
-    base = run_method("target", target, draft, input_ids, None, sampling, max_new_tokens, seed=seed)
+    base = run_method("target", target, draft, input_ids, None, sampling, max_new_tokens, seed=seed, stop=stop)
     rows = []
     method = "specviz" if record else "specviz_notrace"
     for i, k in enumerate(ks):
         report((i + 2) / steps, f"speculative decoding, K = {k}")
         run = run_method(method, target, draft, input_ids, k, sampling, max_new_tokens, seed=seed,
-                         tokenizer=tokenizer)
+                         tokenizer=tokenizer, stop=stop)
         c, vc = costs.c, costs.verify_cost(k)
         rows.append(KRow(k=k, tokens_per_s=run.tokens_per_s, acceptance_rate=run.acceptance_rate,
                          alpha=run.alpha, tau=run.tau, c=c, verify_cost=vc,

@@ -95,7 +95,7 @@ def _sweep(ctx: AppContext, run, form: dict):
 
     def measure(progress):
         return ctx.sweep()(pair.target, pair.draft, ids, s.ks, s.sampling, s.n_tokens, seed=s.seed,
-                           tokenizer=pair.tokenizer, progress=progress)
+                           tokenizer=pair.tokenizer, progress=progress, stop=run.stop.is_set)
 
     outcome = yield from waiting.wait_for(ctx, run, worker.call(measure, run), lambda p, sec: step_line(p, s.ks, sec, lang),
                                           say, "sweep.stopping")
