@@ -94,14 +94,14 @@ def test_cuda_without_a_gpu_is_a_clear_error(capsys):
 def test_forward_costs_times_the_static_cache_path_when_asked(tiny_pair, monkeypatch):
     """compile="on" means static caches (+ graphs on CUDA); on this CPU the static part is checked eagerly."""
     from specviz.bench import costs as bench_costs
-    from specviz import decoding
+    from specviz.runtime import decoding
 
     seen = []
     real_prefill = decoding.prefill
 
-    def spy(model, tokens, static=False, max_len=0, compiled=False, backend="inductor"):
+    def spy(model, tokens, static=False, max_len=0, compiled=False, backend="inductor", stop=None):
         seen.append((static, compiled, max_len))
-        return real_prefill(model, tokens, static, max_len, False)
+        return real_prefill(model, tokens, static, max_len, False, stop=stop)
 
     monkeypatch.setattr(bench_costs, "resolve_forwards",
                         lambda compile, device: decoding.Forwards(compile == "on", False, "eager"))
