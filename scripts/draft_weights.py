@@ -15,9 +15,9 @@ from pathlib import Path
 import torch
 
 from specviz.bench.costs import forward_costs
-from specviz.kernels import use_linear_path
+from specviz.models.quant.kernels import use_linear_path
 from specviz.limits import REPO_ROOT
-from specviz.models import load_pair
+from specviz.models.loading import load_pair
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--repeats", type=int, default=5)

@@ -3,7 +3,7 @@
 The reference is the packaged target dequantized to fp32 (the GGUF file's own
 values). For each configuration as this machine runs it (the pair's automatic
 dtype for everything outside the linear layers; "as-loaded" is the whole model
-in that dtype; bf16, int8, int4: see specviz.weights) and
+in that dtype; bf16, int8, int4: see specviz.models.quant.weights) and
 each prompt: the reference's greedy continuation of 64 tokens; teacher-forced
 over it, the mean KL(p_fp32 || p_config) of the next-token distribution and the
 share of positions where both argmaxes agree; free-running, the share of the
@@ -25,8 +25,8 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate
 from specviz.limits import ASSET_PROMPTS
-from specviz.models import default_device_and_dtype, load_pair
-from specviz.weights import resolve_target_weights
+from specviz.models.loading import default_device_and_dtype, load_pair
+from specviz.models.quant.weights import resolve_target_weights
 
 GREEDY = SamplingConfig(temperature=0)
 

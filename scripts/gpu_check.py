@@ -49,9 +49,9 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.bench import shapes
-from specviz.decoding import KVCache, Timer, forward_logits, resolve_forwards
+from specviz.runtime.decoding import KVCache, Timer, forward_logits, resolve_forwards
 from specviz.limits import REPO_ROOT
-from specviz.lossless import chi_square_fit, exact_prefixes, sample_prefixes
+from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/gpu-out"))
@@ -169,9 +169,9 @@ def row_invariance():
     A report, not a target: on CUDA the matrix products and attention kernels may block rows differently
     by row count; the harness names the first module (or function, seen in the next module's input) that
     diverges, eager, with the row-by-row attention and with plain SDPA, on a Qwen2.5 shape at a few layers."""
-    from specviz.attention import ROWS, use_row_invariant_attention
-    from specviz.invariance import chain_report, tree_report
-    from specviz.tree import TreeShape
+    from specviz.runtime.attention import ROWS, use_row_invariant_attention
+    from specviz.runtime.invariance import chain_report, tree_report
+    from specviz.engine.tree import TreeShape
 
     out = {}
     for name in ("qwen2.5-1.5b",):

@@ -2,7 +2,7 @@
 import statistics, time
 import torch
 from transformers import DynamicCache
-from specviz.models import load_pair
+from specviz.models.loading import load_pair
 pair = load_pair(); T, D = pair.target, pair.draft
 ids = torch.tensor([pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")])
 def med(f, n=9):

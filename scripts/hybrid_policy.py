@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from specviz.drafters import lookup_continuation
+from specviz.engine.drafters import lookup_continuation
 from specviz.limits import ASSETS
 
 # Summaries of a given text: the category the tuning set (assets/vocab/prompts.jsonl) has least of.
@@ -52,9 +52,9 @@ EXTRA = [
 
 def record(args) -> None:
     from specviz.bench.costs import forward_costs
-    from specviz.models import load_pair
-    from specviz.sampling import SamplingConfig
-    from specviz.speculative import speculative_generate
+    from specviz.models.loading import load_pair
+    from specviz.engine.sampling import SamplingConfig
+    from specviz.engine.speculative import speculative_generate
 
     source = Path(args.prompts) if args.prompts else ASSETS / "vocab" / "prompts.jsonl"
     rows = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]

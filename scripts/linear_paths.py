@@ -1,5 +1,5 @@
 """Forward costs of the packaged pair on each linear-kernel path, in one process (the figures behind
-specviz/kernels.py and the README's "CPU kernels"): python scripts/linear_paths.py [--repeats 5]
+specviz/models/quant/kernels.py and the README's "CPU kernels"): python scripts/linear_paths.py [--repeats 5]
 
 Loads the pair once on PyTorch's default path, keeps the dense layers, and swaps every linear
 layer between the default kernels and oneDNN packed for 1, 2, 5 and 9 rows, timing bare cached
@@ -10,8 +10,8 @@ import argparse
 import torch
 
 from specviz.bench.costs import forward_costs
-from specviz.kernels import OneDNNLinear
-from specviz.models import load_pair
+from specviz.models.quant.kernels import OneDNNLinear
+from specviz.models.loading import load_pair
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--repeats", type=int, default=5)

@@ -16,10 +16,10 @@ import sys
 from specviz.classroom.lessons import LESSONS_DIR   # the lessons themselves stay in assets/lessons/
 from specviz.classroom.state import StepState
 from specviz.classroom.steps import stops
-from specviz.models import load_pair
-from specviz.sampling import SamplingConfig
-from specviz.speculative import speculative_generate
-from specviz.trace import Trace
+from specviz.models.loading import load_pair
+from specviz.engine.sampling import SamplingConfig
+from specviz.engine.speculative import speculative_generate
+from specviz.trace.records import Trace
 
 
 def second_branch_wins(trace: Trace) -> int | None:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import torch
 
-from specviz import vocab_trim
+from specviz.engine import vocab_trim
 from specviz.limits import ASSETS, REPO_ROOT
 
 HERE = ASSETS / "vocab"   # the prompts, the counts and the table live beside each other in assets/
@@ -156,8 +156,8 @@ def earlier_state(path: Path) -> dict:
 
 def load_target():
     """The packaged pair's target and tokenizer alone (the draft is never needed here: half the memory)."""
-    from specviz.models import ModelPair, _load_model, _load_tokenizer
-    from specviz.packaged import _PACKAGED_TARGET, PACKAGED_PAIR_NAME, _convert
+    from specviz.models.loading import ModelPair, _load_model, _load_tokenizer
+    from specviz.models.packaged import _PACKAGED_TARGET, PACKAGED_PAIR_NAME, _convert
 
     folder = _convert(_PACKAGED_TARGET, with_tokenizer=True, progress=lambda f, m: None, lo=0.0, hi=1.0)
     cpu = torch.device("cpu")

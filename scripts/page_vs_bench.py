@@ -235,7 +235,7 @@ def run_bench(pair, ids, args) -> Result:
 
 def _run_bench(pair, ids, args) -> Result:
     from specviz.bench import run_method
-    from specviz.sampling import SamplingConfig
+    from specviz.engine.sampling import SamplingConfig
 
     res, t0 = Result("bench", ""), time.perf_counter()
     sampling = SamplingConfig(temperature=0.0)
@@ -266,7 +266,7 @@ def fill_from_tap(res: Result, tap: Tap) -> None:
 
 
 def run_api(pair, ids, args, taps: Taps) -> Result:
-    from specviz.sampling import SamplingConfig
+    from specviz.engine.sampling import SamplingConfig
     from specviz.ui import api, worker
 
     res, t0 = Result("api", ""), time.perf_counter()

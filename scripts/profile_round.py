@@ -1,9 +1,9 @@
 """Where does a specviz round spend its time? Side-by-side micro timings + torch.profiler + cProfile."""
 import cProfile, io, pstats, statistics, time
 import torch
-from specviz.models import load_pair
-from specviz.sampling import SamplingConfig, probabilities, sample
-from specviz.speculative import speculative_generate
+from specviz.models.loading import load_pair
+from specviz.engine.sampling import SamplingConfig, probabilities, sample
+from specviz.engine.speculative import speculative_generate
 from specviz.bench import run_method, forward_costs, load_prompts, default_prompts_file
 
 t = time.perf_counter()

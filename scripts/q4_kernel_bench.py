@@ -25,7 +25,7 @@ SHAPES = ((1536, 8960), (8960, 1536), (1536, 1536), (1536, 256))   # (in, out)
 
 def kernels(k_in: int, n_out: int, ext_ok: bool) -> dict:
     """name -> fn(x fp32 [M, K]) for one layer shape, every kernel on the same 4-bit grid."""
-    from specviz import q4a8
+    from specviz.models.quant import q4a8
 
     torch.manual_seed(0)
     g = k_in // 32
@@ -49,7 +49,7 @@ def kernels(k_in: int, n_out: int, ext_ok: bool) -> dict:
 
 def bench(rows: list[int], repeats: int) -> dict:
     """Medians in ms: {(shape, kernel, rows): ms}, every kernel and row count interleaved per repeat."""
-    from specviz import q4a8
+    from specviz.models.quant import q4a8
 
     ext_ok = q4a8.unavailable() is None
     times = {}
@@ -94,7 +94,7 @@ def main() -> None:
         os.environ["SPECVIZ_Q4_ISA"] = args.isa
     if args.threads:
         torch.set_num_threads(args.threads)
-    from specviz import q4a8
+    from specviz.models.quant import q4a8
 
     why = q4a8.unavailable()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, q4a8: "

@@ -1,6 +1,6 @@
 """Row invariance of the target's verify on a real pair, and what the row-by-row attention costs.
 
-For each prompt: the row-invariance harness (specviz.invariance) on a chain verify of K drafts
+For each prompt: the row-invariance harness (specviz.runtime.invariance) on a chain verify of K drafts
 (the draft's own greedy proposals, as a round would read them) and on a draft tree, with the
 target's attention as the decoder runs it ("sdpa_rows") and, for contrast, plain SDPA over all
 rows at once ("sdpa"): the first operation that diverges, or "bit-identical". Then the verify
@@ -20,13 +20,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from specviz.attention import ROWS  # noqa: E402
+from specviz.runtime.attention import ROWS  # noqa: E402
 from specviz.bench.prompts import load_prompts  # noqa: E402
-from specviz.decoding import forward_logits, prefill  # noqa: E402
-from specviz.invariance import chain_report, tree_report  # noqa: E402
+from specviz.runtime.decoding import forward_logits, prefill  # noqa: E402
+from specviz.runtime.invariance import chain_report, tree_report  # noqa: E402
 from specviz.limits import ASSET_PROMPTS  # noqa: E402
-from specviz.models import load_pair  # noqa: E402
-from specviz.tree import TreeShape  # noqa: E402
+from specviz.models.loading import load_pair  # noqa: E402
+from specviz.engine.tree import TreeShape  # noqa: E402
 
 
 def set_attention(model, name: str) -> None:

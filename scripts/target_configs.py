@@ -21,16 +21,16 @@ import torch
 
 from specviz.bench.costs import forward_costs
 from specviz.bench.roofline import bytes_per_token, read_bandwidth
-from specviz.models import load_pair
-from specviz.weights import candidate_weights, convert_target_weights
+from specviz.models.loading import load_pair
+from specviz.models.quant.weights import candidate_weights, convert_target_weights
 
 PROMPT = "Write a Python function that checks whether a string is a palindrome, ignoring case and punctuation."
 
 
 def time_draft_step(draft, ids: list[int], method: str, repeats: int) -> float:
     """One draft step as the decoder takes it: the drafter proposes one token (greedy), then rolls back."""
-    from specviz.drafters import make_drafter
-    from specviz.sampling import SamplingConfig
+    from specviz.engine.drafters import make_drafter
+    from specviz.engine.sampling import SamplingConfig
 
     tokens = torch.tensor([ids])
     drafter = make_drafter(method, draft, draft.config.vocab_size)

@@ -18,8 +18,8 @@ import time
 
 import torch
 
-from specviz.decoding import crop_to, forward_logits
-from specviz.drafters import make_drafter
+from specviz.runtime.decoding import crop_to, forward_logits
+from specviz.engine.drafters import make_drafter
 
 PROMPT = "Write a Python function that merges two sorted lists into one sorted list, with a docstring."
 
@@ -31,11 +31,11 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--dtype", default="fp32")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: leave the default)")
-    ap.add_argument("--linear", default="auto", help="linear kernels: auto | default | onednn (specviz.kernels)")
+    ap.add_argument("--linear", default="auto", help="linear kernels: auto | default | onednn (specviz.models.quant.kernels)")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    from specviz.models import load_pair
+    from specviz.models.loading import load_pair
 
     pair = load_pair(dtype=args.dtype, device="cpu", linear=args.linear)
     ids = torch.tensor([pair.encode_chat(PROMPT)])

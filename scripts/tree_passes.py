@@ -11,7 +11,7 @@ from pathlib import Path
 
 from specviz import SamplingConfig, speculative_generate
 from specviz.limits import default_prompts_file
-from specviz.models import load_pair
+from specviz.models.loading import load_pair
 
 GREEDY = SamplingConfig(temperature=0)
 

@@ -4,15 +4,15 @@ The public API: `load_pair`, `SamplingConfig`, `speculative_generate`,
 `autoregressive_generate`, `Round`. Data flows one way:
 models -> sampling/speculative (decoding) -> trace -> viz -> ui.
 """
-from .baseline import autoregressive_generate
-from .sampling import SamplingConfig
-from .speculative import speculative_generate
-from .trace import Round, Step, Trace, metrics
+from .engine.baseline import autoregressive_generate
+from .engine.sampling import SamplingConfig
+from .engine.speculative import speculative_generate
+from .trace.records import Round, Step, Trace, metrics
 
 
 def load_pair(*args, **kwargs):
-    """Load a draft/target pair (see specviz.models.load_pair); imported lazily to keep `import specviz` light."""
-    from .models import load_pair as _load_pair
+    """Load a draft/target pair (see specviz.models.loading.load_pair); imported lazily to keep `import specviz` light."""
+    from .models.loading import load_pair as _load_pair
 
     return _load_pair(*args, **kwargs)
 

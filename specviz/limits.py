@@ -79,7 +79,7 @@ def default_prompts_file() -> Path:
     """The benchmark prompts: the shared file where it exists, else the copy in assets/."""
     return SHARED_PROMPTS if SHARED_PROMPTS.is_file() else ASSET_PROMPTS
 
-# ---------------------------------------------------------------- ZeroGPU (Hugging Face Spaces), specviz.zerogpu
+# ---------------------------------------------------------------- ZeroGPU (Hugging Face Spaces), specviz.runtime.zerogpu
 ZEROGPU_MIN_DURATION_S = 30     # the least GPU time asked for one call (graph capture happens inside every call)
 ZEROGPU_MAX_DURATION_S = 240    # the most asked for one call: longer requests are announced, then cut at this
 ZEROGPU_CALL_OVERHEAD_S = 20.0  # per call before the first token: attaching the GPU, capturing the graphs (unmeasured)

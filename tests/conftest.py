@@ -9,9 +9,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach for the Hub
 # The packaged pair on PyTorch's default kernels: its weights stay memory-mapped, so the several
 # test modules (and app processes) that load it share one page cache. The oneDNN path copies them
-# into 8 GB of packed memory per load; tests/test_kernels.py loads it there explicitly, once.
+# into 8 GB of packed memory per load; tests/test_models_quant_kernels.py loads it there explicitly, once.
 os.environ.setdefault("SPECVIZ_CPU_LINEAR", "default")
-# The same reason keeps the target's weights as loaded (memory-mapped); tests/test_weights.py and
+# The same reason keeps the target's weights as loaded (memory-mapped); tests/test_models_quant_weights.py and
 # the real-pair tests that name a precision convert it explicitly.
 os.environ.setdefault("SPECVIZ_TARGET_WEIGHTS", "as-loaded")
 
@@ -49,7 +49,7 @@ def pair_fp32():
     8 GB of weights again, and two live loads counted 16 GB of resident pages in one process (CI's peak
     RSS reached 24.8 GB on a 24 GB machine).
     """
-    from specviz.models import ModelLoadError, load_pair
+    from specviz.models.loading import ModelLoadError, load_pair
 
     try:
         return load_pair(dtype="fp32", device="cpu")

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from specviz.sampling import SamplingConfig
-from specviz.speculative import speculative_generate
-from specviz.trace import Trace
+from specviz.engine.sampling import SamplingConfig
+from specviz.engine.speculative import speculative_generate
+from specviz.trace.records import Trace
 
 
 def long_trace(pair, n_rounds: int, k: int = 2, seed: int = 0) -> Trace:
-    """`n_rounds` rounds: a 24-token sampled run's rounds repeated (renumbered), valid per `specviz.tracefile`."""
+    """`n_rounds` rounds: a 24-token sampled run's rounds repeated (renumbered), valid per `specviz.trace.files`."""
     ids = pair.encode_chat("a long replay")
     sampling = SamplingConfig(temperature=1.0)
     base = list(speculative_generate(pair.target, pair.draft, ids, k=k, sampling=sampling, max_new_tokens=24,

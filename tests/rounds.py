@@ -1,7 +1,7 @@
 """Hand-made rounds with known numbers, for the classroom's tests (importable as `rounds`, like `tiny`)."""
 from __future__ import annotations
 
-from specviz.trace import Alt, Choice, DraftToken, Round
+from specviz.trace.records import Alt, Choice, DraftToken, Round
 
 
 def tok(i, p, q, u, accepted, top_p=(), top_q=()):

@@ -126,8 +126,8 @@ def test_the_checks_see_what_they_look_for():
     """The graph resolves relative and lazy imports, and the cycle finder finds a cycle."""
     graph = import_graph()
     assert "specviz.ui.inputs" in graph["specviz.ui.tabs.sweep"]                  # from .. import inputs
-    assert "specviz.compare" in graph["specviz.ui.tabs.sweep"]                    # from ...compare import ...
-    assert "specviz.models" in graph["specviz.ui.session"]                     # inside a function
+    assert "specviz.trace.compare" in graph["specviz.ui.tabs.sweep"]                    # from ...compare import ...
+    assert "specviz.models.loading" in graph["specviz.ui.session"]                     # inside a function
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert list(functions(ast.parse("class A:\n  def f(self):\n    def g():\n      pass\n    return g\n"))) == [
         ("A.f", 4), ("A.f.g", 2)]

@@ -13,8 +13,8 @@ import torch
 
 from specviz import bench, theory
 from specviz.cli import bench as bench_cli
-from specviz.models import ModelPair
-from specviz.sampling import SamplingConfig
+from specviz.models.loading import ModelPair
+from specviz.engine.sampling import SamplingConfig
 from tiny import tiny_model
 
 PROMPT = [3, 1, 4, 1, 5]
@@ -419,7 +419,7 @@ def test_transformers_assistant_is_the_draft_as_loaded_unless_asked(pair, tmp_pa
 
 def test_tree_methods_get_the_verify_cost_at_every_row_count_and_stay_exact(pair, tmp_path, monkeypatch):
     from specviz.bench import suite
-    from specviz.tree_drafter import TreeCosts
+    from specviz.engine.tree_drafter import TreeCosts
 
     real, seen = suite.run_method, {}
 

@@ -12,7 +12,7 @@ import pytest
 from specviz import bench
 from specviz.bench.roofline import bytes_per_token, roofline
 from specviz.bench.suite import _rooflines
-from specviz.trace import Trace
+from specviz.trace.records import Trace
 from specviz.viz import html as vh
 from specviz.viz import pays as vp
 from tiny import tiny_model

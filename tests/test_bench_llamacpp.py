@@ -19,8 +19,8 @@ from specviz import bench
 from specviz.bench import llamacpp
 from specviz.bench.methods import ALL_METHODS, K_METHODS, LOOKUP_METHODS, METHODS, PEER_METHODS
 from specviz.cli import bench as bench_cli
-from specviz.models import ModelPair
-from specviz.sampling import SamplingConfig
+from specviz.models.loading import ModelPair
+from specviz.engine.sampling import SamplingConfig
 from tiny import tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")   # the fixture lives in conftest.py

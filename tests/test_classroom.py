@@ -10,9 +10,9 @@ import pytest
 
 from specviz.classroom import lab, lessons, whatif
 from specviz.classroom.steps import Cursor, at_end, clamp, mass, move, redraw, stops, decision, uniforms
-from specviz.sampling import SamplingConfig
+from specviz.engine.sampling import SamplingConfig
 from specviz.strings import t
-from specviz.trace import Choice, Round
+from specviz.trace.records import Choice, Round
 from specviz.viz import classroom as vc
 from specviz.viz.format import display_number as fmt
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from specviz.classroom import lab, lab_compare as compare
-from specviz.sampling import SamplingConfig
+from specviz.engine.sampling import SamplingConfig
 
 N = compare.MAX_DRAWS
 Z = 4.5   # standard errors allowed: a false alarm is rarer than 1 in 100,000 per check

@@ -10,16 +10,17 @@ the decoder's loop; the prepared tree lesson is checked for the round it promise
 import pytest
 import torch
 
-from specviz import SamplingConfig, speculative_generate, tree_rule
+from specviz import SamplingConfig, speculative_generate
+from specviz.engine import tree_rule
 from specviz.classroom import lessons
 from specviz.classroom.state import StepState
 from specviz.classroom.steps import node_decision, stop_decision, stops, tree_order
 from specviz.classroom.tree_steps import accepted_path, changes, node_states, residual_mass, what_is_left
-from specviz.rule import settle
-from specviz.sampling import SamplingConfig as Sampling
-from specviz.tree import TreeShape
-from specviz.tree_drafter import TreeProposal
-from specviz.tree_recording import TreeRecorder, TreeRoundTensors
+from specviz.engine.rule import settle
+from specviz.engine.sampling import SamplingConfig as Sampling
+from specviz.engine.tree import TreeShape
+from specviz.engine.tree_drafter import TreeProposal
+from specviz.trace.tree_recording import TreeRecorder, TreeRoundTensors
 from specviz.viz.classroom_tree import tree_stage_html
 from tiny import noisy_copy, tiny_model
 

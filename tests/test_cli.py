@@ -6,7 +6,7 @@ import pytest
 
 from specviz.cli import agreement, costs, generate, prepare, round_line
 from specviz.limits import CLI_MAX_NEW_TOKENS, MAX_K
-from specviz.trace import Choice, DraftToken, Round
+from specviz.trace.records import Choice, DraftToken, Round
 
 
 @pytest.mark.parametrize("args, says", [
@@ -66,8 +66,8 @@ def never_loads(*args, **kwargs):
 ])
 def test_every_command_returns_2_with_one_line(main, argv, prefix, says, capsys, monkeypatch):
     """In process, so many cases stay cheap: each main returns 2 and prints exactly one line."""
-    import specviz.models
-    monkeypatch.setattr(specviz.models, "load_pair", never_loads)
+    import specviz.models.loading
+    monkeypatch.setattr(specviz.models.loading, "load_pair", never_loads)
     assert main(argv) == 2
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
@@ -107,16 +107,16 @@ def test_unknown_command_names_every_command(capsys):
 
 
 def test_prepare_is_a_no_op_when_the_cache_is_complete(capsys, monkeypatch):
-    import specviz.models
+    import specviz.models.loading
     monkeypatch.setattr(prepare, "_already_prepared", lambda: True)
-    monkeypatch.setattr(specviz.models, "load_pair", never_loads)
+    monkeypatch.setattr(specviz.models.loading, "load_pair", never_loads)
     assert prepare.main([]) == 0
     assert "already prepared in" in capsys.readouterr().out
 
 
 def test_prepare_converts_with_one_progress_line_per_stage(capsys, monkeypatch, tmp_path):
     """Argument handling and reporting only: load_pair is replaced, nothing is converted."""
-    import specviz.models
+    import specviz.models.loading
     calls = []
 
     def fake_load_pair(**kwargs):
@@ -127,7 +127,7 @@ def test_prepare_converts_with_one_progress_line_per_stage(capsys, monkeypatch, 
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     monkeypatch.setattr(prepare, "_already_prepared", lambda: False)
-    monkeypatch.setattr(specviz.models, "load_pair", fake_load_pair)
+    monkeypatch.setattr(specviz.models.loading, "load_pair", fake_load_pair)
     assert prepare.main([]) == 0
     out, err = capsys.readouterr()
     assert calls and calls[0]["device"] == "cpu"
@@ -135,9 +135,9 @@ def test_prepare_converts_with_one_progress_line_per_stage(capsys, monkeypatch, 
     assert f"prepared the packaged pair in {tmp_path}" in out
 
     def broken(**kwargs):
-        raise specviz.models.ModelLoadError("part 3 is corrupt; reinstall it")
+        raise specviz.models.loading.ModelLoadError("part 3 is corrupt; reinstall it")
 
-    monkeypatch.setattr(specviz.models, "load_pair", broken)
+    monkeypatch.setattr(specviz.models.loading, "load_pair", broken)
     assert prepare.main([]) == 1
     assert capsys.readouterr().err.strip() == "specviz prepare: error: part 3 is corrupt; reinstall it"
 

@@ -5,15 +5,15 @@ import json
 
 import pytest
 
-import specviz.baseline
-import specviz.models
-import specviz.speculative
+import specviz.engine.baseline
+import specviz.models.loading
+import specviz.engine.speculative
 from specviz.cli import bench, generate
 from tests.browser.tiny_app import TinyPair
 
 
 def test_generate_refuses_an_unknown_mode_in_one_line(capsys, monkeypatch):
-    monkeypatch.setattr(specviz.models, "load_pair", lambda **kw: pytest.fail("no model may load"))
+    monkeypatch.setattr(specviz.models.loading, "load_pair", lambda **kw: pytest.fail("no model may load"))
     assert generate.main(["generate", "--prompt", "x", "--compile", "maybe"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("specviz: error:") and "--compile" in err[0]
@@ -24,9 +24,9 @@ def test_generate_refuses_an_unknown_mode_in_one_line(capsys, monkeypatch):
 @pytest.mark.parametrize("mode", ["off", "auto"])
 def test_generate_hands_the_mode_to_both_decoders(mode, capsys, monkeypatch):
     pair = TinyPair(0.0)
-    monkeypatch.setattr(specviz.models, "load_pair", lambda **kw: pair)
+    monkeypatch.setattr(specviz.models.loading, "load_pair", lambda **kw: pair)
     seen = []
-    spec, base = specviz.speculative.speculative_generate, specviz.baseline.autoregressive_generate
+    spec, base = specviz.engine.speculative.speculative_generate, specviz.engine.baseline.autoregressive_generate
 
     def spy(real, name):
         def call(*args, **kwargs):
@@ -34,8 +34,8 @@ def test_generate_hands_the_mode_to_both_decoders(mode, capsys, monkeypatch):
             return real(*args, **kwargs)
         return call
 
-    monkeypatch.setattr(specviz.speculative, "speculative_generate", spy(spec, "spec"))
-    monkeypatch.setattr(specviz.baseline, "autoregressive_generate", spy(base, "base"))
+    monkeypatch.setattr(specviz.engine.speculative, "speculative_generate", spy(spec, "spec"))
+    monkeypatch.setattr(specviz.engine.baseline, "autoregressive_generate", spy(base, "base"))
     rc = generate.main(["generate", "--prompt", "the cat", "--max-new-tokens", "6", "--compare", "--compile", mode])
     assert rc == 0 and seen == [("spec", mode), ("base", mode)]
     out = capsys.readouterr()
@@ -75,10 +75,10 @@ def test_bench_records_the_mode_and_passes_it_on(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("mode", ["on", "graphs"])
 def test_cuda_only_modes_are_refused_without_cuda_before_any_model_loads(mode, capsys, monkeypatch):
     """Issue 30: on a CPU, --compile on compiled for minutes and captured nothing; refused in one line instead."""
-    import specviz.forwards
+    import specviz.runtime.forwards
 
-    monkeypatch.setattr(specviz.models, "load_pair", lambda **kw: pytest.fail("no model may load"))
-    monkeypatch.setattr(specviz.forwards.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(specviz.models.loading, "load_pair", lambda **kw: pytest.fail("no model may load"))
+    monkeypatch.setattr(specviz.runtime.forwards.torch.cuda, "is_available", lambda: False)
     assert generate.main(["generate", "--prompt", "x", "--compile", mode]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"--compile {mode} needs a CUDA GPU" in err[0] and "auto or off" in err[0]
@@ -86,7 +86,7 @@ def test_cuda_only_modes_are_refused_without_cuda_before_any_model_loads(mode, c
     assert "--device cpu" in capsys.readouterr().err
     assert bench.main(["--compile", mode, "--quiet"], pair_loader=lambda **kw: pytest.fail("no model")) == 2
     assert f"--compile {mode} needs a CUDA GPU" in capsys.readouterr().err
-    monkeypatch.setattr(specviz.forwards.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(specviz.runtime.forwards.torch.cuda, "is_available", lambda: True)
     from specviz.cli.args import compile_refusal
 
     assert compile_refusal(mode, None) is None and compile_refusal(mode, "cuda:0") is None   # CUDA: offered

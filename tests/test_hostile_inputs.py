@@ -265,8 +265,8 @@ def test_load_errors_pickle_with_their_key():
 
 # ---------------------------------------------------------------- loading in the page's language
 def test_every_loader_progress_message_is_keyed():
-    """models.py and packaged.py report progress with `step(key)`, never a literal English text."""
-    for name in ("models.py", "packaged.py"):
+    """models/loading.py and models/packaged.py report progress with `step(key)`, never a literal English text."""
+    for name in ("models/loading.py", "models/packaged.py"):
         tree = ast.parse((ROOT / "specviz" / name).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("report", "stage", "progress") \
@@ -533,7 +533,7 @@ def test_a_draft_tree_that_loops_back_is_said_in_words(tmp_path, lang):
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_upload_limit_is_one_number_in_mb_as_the_docs_say_it(lang):
     from specviz.limits import APP_MAX_TRACE_BYTES
-    from specviz.tracefile import TraceFormatError
+    from specviz.trace.files import TraceFormatError
 
     documented = re.search(r"at most (\d+) MB", (ROOT / "docs" / "reference.md").read_text(encoding="utf-8"))
     with pytest.raises(TraceFormatError) as e:

@@ -1,4 +1,4 @@
-"""Tests of specviz.models: the packaged offline pair, local folders, Hub-id errors.
+"""Tests of specviz.models.loading: the packaged offline pair, local folders, Hub-id errors.
 
 CPU only, no network.  The packaged-pair tests use the real cache
 (``$SPECVIZ_CACHE`` or ``~/.cache/specviz``) so the one-time GGUF conversion
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from specviz import models as M
-from specviz import packaged as PK
-from specviz.models import ModelLoadError, load_pair, validate_model_id
+from specviz.models import loading as M
+from specviz.models import packaged as PK
+from specviz.models.loading import ModelLoadError, load_pair, validate_model_id
 
 PROMPT = "Write a Python function that reverses a string."
 
@@ -80,7 +80,7 @@ def test_packaged_second_load_uses_the_cache(packaged_pair, monkeypatch):
     """A second load reads the converted cache: it never locates the wheels' parts nor rebuilds.
 
     (How long that takes is a benchmark's business, not a unit test's: this machine's speed varies 2-4x.)"""
-    from specviz import packaged
+    from specviz.models import packaged
 
     def rebuilt(*args, **kwargs):
         raise AssertionError("the packaged pair was converted again instead of read from the cache")
@@ -281,7 +281,7 @@ def test_local_pair_loads(tmp_path):
 
 @pytest.mark.skipif(not hasattr(torch, "_weight_int8pack_mm"), reason="this torch has no int8 product")
 def test_an_fp32_cpu_pair_drafts_with_int8_weights_and_keeps_the_target(tmp_path, monkeypatch):
-    from specviz.kernels import DRAFT_ENV_VAR, Int8WeightLinear, linear_path
+    from specviz.models.quant.kernels import DRAFT_ENV_VAR, Int8WeightLinear, linear_path
 
     monkeypatch.delenv(DRAFT_ENV_VAR, raising=False)
     d = _tiny_model_folder(tmp_path / "draft", CORPUS, seed=1)

@@ -1,6 +1,6 @@
 """A verify row is computed exactly as one-token decoding computes it (issue 26).
 
-The harness (specviz.invariance) compares every module's input and output, row by row, between
+The harness (specviz.runtime.invariance) compares every module's input and output, row by row, between
 a multi-row forward and one-row forwards over the same cache. Models here have Qwen2.5's head
 size (128) and grouped queries, with contexts long enough that plain SDPA over all rows at once
 rounds differently (the broken variant the harness must catch).
@@ -11,13 +11,14 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from specviz import SamplingConfig, autoregressive_generate, q4a8, speculative_generate
-from specviz.attention import ROWS, use_row_invariant_attention
-from specviz.invariance import chain_report, identity_limit, tree_report
-from specviz.tree import TreeShape
-from specviz.weights import convert_target_weights
+from specviz import SamplingConfig, autoregressive_generate, speculative_generate
+from specviz.models.quant import q4a8
+from specviz.runtime.attention import ROWS, use_row_invariant_attention
+from specviz.runtime.invariance import chain_report, identity_limit, tree_report
+from specviz.engine.tree import TreeShape
+from specviz.models.quant.weights import convert_target_weights
 
-# q4a8 (specviz's own kernels) where they build here; tests/test_q4a8.py covers the fallback
+# q4a8 (specviz's own kernels) where they build here; tests/test_models_quant_q4a8.py covers the fallback
 KINDS = ["int4", "int8"] + (["q4a8"] if q4a8.unavailable() is None else [])
 
 VOCAB = 512

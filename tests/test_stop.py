@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specviz.baseline import autoregressive_generate
-from specviz.decoding import PrefillStopped, prefill
+from specviz.engine.baseline import autoregressive_generate
+from specviz.runtime.decoding import PrefillStopped, prefill
 from specviz.limits import PREFILL_CHUNK
-from specviz.speculative import speculative_generate
+from specviz.engine.speculative import speculative_generate
 from tests.tiny import noisy_copy, tiny_model
 
 

@@ -112,7 +112,7 @@ PAGE_AND_MODEL = {"gradio", "torch", "transformers"}
 LAB_TORCH = ("lab.py", "lab_compare.py")
 PURE = sorted([*PACKAGE.glob("strings/*.py"), *PACKAGE.glob("viz/*.py"),
                *(p for p in PACKAGE.glob("classroom/*.py") if p.name not in LAB_TORCH),
-               *(PACKAGE / name for name in ("compare.py", "theory.py", "stats.py", "limits.py", "errors.py"))])
+               *(PACKAGE / name for name in ("trace/compare.py", "theory.py", "stats.py", "limits.py", "errors.py"))])
 # The page's input checks are tested without a page, but they build the decoder's own types (torch).
 NO_PAGE = [PACKAGE / "ui" / "inputs.py"]
 GUARDED = [(path, PAGE_AND_MODEL) for path in PURE] + [(path, {"gradio"}) for path in NO_PAGE]

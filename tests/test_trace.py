@@ -2,7 +2,7 @@
 import pytest
 
 from specviz import SamplingConfig, Trace, metrics, speculative_generate
-from specviz.tracefile import TraceFormatError
+from specviz.trace.files import TraceFormatError
 from tiny import noisy_copy, tiny_model
 
 
@@ -90,7 +90,7 @@ def test_malformed_traces_are_refused_with_a_location(tiny_pair, mutate, message
 
 
 def test_first_difference_names_the_first_diverging_token():
-    from specviz.trace import first_difference
+    from specviz.trace.records import first_difference
 
     assert first_difference([1, 2, 3], [1, 2, 3]) is None
     assert first_difference([1, 2, 3], [1, 5, 3]) == 1
@@ -102,7 +102,7 @@ def test_the_decoder_does_not_load_the_word_table():
     import subprocess
     import sys
 
-    code = ("import sys, specviz.speculative, specviz.baseline, specviz.trace, specviz.tracefile; "
+    code = ("import sys, specviz.engine.speculative, specviz.engine.baseline, specviz.trace.records, specviz.trace.files; "
             "print(sorted(m for m in sys.modules if m.startswith('specviz.strings')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -15,7 +15,7 @@ from specviz import theory
 from specviz.classroom import whatif
 from specviz.limits import APP_MAX_K, MAX_SEED
 from specviz.strings import t
-from specviz.trace import Trace, TraceFormatError
+from specviz.trace.records import Trace, TraceFormatError
 
 ENDPOINTS = {"/generate", "/replay", "/sweep", "/what_if"}
 

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from specviz.limits import ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, APP_MAX_TRACE_BYTES
-from specviz.sampling import SamplingConfig
-from specviz.trace import Trace
-from specviz.tracefile import TraceFormatError
+from specviz.engine.sampling import SamplingConfig
+from specviz.trace.records import Trace
+from specviz.trace.files import TraceFormatError
 from specviz.ui import inputs, worker
 from specviz.ui.inputs import CUSTOM, HUB_PRESETS, PACKAGED, InputError
 from specviz.ui.session import PairCache, Run

@@ -8,9 +8,9 @@ import pytest
 
 from specviz import speculative_generate
 from specviz.limits import APP_MAX_K, APP_MAX_TREE_NODES
-from specviz.sampling import SamplingConfig
+from specviz.engine.sampling import SamplingConfig
 from specviz.strings import t
-from specviz.trace import Trace
+from specviz.trace.records import Trace
 from specviz.ui import inputs, worker
 from specviz.ui.inputs import PACKAGED, TREE, InputError
 from specviz.ui.session import Run

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from specviz.bench.costs import ForwardCosts
-from specviz.drafters import DRAFTERS
+from specviz.engine.drafters import DRAFTERS
 from specviz.ui import inputs, pays, worker
 from specviz.ui.inputs import PACKAGED, InputError
 from specviz.ui.session import AppContext, PairCache, Run

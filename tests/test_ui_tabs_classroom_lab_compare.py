@@ -7,7 +7,7 @@ import re
 import pytest
 
 from specviz.classroom import lab, lab_compare as compare
-from specviz.sampling import SamplingConfig
+from specviz.engine.sampling import SamplingConfig
 from specviz.strings import LANGUAGES, t
 from specviz.ui.session import AppContext, PairCache
 from specviz.ui.tabs import classroom_lab

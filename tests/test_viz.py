@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from specviz.trace import Alt, Choice, DraftToken, Round, Trace
-from specviz.tracefile import TraceFormatError
+from specviz.trace.records import Alt, Choice, DraftToken, Round, Trace
+from specviz.trace.files import TraceFormatError
 from specviz.viz import charts
 from specviz.viz import cards as vc
 from specviz.viz import html as vh
@@ -182,7 +182,7 @@ def test_round_log_newest_first_and_bounded():
 
 
 def test_metrics_tiles_and_compare_badge():
-    from specviz.trace import metrics
+    from specviz.trace.records import metrics
 
     m = metrics([rejected_round(), bonus_round()])
     tiles = vh.metrics_html(m, done=True, baseline_tps=m["tokens_per_s"] / 2)

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from specviz.strings import LANGUAGES
-from specviz.trace import DraftToken, Round
+from specviz.trace.records import DraftToken, Round
 from specviz.viz import cards as vc
 from specviz.viz import html as vh
 from specviz.viz import pays as vp

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from specviz.strings import t
-from specviz.trace import Choice, DraftToken, Round, TreeNode
+from specviz.trace.records import Choice, DraftToken, Round, TreeNode
 from specviz.viz.cards import round_card_html
 from specviz.viz.tree import tree_html
 

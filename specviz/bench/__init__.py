@@ -45,7 +45,7 @@ from __future__ import annotations
 from ..limits import ASSET_PROMPTS, SHARED_PROMPTS, default_prompts_file
 from ..stats import median
 from .costs import ForwardCosts, forward_costs, theory_speedup
-from ..decoding import PrefillStopped
+from ..runtime.decoding import PrefillStopped
 from .measure import Run, RunStopped, run_method
 from .methods import K_METHODS, METHODS, default_methods
 from .prompts import BenchError, Prompt, load_prompts

@@ -17,8 +17,8 @@ from typing import Any, Iterable
 import torch
 
 from .. import theory
-from ..decoding import (PrefillStopped, Timer, as_id_tensor, crop_to, forward_logits, input_device, prefill,
-                        resolve_forwards, warm_up)
+from ..runtime.decoding import (PrefillStopped, Timer, as_id_tensor, crop_to, forward_logits, input_device, prefill,
+                                resolve_forwards, warm_up)
 
 
 @dataclass

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..limits import LLAMACPP_CTX_STEP
-from ..sampling import SamplingConfig
+from ..engine.sampling import SamplingConfig
 from .measure import Run
 from .methods import PEER_METHODS
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..baseline import autoregressive_generate
-from ..decoding import Timer, as_id_tensor, input_device
+from ..engine.baseline import autoregressive_generate
+from ..runtime.decoding import Timer, as_id_tensor, input_device
 from ..limits import ADAPTIVE_THRESHOLD
-from ..sampling import SamplingConfig
-from ..speculative import speculative_generate
-from ..trace import metrics
+from ..engine.sampling import SamplingConfig
+from ..engine.speculative import speculative_generate
+from ..trace.records import metrics
 from .methods import METHODS, TREE_SPECS
 
 
@@ -81,7 +81,7 @@ def run_method(method: str, target, draft, input_ids, k: int | None, sampling: S
 
     `compile` (auto | on | off) applies to specviz's own loops (target, specviz*), as in
     `speculative_generate`; transformers' methods pick their own caches by name. `tree_costs`
-    (specviz.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs. `stop` (a callable)
+    (specviz.engine.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs. `stop` (a callable)
     is asked after every round of specviz's loops and raises `RunStopped` once True (transformers' methods run whole).
     """
     if method not in METHODS:

@@ -1,7 +1,7 @@
 """The decoders the benchmark compares, by name (the `--methods` choices and the results' "method")."""
 
 METHODS = (
-    "target",               # the target alone, token by token (specviz.baseline)
+    "target",               # the target alone, token by token (specviz.engine.baseline)
     "hf_generate",          # transformers' generate on the target alone
     "hf_static",            # the same with cache_implementation="static" (meant for CUDA; see default_methods)
     "hf_assisted",          # transformers' assisted generation, constant K, no confidence early-exit
@@ -38,7 +38,7 @@ SPECVIZ_SPEED_METHODS = ("specviz_notrace", "specviz_adaptive", "specviz_ngram",
                          "specviz_trimmed", "specviz_tree", "specviz_hybrid_tree")
 # Methods whose K counts a tree's nodes, not a chain's drafts: the chain theory does not model them.
 TREE_METHODS = ("specviz_tree", "specviz_hybrid_tree")
-# The tree each tree method drafts at K nodes (specviz.tree_drafter.make_tree_drafter's spelling).
+# The tree each tree method drafts at K nodes (specviz.engine.tree_drafter.make_tree_drafter's spelling).
 TREE_SPECS = {"specviz_tree": "dynamic:{k}", "specviz_hybrid_tree": "hybrid:{k}:{k}:2:1"}
 
 

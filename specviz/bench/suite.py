@@ -19,12 +19,12 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..decoding import input_device
-from ..kernels import linear_path
-from ..weights import weights_label
-from ..sampling import SamplingConfig
+from ..runtime.decoding import input_device
+from ..models.quant.kernels import linear_path
+from ..models.quant.weights import weights_label
+from ..engine.sampling import SamplingConfig
 from ..stats import finite, fmt
-from ..tree_drafter import TreeCosts
+from ..engine.tree_drafter import TreeCosts
 from ..viz.report import write_report
 from .costs import ForwardCosts, forward_costs, theory_speedup
 from .roofline import bytes_per_token, read_bandwidth, roofline

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 from ..limits import MAX_K
-from ..sampling import SamplingConfig
+from ..engine.sampling import SamplingConfig
 from ..stats import finite, median
 from .costs import forward_costs, theory_speedup
 from .measure import run_method

@@ -1,10 +1,10 @@
 """The losslessness lab: many first tokens drawn through the real rule (and through broken ones) at one position.
 
 p and q are computed once, from one forward of each model over a fixed prefix;
-then N rows go through `specviz.rule.verify` with K = 1, in chunks sized so a
+then N rows go through `specviz.engine.rule.verify` with K = 1, in chunks sized so a
 152k vocabulary never holds more than a few MB per tensor. The first emitted
 token is the drafted one if accepted, else the correction, and its histogram is
-compared with p (`specviz.lossless`: total variation, chi-square).
+compared with p (`specviz.engine.lossless`: total variation, chi-square).
 
 The broken variants are each a bug that has shipped somewhere. They are
 *teaching functions*: they live here, are passed to `rule.verify` through its
@@ -26,9 +26,9 @@ from typing import Callable, Iterator
 
 import torch
 
-from ..lossless import chi_square_fit, total_variation
-from ..rule import verify
-from ..sampling import SamplingConfig, confidence, probabilities
+from ..engine.lossless import chi_square_fit, total_variation
+from ..engine.rule import verify
+from ..engine.sampling import SamplingConfig, confidence, probabilities
 
 VARIANTS = ("real", "always_accept", "correction_from_p", "untempered_q", "greedy_softmax_q")
 MAX_SAMPLES = 5_000
@@ -125,7 +125,7 @@ class Fit:
 
 
 def fit(counts: torch.Tensor, p: torch.Tensor, seed: int = 0) -> Fit:
-    """How far the histogram is from p, with the specviz.lossless helpers (over the tokens either side has)."""
+    """How far the histogram is from p, with the specviz.engine.lossless helpers (over the tokens either side has)."""
     n = int(counts.sum())
     seen = torch.nonzero(counts).flatten().tolist()
     observed = Counter({(i,): c for i, c in zip(seen, counts[seen].tolist())})

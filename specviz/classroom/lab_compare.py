@@ -16,7 +16,7 @@ from typing import Callable
 
 import torch
 
-from ..rule import acceptance_prob
+from ..engine.rule import acceptance_prob
 from .lab import MAX_SAMPLES
 
 MAX_DRAWS = MAX_SAMPLES   # the lab's own bound on N: the page hands this its checked sample count
@@ -56,7 +56,7 @@ def standard_error(rate: float, n: int) -> float:
 
 
 def rule_accepts(p: torch.Tensor, q: torch.Tensor, drafts: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """[n] bool: u < min(1, p(x)/q(x)) through `specviz.rule.acceptance_prob`, the function the decoder uses."""
+    """[n] bool: u < min(1, p(x)/q(x)) through `specviz.engine.rule.acceptance_prob`, the function the decoder uses."""
     u = torch.rand(drafts.shape[0], generator=gen, device=p.device)
     return u < acceptance_prob(p[drafts], q[drafts])
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..limits import APP_MAX_TRACE_BYTES, ASSETS
 from ..strings import DEFAULT_LANG
-from ..trace import Trace, TraceFormatError
+from ..trace.records import Trace, TraceFormatError
 from .state import StepState
 
 LESSONS_DIR = ASSETS / "lessons"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ..limits import APP_MAX_DRAW
-from ..trace import Round
+from ..trace.records import Round
 from .steps import Redrawn, Stop, redraw, stop_decision, stops
 
 

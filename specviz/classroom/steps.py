@@ -1,6 +1,6 @@
 """The step mode's logic: the stops of a round, the numbers at each stop, re-drawn u, the round's summary.
 
-Pure functions of the recorded `Round`s (specviz.trace); no Gradio, no torch.
+Pure functions of the recorded `Round`s (specviz.trace.records); no Gradio, no torch.
 A round is walked as the decoder ran it (docs/design.md, "One round"):
 
     draft      the K drafted tokens with q
@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from ..trace import Alt, Choice, DraftToken, Round, TreeNode
+from ..trace.records import Alt, Choice, DraftToken, Round, TreeNode
 
 KINDS = ("draft", "verify", "test", "correction", "bonus", "tree", "node", "residual")
 

@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass
 
 from .. import theory
-from ..trace import Round, metrics
+from ..trace.records import Round, metrics
 
 K_MAX = 16
 C_MAX = 2.0

@@ -1,7 +1,7 @@
 """`python -m specviz agreement`: does greedy speculative output equal the target alone, on every prompt?
 
 The promise is bit-identity: every row of a verify is computed exactly as the one-token step
-computes it (specviz.attention, specviz.invariance), wherever the target's products are
+computes it (specviz.runtime.attention, specviz.runtime.invariance), wherever the target's products are
 row-invariant (its int4 and int8 weights on a CPU: what `auto` picks there). This command runs
 every drafter the app offers on every prompt and says, per prompt and method, "identical" or
 where the outputs part; it prints the configuration it ran and whether identity is guaranteed
@@ -13,10 +13,10 @@ import argparse
 from pathlib import Path
 
 from ..bench.prompts import BenchError, load_prompts
-from ..drafters import DRAFTERS
+from ..engine.drafters import DRAFTERS
 from ..limits import APP_MAX_TREE_NODES, ASSET_PROMPTS, CLI_MAX_NEW_TOKENS, MAX_K, SHARED_PROMPTS
-from ..sampling import SamplingConfig
-from ..trace import first_difference
+from ..engine.sampling import SamplingConfig
+from ..trace.records import first_difference
 from .args import Parser, add_weight_options, bounded, weight_kwargs
 
 METHODS = DRAFTERS + ("tree",)
@@ -78,12 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:   # a bad argument (already reported in one line) or --help
         return int(e.code or 0)
 
-    from ..attention import use_row_invariant_attention
-    from ..baseline import autoregressive_generate
+    from ..runtime.attention import use_row_invariant_attention
+    from ..engine.baseline import autoregressive_generate
     from ..viz.html import LIMIT_SENTENCES
-    from ..invariance import identity_limit
-    from ..models import load_pair
-    from ..speculative import speculative_generate
+    from ..runtime.invariance import identity_limit
+    from ..models.loading import load_pair
+    from ..engine.speculative import speculative_generate
     from ..strings import t
 
     pair = load_pair(dtype=args.dtype, **weight_kwargs(args))

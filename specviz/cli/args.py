@@ -38,8 +38,8 @@ def add_weight_options(p: argparse.ArgumentParser) -> None:
 
     One definition for every command that loads the pair, so their choices and defaults never drift apart.
     """
-    from ..kernels import DRAFT_WEIGHTS, LINEAR_PATHS
-    from ..weights import TARGET_WEIGHTS
+    from ..models.quant.kernels import DRAFT_WEIGHTS, LINEAR_PATHS
+    from ..models.quant.weights import TARGET_WEIGHTS
 
     p.add_argument("--linear", default="auto", choices=LINEAR_PATHS,
                    help="CPU kernels of an fp32 target's linear layers: oneDNN on packed weights or PyTorch's "
@@ -65,7 +65,7 @@ def compile_refusal(compile: str, device: str | None) -> str | None:
     """The one-line refusal of --compile on/graphs where the run would not be on CUDA, else None.
 
     Checked before any model loads: on a CPU torch.compile's capture runs for minutes and replays nothing."""
-    from ..forwards import CUDA_ONLY, cuda_wanted
+    from ..runtime.forwards import CUDA_ONLY, cuda_wanted
 
     if compile not in CUDA_ONLY:
         return None

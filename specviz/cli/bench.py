@@ -16,12 +16,12 @@ from ..bench import BenchError, Prompt, format_table, load_prompts, run_benchmar
 from ..bench import llamacpp
 from ..bench.methods import ALL_METHODS, METHODS, PEER_METHODS, default_methods
 from ..bench.prompts import EXTRA_CATEGORY, default_prompts, select_categories
-from ..decoding import COMPILE_CHOICES
+from ..runtime.decoding import COMPILE_CHOICES
 from ..errors import ModelLoadError
-from ..weights import TARGET_WEIGHTS, candidate_weights
+from ..models.quant.weights import TARGET_WEIGHTS, candidate_weights
 from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
                       SHARED_PROMPTS)
-from ..sampling import SamplingConfig
+from ..engine.sampling import SamplingConfig
 from .args import Parser, add_weight_options, bounded, compile_refusal, weight_kwargs
 
 
@@ -106,7 +106,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]):
 
 
 def _default_loader(**kwargs):
-    from ..models import load_pair
+    from ..models.loading import load_pair
 
     return load_pair(**kwargs)
 
@@ -189,10 +189,10 @@ def _target_gguf(pair, gguf: str | None) -> Path | None:
     """The target's GGUF file: --gguf, else the packaged target's own (assembled once into the cache)."""
     if gguf:
         return Path(gguf)
-    from ..models import PACKAGED_PAIR_NAME
+    from ..models.loading import PACKAGED_PAIR_NAME
     if pair.name != PACKAGED_PAIR_NAME:
         return None
-    from ..packaged import packaged_gguf
+    from ..models.packaged import packaged_gguf
     print("the packaged target's GGUF file, for llama.cpp ...", file=sys.stderr)
     return packaged_gguf("target")
 
@@ -221,7 +221,7 @@ def _q4a8_meta(pair) -> dict | None:
     """Which instruction set specviz's 4-bit kernels ran with (or why they could not), where they were offered."""
     if pair.device.type != "cpu" or pair.target_weights not in ("q4a8", "int4"):
         return None
-    from .. import q4a8
+    from ..models.quant import q4a8
 
     why = q4a8.unavailable()
     return {"unavailable": why} if why else {"isa": q4a8.chosen_isa(), "supported": q4a8.supported_isas()}

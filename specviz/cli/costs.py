@@ -49,7 +49,7 @@ def _device_and_dtype(parser, args):
     """The device and dtype asked for, checked; a bad one is a one-line error."""
     import torch
 
-    from ..models import default_device_and_dtype, parse_dtype
+    from ..models.loading import default_device_and_dtype, parse_dtype
 
     default_dev, default_dt = default_device_and_dtype()
     try:

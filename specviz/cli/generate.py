@@ -5,11 +5,11 @@ import argparse
 import sys
 import time
 
-from ..decoding import COMPILE_CHOICES
-from ..drafters import DRAFTERS
+from ..runtime.decoding import COMPILE_CHOICES
+from ..engine.drafters import DRAFTERS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
-from ..sampling import SamplingConfig
-from ..trace import Trace, first_difference, metrics
+from ..engine.sampling import SamplingConfig
+from ..trace.records import Trace, first_difference, metrics
 from .args import Parser, add_weight_options, bounded, compile_refusal, weight_kwargs
 
 
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 def _load(args):
     """The pair the arguments name, with the loader's progress on stderr; None (said in one line) if it cannot load."""
     # Imported here so that argument errors answer at once, without loading torch models.
-    from ..models import ModelLoadError, load_pair
+    from ..models.loading import ModelLoadError, load_pair
 
     def progress(fraction, message):
         print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
@@ -140,7 +140,7 @@ def _load(args):
 
 def _announce(args, pair, sampling: SamplingConfig) -> None:
     """What is about to run, on stderr: the pair, where and how it is stored, K, the drafter, the sampling."""
-    from ..decoding import resolve_forwards
+    from ..runtime.decoding import resolve_forwards
 
     forwards = resolve_forwards(args.compile, pair.device)
     compiled = forwards.compiled
@@ -156,7 +156,7 @@ def _announce(args, pair, sampling: SamplingConfig) -> None:
 
 def _decode(args, pair, ids: list[int], sampling: SamplingConfig) -> tuple[list, dict, float]:
     """The speculative run, one line per round on stdout: (rounds, the decoder's stats, decode wall seconds)."""
-    from ..speculative import speculative_generate
+    from ..engine.speculative import speculative_generate
 
     stats: dict = {}
     rounds = []
@@ -188,10 +188,10 @@ def _write_trace(args, pair, ids, sampling: SamplingConfig, rounds, output: list
 
 def _compare(args, pair, ids, sampling: SamplingConfig, output: list[int], tokens_per_s: float) -> None:
     """--compare: the target alone on the same prompt and settings; speedup, and for greedy the first difference."""
-    from ..baseline import autoregressive_generate
-    from ..decoding import resolve_forwards
+    from ..engine.baseline import autoregressive_generate
+    from ..runtime.decoding import resolve_forwards
     from ..viz.html import LIMIT_SENTENCES
-    from ..invariance import identity_limit
+    from ..runtime.invariance import identity_limit
     from ..strings import t
 
     base_stats: dict = {}

@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _already_prepared() -> bool:
     """Whether both packaged models are complete in the cache, without loading them."""
-    from ..packaged import is_prepared
+    from ..models.packaged import is_prepared
 
     return is_prepared()
 
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:   # a bad argument (already reported in one line) or --help
         return int(e.code or 0)
 
-    from ..models import ModelLoadError, cache_dir, load_pair
+    from ..models.loading import ModelLoadError, cache_dir, load_pair
 
     t0 = time.perf_counter()
     if _already_prepared():

@@ -404,7 +404,7 @@ STRINGS: dict[str, str] = {
     "lab.tiny": "Tiny demo models (instant, no download)",
     "lab.pair": "The model pair chosen on the left",
     "lab.variant": "Rule",
-    "lab.v_real": "the real rule (specviz.rule.verify)",
+    "lab.v_real": "the real rule (specviz.engine.rule.verify)",
     "lab.v_always_accept": "bug: always accept",
     "lab.v_correction_from_p": "bug: correction drawn from p, not the residual",
     "lab.v_untempered_q": "bug: q from untempered logits, draft samples tempered (transformers #47932 kind)",

@@ -392,7 +392,7 @@ STRINGS: dict[str, str] = {
     "lab.tiny": "Modelos diminutos de demostración (instantáneo, sin descarga)",
     "lab.pair": "El par de modelos elegido a la izquierda",
     "lab.variant": "Regla",
-    "lab.v_real": "la regla real (specviz.rule.verify)",
+    "lab.v_real": "la regla real (specviz.engine.rule.verify)",
     "lab.v_always_accept": "error: aceptar siempre",
     "lab.v_correction_from_p": "error: corrección extraída de p, no del residuo",
     "lab.v_untempered_q": ("error: q de los logits sin temperatura, el borrador muestrea con temperatura "

@@ -2,7 +2,7 @@
 
 The decoder (`speculative_generate`, `autoregressive_generate`) produces
 `Round`/`Step` records, `specviz.viz` turns them into HTML and figures,
-`specviz.compare` compares a run with the target alone, `specviz.bench.sweep_k`
+`specviz.trace.compare` compares a run with the target alone, `specviz.bench.sweep_k`
 measures the throughput-vs-K sweep, and `specviz.strings` holds every word.
 
 Concurrency (`session`): models are loaded once per process and shared by all

@@ -19,11 +19,11 @@ from typing import Any, Optional
 import gradio as gr
 
 from ..classroom import whatif
-from ..compare import compare_runs
+from ..trace.compare import compare_runs
 from ..stats import finite
 from ..strings import DEFAULT_LANG, t
-from ..trace import Round, Step, Trace
-from ..tracefile import TraceFormatError
+from ..trace.records import Round, Step, Trace
+from ..trace.files import TraceFormatError
 from ..viz.format import strip_special
 from ..viz.html import plain_rounds_text
 from . import classroom_inputs, inputs, worker
@@ -263,7 +263,7 @@ def decode(job: worker.DecodeJob) -> tuple[list[Round], dict, list[Step]]:
 
 
 def comparison(trace: Trace, m: dict, steps: list[Step]) -> dict | None:
-    """The speculative run against the target alone (`specviz.compare`), as JSON; None without the target's run."""
+    """The speculative run against the target alone (`specviz.trace.compare`), as JSON; None without the target's run."""
     c = compare_runs(trace.output_ids, m["tokens_per_s"], steps, trace.greedy)
     if c is None:
         return None

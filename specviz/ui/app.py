@@ -15,7 +15,7 @@ import gradio as gr
 
 from ..limits import APP_LIVE_UPDATES_PER_S, ASSETS
 from ..strings import DEFAULT_LANG, LANGUAGES, t
-from ..trace import metrics
+from ..trace.records import metrics
 from ..viz import classroom as vc
 from ..viz import classroom_tree as vct
 from ..viz import html as vh
@@ -82,7 +82,7 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
 
     Tests inject tiny models with `pair_loader` (and a fake `sweep_fn` if they
     like); the default loads the packaged pair (or Hub ids) through
-    `specviz.models.load_pair(..., allow_local=False)`. `lang` picks the
+    `specviz.models.loading.load_pair(..., allow_local=False)`. `lang` picks the
     strings table (unknown codes fall back to English). `gpu` (default: a CUDA
     GPU or a ZeroGPU Space is here) offers the GPU presets; `default_pair` picks
     the pair the dropdown starts on (a preset's value; the packaged pair when it

@@ -2,8 +2,8 @@
 modes, as (label, value) pairs in the page's language. Values are stable ids; `inputs` checks what comes back."""
 from __future__ import annotations
 
-from ..drafters import DRAFTERS
-from ..forwards import COMPILE_CHOICES
+from ..engine.drafters import DRAFTERS
+from ..runtime.forwards import COMPILE_CHOICES
 from ..strings import DEFAULT_LANG, t
 from ..viz.format import drafter_name
 
@@ -44,7 +44,7 @@ def default_pair(wanted: str | None, gpu: bool) -> str:
 
 
 def drafter_choices(lang: str = DEFAULT_LANG) -> list[tuple[str, str]]:
-    """(label, value) for every drafter of the page: the decoder's (`specviz.drafters.DRAFTERS`), then the tree."""
+    """(label, value) for every drafter of the page: the decoder's (`specviz.engine.drafters.DRAFTERS`), then the tree."""
     return [(drafter_name(name, lang), name) for name in (*DRAFTERS, TREE)]
 
 

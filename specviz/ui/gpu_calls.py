@@ -1,7 +1,7 @@
 """The event functions that use the GPU, decorated for ZeroGPU (issue 20); unchanged everywhere else.
 
 `spaces.GPU(duration=..., size=...)` gets a function of the request
-(specviz.zerogpu): tokens, K, the sweep's Ks, and the target step measured on
+(specviz.runtime.zerogpu): tokens, K, the sweep's Ks, and the target step measured on
 this pair's earlier calls, read from the page's form or, for an API endpoint,
 from the call's own arguments (named as the form names them: `api_fields`);
 and the slice the Space asks for (SPECVIZ_ZEROGPU_SIZE). Before a call that would need more than one call may ask for, the page
@@ -16,7 +16,7 @@ import inspect
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from .. import zerogpu
+from ..runtime import zerogpu
 from ..limits import APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_SWEEP_TOKENS, ZEROGPU_MAX_DURATION_S
 from ..strings import DEFAULT_LANG, t
 

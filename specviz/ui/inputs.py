@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Mapping
 
-from ..decoding import COMPILE_CHOICES
-from ..devices import gpu_available
-from ..drafters import DRAFTERS
+from ..runtime.decoding import COMPILE_CHOICES
+from ..models.devices import gpu_available
+from ..engine.drafters import DRAFTERS
 from ..errors import ModelLoadError
-from ..forwards import CUDA_ONLY
+from ..runtime.forwards import CUDA_ONLY
 from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
     APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, APP_MAX_TREE_NODES, \
     APP_MIN_TEMPERATURE, MAX_SEED, MAX_TOP_K
-from ..sampling import SamplingConfig
+from ..engine.sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
-from ..trace import Trace
-from ..tracefile import TraceFormatError
+from ..trace.records import Trace
+from ..trace.files import TraceFormatError
 from .choices import (  # noqa: F401 - the page's choices, re-exported: every form check names them as inputs.*
     CUSTOM, GPU_PRESETS, HUB_PRESETS, PACKAGED, TREE, compile_choices, default_pair, drafter_choices, pair_choices)
 
@@ -344,8 +344,8 @@ class RunSettings:
     seed: int
     pair_ids: tuple[str | None, str | None]
     compare: bool
-    drafter: str = "model"               # a name in specviz.drafters.DRAFTERS, or TREE
-    compile: str = "auto"                # auto | on | off (specviz.decoding.COMPILE_CHOICES)
+    drafter: str = "model"               # a name in specviz.engine.drafters.DRAFTERS, or TREE
+    compile: str = "auto"                # auto | on | off (specviz.runtime.decoding.COMPILE_CHOICES)
 
 
 def run_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> RunSettings:

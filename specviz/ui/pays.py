@@ -23,8 +23,8 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
-from ..decoding import resolve_compile
-from ..devices import gpu_available  # noqa: F401 - re-exported: the app asks pays whether a GPU is here
+from ..runtime.decoding import resolve_compile
+from ..models.devices import gpu_available  # noqa: F401 - re-exported: the app asks pays whether a GPU is here
 from ..strings import t
 from ..viz.pays import PaysCheck
 from . import waiting, worker

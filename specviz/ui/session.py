@@ -19,13 +19,13 @@ from typing import Any, Callable
 from ..errors import step_text
 from ..limits import APP_CHART_INTERVAL_S, APP_LIVE_UPDATES_PER_S, APP_TICK_S
 from ..strings import DEFAULT_LANG
-from ..trace import Trace
+from ..trace.records import Trace
 
 PairLoader = Callable[[str | None, str | None, Callable[[float, str], None]], Any]
 
 def default_pair_loader(draft: str | None, target: str | None, progress) -> Any:
-    from ..models import load_pair
-    from ..zerogpu import load_device
+    from ..models.loading import load_pair
+    from ..runtime.zerogpu import load_device
 
     return load_pair(draft, target, device=load_device(), progress=progress, allow_local=False)
 

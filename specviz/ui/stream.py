@@ -22,7 +22,7 @@ import gradio as gr
 
 from ..limits import APP_LIVE_ROUNDS
 from ..strings import DEFAULT_LANG
-from ..trace import Round, Trace, metrics
+from ..trace.records import Round, Trace, metrics
 from ..viz import charts
 from ..viz import cards as vc
 from ..viz import html as vh

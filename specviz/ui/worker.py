@@ -27,10 +27,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Union
 
-from ..baseline import autoregressive_generate
-from ..sampling import SamplingConfig
-from ..speculative import speculative_generate
-from ..trace import Round, Step
+from ..engine.baseline import autoregressive_generate
+from ..engine.sampling import SamplingConfig
+from ..engine.speculative import speculative_generate
+from ..trace.records import Round, Step
 from .inputs import TREE
 from .session import Run
 
@@ -126,7 +126,7 @@ class _Stats(dict):
 def decoder_options(drafter: str, k: int, compile: str) -> dict:
     """The decoder's drafter arguments for the page's drafter (`inputs.drafter_choices`) and K.
 
-    "tree" is the draft model drafting EAGLE-2's dynamic tree of K nodes (`specviz.tree_drafter`), on the dynamic
+    "tree" is the draft model drafting EAGLE-2's dynamic tree of K nodes (`specviz.engine.tree_drafter`), on the dynamic
     cache: its forwards are never compiled, and the target alone is run uncompiled too, so the speedup compares
     like with like. Any other name is a decoder drafter, as it is."""
     if drafter == TREE:

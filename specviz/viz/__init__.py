@@ -1,6 +1,6 @@
 """Views of a run: Rounds -> escaped HTML (`html`, the round cards in `cards`) and Plotly figures (`charts`).
 
-Pure functions of the records in `specviz.trace`; no model, no Gradio. The
+Pure functions of the records in `specviz.trace.records`; no model, no Gradio. The
 probabilities shown are the ones the decoder recorded; nothing is recomputed
 here except display arithmetic (max(0, p - q) over the recorded top tokens).
 Every word comes from `specviz.strings` (each view takes `lang`), and every

@@ -7,7 +7,7 @@ from collections import deque
 from typing import Sequence
 
 from ..strings import DEFAULT_LANG, t
-from ..trace import Alt, Round
+from ..trace.records import Alt, Round
 from .format import MARKERS, display_number, esc, rich, round_drafter_text, token_display
 from .html import source_class, verdict_word
 from .tree import tree_html

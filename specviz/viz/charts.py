@@ -13,7 +13,7 @@ from typing import Sequence
 import plotly.graph_objects as go
 
 from ..strings import DEFAULT_LANG, t
-from ..trace import Round
+from ..trace.records import Round
 from .html import PALETTE, esc, token_display, verdict_word
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=55, r=20, t=95, b=45), height=360,

@@ -1,6 +1,6 @@
 """The classroom as HTML and Plotly figures: the step mode's stage, u-bar, mass picture and score; the lab; the calculator.
 
-Pure functions of the records (`specviz.trace`) and the step logic
+Pure functions of the records (`specviz.trace.records`) and the step logic
 (`specviz.classroom.steps`); no Gradio. Every status is shown as a glyph and a
 word as well as a colour (✓ accepted, ✗ rejected, · discarded, ↻ correction,
 ★ bonus, ? not yet tested), and every string reaches markup through `esc`.
@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from ..classroom.steps import Decision, Mass, Stop, decision, stops
 from ..strings import DEFAULT_LANG, t
-from ..trace import Round
+from ..trace.records import Round
 from .classroom_whatif import premise_figure, premise_html, whatif_figure, whatif_html  # noqa: F401 (re-exported)
 from .format import MARKERS, PALETTE, esc, display_number, rich, token_display
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..classroom.steps import Stop, children, node_decision, stops, tree_order
 from ..classroom.tree_steps import Change, accepted_path, changes, last_rejected, level, node_states, sibling_rank
 from ..strings import DEFAULT_LANG, t
-from ..trace import Round
+from ..trace.records import Round
 from .classroom import GLYPHS, num, quote, state_word, ubar_html
 from .format import display_number, esc, rich, token_display
 

@@ -95,7 +95,7 @@ def strip_special(text: str) -> str:
     return _SPECIAL.sub("", text or "")
 
 
-# Drafters by name (specviz.drafters.DRAFTERS); literal keys so tests/test_strings.py finds each one. A drafter
+# Drafters by name (specviz.engine.drafters.DRAFTERS); literal keys so tests/test_strings.py finds each one. A drafter
 # added to DRAFTERS without a key here is shown by its own name (escaped wherever it reaches markup).
 _DRAFTER_KEYS = {"model": "drafter.model", "ngram": "drafter.ngram", "hybrid": "drafter.hybrid",
                  "trimmed": "drafter.trimmed", "tree": "drafter.tree"}

@@ -27,9 +27,9 @@ import math
 from collections import deque
 from typing import Iterable, Sequence
 
-from ..compare import speedup as _speedup
+from ..trace.compare import speedup as _speedup
 from ..strings import DEFAULT_LANG, t
-from ..trace import Alt, Choice, Round
+from ..trace.records import Alt, Choice, Round
 from .format import MARKERS, PALETTE, esc, display_number, pct, rich, round_drafter_text, source_line, token_display, weights_text  # noqa: F401
 
 KINDS = ("accepted", "rejected", "discarded", "correction", "bonus")
@@ -245,7 +245,7 @@ LIMIT_SENTENCES = {"gpu": "compare.why_gpu", "compiled": "compare.why_compiled",
 
 
 def _difference_badge(first_diff: int | None, limit: str | None, weights: str, lang: str) -> str:
-    """`limit`: why this configuration may differ (specviz.invariance.identity_limit), None where it must not."""
+    """`limit`: why this configuration may differ (specviz.runtime.invariance.identity_limit), None where it must not."""
     why = t(LIMIT_SENTENCES[limit], lang, weights=weights_text(weights, lang) if weights else "?")
     where = t("compare.at_token", lang, n=first_diff + 1) if first_diff is not None else t("compare.in_length", lang)
     return (f'<span class="sv-badge sv-badge-diff" data-identical="false">'
@@ -281,7 +281,7 @@ def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, fi
 
 
 def comparison_html(c, limit: str | None = None, weights: str = "", lang: str = DEFAULT_LANG) -> str:
-    """`speedup_vs_target_html` from a `specviz.compare.Comparison`."""
+    """`speedup_vs_target_html` from a `specviz.trace.compare.Comparison`."""
     return speedup_vs_target_html(c.spec_tokens_per_s, c.base_tokens_per_s, greedy=c.greedy, first_diff=c.first_diff,
                                   identical=c.identical, limit=limit, n_spec=c.n_spec, n_base=c.n_base,
                                   weights=weights, lang=lang)

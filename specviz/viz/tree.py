@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ..strings import DEFAULT_LANG, t
-from ..trace import Round, TreeNode
+from ..trace.records import Round, TreeNode
 from .format import display_number, esc, token_display
 
 

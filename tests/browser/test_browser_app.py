@@ -142,7 +142,7 @@ def test_bad_input_shows_a_message_and_the_next_run_works(page):
 
 
 def test_drafter_selector_and_the_prompt_lookup_marker(page):
-    from specviz.drafters import DRAFTERS
+    from specviz.engine.drafters import DRAFTERS
     from specviz.ui.inputs import drafter_choices
 
     assert page.page.locator("#sv-drafter input[type=radio]").count() == len(DRAFTERS) + 1   # and the tree

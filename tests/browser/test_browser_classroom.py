@@ -141,7 +141,7 @@ def test_lab_real_rule_matches_p_and_a_broken_rule_does_not(page, server):
     open_tab(page, "Classroom")
     page.page.locator("#sv-cls-lab").get_by_text("Losslessness lab").first.click()
     _set_slider(page, "sv-lab-n", 3000)
-    real = _lab(page, "the real rule (specviz.rule.verify)", 3000)
+    real = _lab(page, "the real rule (specviz.engine.rule.verify)", 3000)
     assert float(real["tv"]) < 0.06 and float(real["pvalue"]) > 1e-3
     _compare_tokens_lines(page, 3000)
     broken = _lab(page, "bug: always accept", 3000)

@@ -18,7 +18,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from specviz.errors import step  # noqa: E402
-from specviz.models import ModelLoadError, ModelPair, validate_model_id  # noqa: E402
+from specviz.models.loading import ModelLoadError, ModelPair, validate_model_id  # noqa: E402
 from tests.tiny import tiny_model  # noqa: E402
 
 VOCAB = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", ' "quoted"', " &amp; ", " the", " cat",
@@ -60,7 +60,7 @@ class Slow:
 
 
 class TinyPair(ModelPair):
-    """A real `specviz.models.ModelPair` around tiny random models and the fake tokenizer (its chat prompt: two fixed
+    """A real `specviz.models.loading.ModelPair` around tiny random models and the fake tokenizer (its chat prompt: two fixed
     ids, then the text), so the app and the CLI meet the attributes every loaded pair has."""
 
     def __init__(self, delay: float = 0.0, position_delay: float = 0.0):

@@ -7,7 +7,7 @@ behind the "cannot pay" sentence), start the decode worker, then turn each
 batch of worker events into one page update through `StreamView`. Stop is only
 a flag: the run sees it within a round and ends with a final status, keeping
 what it made (text, trace, download). The target-alone comparison is computed
-by `specviz.compare` after the run.
+by `specviz.trace.compare` after the run.
 """
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
-from ...compare import compare_runs
-from ...invariance import identity_limit
+from ...trace.compare import compare_runs
+from ...runtime.invariance import identity_limit
 from ...limits import (ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, APP_MAX_TEMPERATURE,
                        APP_MAX_TREE_NODES, APP_STOP_GRACE_S)
 from ...strings import t
-from ...trace import Trace, metrics
+from ...trace.records import Trace, metrics
 from ...viz import html as vh
 from ...viz import pays as vp
 from ...viz.format import drafter_name, strip_special

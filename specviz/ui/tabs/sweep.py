@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ...compare import best_row
+from ...trace.compare import best_row
 from ...limits import APP_MAX_K, APP_MAX_SWEEP_TOKENS
 from ...strings import t
 from ...viz import charts

@@ -7,7 +7,7 @@ import gradio as gr
 
 from ...limits import APP_OUTPUT_TAIL_CHARS, APP_REPLAY_MAX_S
 from ...strings import t
-from ...tracefile import TraceFormatError
+from ...trace.files import TraceFormatError
 from ...viz import html as vh
 from ...viz.format import strip_special
 from .. import inputs, waiting, worker

@@ -1,0 +1,316 @@
+"""Drafting behind one small seam: a `Drafter` proposes K tokens with the q they were drawn from.
+
+The decoder only ever asks a drafter three things: read the prompt (`begin`),
+propose up to K tokens after the current sequence (`propose`), and forget what
+it read beyond the tokens that were kept (`rollback`). Any proposer fits, as
+long as `Proposal.q` is exactly the distribution each token was drawn from (a
+deterministic proposer has a one-hot q): the rejection rule is exact for any q.
+Shapes are batched ([B, ...]); the decoder uses B = 1, the statistical tests
+B = thousands of seeds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+
+from ..runtime.decoding import (KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, vocab_size,
+                                warm_up)
+from .sampling import SamplingConfig, probabilities, sample
+
+
+@dataclass
+class Proposal:
+    ids: torch.Tensor                      # [B, K] drafted tokens
+    q: torch.Tensor                        # [B, K, V] the distribution each was drawn from
+    logits: torch.Tensor | None = None     # [B, K, V] raw draft logits (for the confidence display)
+    n_drafted: torch.Tensor | None = None  # [B] per-row draft length where rows stopped early, else None
+    source: str = "model"                  # "model" or "ngram": what produced the (first row's) drafts
+
+
+class Drafter(Protocol):
+    def begin(self, tokens: torch.Tensor) -> None:
+        """Start a sequence: read the prompt tokens [B, T] (all but the last may be cached)."""
+
+    def propose(self, tokens: torch.Tensor, k: int, sampling: SamplingConfig,
+                generator: torch.Generator | None) -> Proposal:
+        """Propose up to k tokens after `tokens` [B, T] (the whole sequence so far)."""
+
+    def rollback(self, n_kept: int) -> None:
+        """Only the first n_kept tokens of the sequence are final: forget anything read beyond them."""
+
+
+class ModelDrafter:
+    """A small causal LM drafts autoregressively from q = the sampling transform of its logits.
+
+    `adaptive_threshold=t` stops drafting once the draft's confidence in its own
+    token (q(x); the untempered softmax when greedy) falls below t, so K becomes
+    a maximum. The stop depends only on the draft's own samples: still exact.
+
+    `vocab_subset` (sorted token ids, see specviz.engine.vocab_trim) trims the draft's
+    output layer: each step multiplies the final hidden state by the subset's
+    rows only, the other logits are -inf, and q is the sampling transform of
+    those full-width logits, so q(x) = 0 outside the subset and is exactly the
+    distribution the token was drawn from. The target is untouched: tokens
+    outside the subset still come out through the residual and the bonus.
+    """
+
+    name = "model"
+
+    def __init__(self, model, vocab: int, adaptive_threshold: float | None = None, cache_options: dict | None = None,
+                 vocab_subset: torch.Tensor | None = None):
+        if adaptive_threshold is not None and not 0.0 <= adaptive_threshold <= 1.0:
+            raise ValueError(f"adaptive_threshold must be in [0, 1], got {adaptive_threshold}")
+        self.model, self.vocab, self.threshold = model, vocab, adaptive_threshold
+        self.cache_options = cache_options or {}   # static / max_len / compiled, see decoding.KVCache
+        self.cache = KVCache(model)
+        self.subset = self.head = None
+        if vocab_subset is not None:
+            self._trim(vocab_subset)
+        if self.cache_options.get("compiled"):   # capture the draft's graphs now, before any timed work
+            warm_up(model, [1, 2], self.cache_options["max_len"], verify=False, hidden=self.subset is not None,
+                    backend=self.cache_options.get("backend", "inductor"), stop=self.cache_options.get("stop"))
+
+    def _trim(self, subset: torch.Tensor) -> None:
+        from .vocab_trim import trimmed_head
+
+        subset = torch.as_tensor(subset, dtype=torch.long).flatten()
+        if not len(subset) or bool((subset[1:] <= subset[:-1]).any()) or not 0 <= int(subset[0]) \
+                or int(subset[-1]) >= self.vocab:
+            raise ValueError(f"vocab_subset must be distinct ids in [0, {self.vocab}) in ascending order")
+        self.head = trimmed_head(self.model, subset)
+        self.name = "trimmed"   # what a Round records as its drafter
+        self.subset = subset.to(input_device(self.model))   # moved to the head's device when it differs
+
+    def _step_logits(self, pending: torch.Tensor, device) -> torch.Tensor:
+        """[B, V] draft logits of the next position; with a subset, -inf outside it (no full head computed)."""
+        if self.subset is None:
+            return forward_logits(self.model, pending, self.cache, 1)[:, -1, :self.vocab].to(device)
+        hidden = forward_hidden(self.model, pending, self.cache, 1)[:, -1]
+        sub = self.head(hidden)
+        full = sub.new_full((sub.shape[0], self.vocab), float("-inf"))
+        return full.scatter_(-1, self.subset.to(sub.device).expand(sub.shape[0], -1), sub).to(device)
+
+    def begin(self, tokens: torch.Tensor) -> None:
+        self.cache = prefill(self.model, tokens, **self.cache_options)
+
+    def rollback(self, n_kept: int) -> None:
+        crop_to(self.cache, n_kept)
+
+    def propose(self, tokens, k, sampling, generator) -> Proposal:
+        # The cache may lag the sequence by more than one token (after a bonus): catch up in one forward.
+        pending = tokens[:, self.cache.get_seq_length():]
+        ids, qs, logits_seen = [], [], []
+        B = tokens.shape[0]
+        active = torch.ones(B, dtype=torch.bool, device=tokens.device)
+        n_drafted = torch.zeros(B, dtype=torch.long, device=tokens.device)
+        for _ in range(k):
+            logits = self._step_logits(pending, tokens.device)
+            q = probabilities(logits, sampling)
+            pending = sample(q, generator, sampling.greedy)[:, None]
+            ids.append(pending)
+            qs.append(q)
+            logits_seen.append(logits)
+            if self.threshold is not None:   # only the adaptive stop tracks rows: no extra launches otherwise
+                n_drafted += active
+                sure = torch.softmax(logits.float(), -1) if sampling.greedy else q
+                active &= sure.gather(-1, pending).squeeze(-1) >= self.threshold
+                if not bool(active.any()):  # a host sync per draft token: the price of stopping early
+                    break
+        if not ids:
+            empty = tokens.new_empty(B, 0)
+            return Proposal(empty, torch.empty(B, 0, self.vocab, device=tokens.device))
+        return Proposal(torch.cat(ids, 1), torch.stack(qs, 1), torch.stack(logits_seen, 1),
+                        n_drafted if self.threshold is not None and B > 1 else None)
+
+
+def is_drafter(draft) -> bool:
+    """Anything with the three methods of `Drafter` is one (the protocol is structural)."""
+    return all(hasattr(draft, name) for name in ("begin", "propose", "rollback"))
+
+
+def shared_vocab(target, draft) -> int:
+    """The vocabulary both sides score: two models may pad theirs differently, real tokens live in the common prefix."""
+    if draft is None or is_drafter(draft):
+        return vocab_size(target)
+    return min(vocab_size(target), vocab_size(draft))
+
+
+# ---------------------------------------------------------------- prompt lookup (n-gram)
+def lookup_continuation(seq: torch.Tensor, k: int, max_ngram: int = 3, min_ngram: int = 1,
+                        eos: frozenset = frozenset()) -> tuple[list[int], int]:
+    """(continuation, n): the tokens that followed the most recent earlier occurrence of the
+    sequence's last n tokens, n tried from max_ngram down to min_ngram; ([], 0) without a match.
+
+    The continuation stops at k tokens, at the end of the sequence, and after an EOS token.
+    """
+    T = seq.shape[0]
+    for n in range(min(max_ngram, T - 1), min_ngram - 1, -1):
+        windows = seq[: T - 1].unfold(0, n, 1)                       # every earlier n-gram, by start
+        starts = (windows == seq[T - n:]).all(-1).nonzero().flatten()
+        if starts.numel():
+            begin = int(starts[-1]) + n                               # the most recent match
+            cont = seq[begin: begin + k].tolist()
+            for i, t in enumerate(cont):
+                if t in eos:
+                    return cont[: i + 1], n
+            return cont, n
+    return [], 0
+
+
+@dataclass
+class Lookups:
+    """Prompt-lookup continuations of B rows: ids [B, W] (zero-padded), lengths [B], matched n-gram [B]."""
+
+    ids: torch.Tensor
+    lengths: torch.Tensor
+    ngram: torch.Tensor
+
+
+def lookup_rows(tokens: torch.Tensor, k: int, max_ngram: int, min_ngram: int, eos: frozenset) -> Lookups:
+    """`lookup_continuation` for every row of `tokens` [B, T]; identical rows are looked up once
+    (batched sampling repeats one history thousands of times)."""
+    uniq, inverse = torch.unique(tokens, dim=0, return_inverse=True)
+    found = [lookup_continuation(row, k, max_ngram, min_ngram, eos) for row in uniq]
+    ids = torch.zeros(len(found), max((len(c) for c, _ in found), default=0), dtype=torch.long)
+    for u, (cont, _) in enumerate(found):
+        ids[u, : len(cont)] = torch.tensor(cont, dtype=torch.long)
+    lengths = torch.tensor([len(c) for c, _ in found])
+    ngram = torch.tensor([n for _, n in found])
+    inverse = inverse.cpu()
+    return Lookups(*(x[inverse].to(tokens.device) for x in (ids, lengths, ngram)))
+
+
+def one_hot_proposal(ids: torch.Tensor, lengths: torch.Tensor, vocab: int) -> Proposal:
+    """Deterministic proposals as a Proposal: q is one-hot; rows of unequal length are masked by length."""
+    uneven = bool((lengths != lengths[0]).any()) if len(lengths) > 1 else False
+    return Proposal(ids, torch.nn.functional.one_hot(ids, vocab).float(), None, lengths if uneven else None,
+                    source="ngram")
+
+
+class PromptLookupDrafter:
+    """Proposes what followed the last n-gram earlier in the prompt or the output (no model, no cache).
+
+    Deterministic, so q is one-hot: a drafted x is accepted with probability p(x), and
+    after a rejection the correction comes from p with x removed, renormalised: the
+    general rule with a one-hot q, exact like any other.
+    """
+
+    name = "ngram"
+
+    def __init__(self, vocab: int, max_ngram: int = 3, min_ngram: int = 1, eos_ids=()):
+        if not 1 <= min_ngram <= max_ngram:
+            raise ValueError(f"need 1 <= min_ngram <= max_ngram, got {min_ngram}, {max_ngram}")
+        self.vocab, self.max_ngram, self.min_ngram, self.eos = vocab, max_ngram, min_ngram, frozenset(eos_ids)
+
+    def begin(self, tokens):
+        pass
+
+    def rollback(self, n_kept):
+        pass
+
+    def lookup(self, tokens: torch.Tensor, k: int) -> Lookups:
+        return lookup_rows(tokens, k, self.max_ngram, self.min_ngram, self.eos)
+
+    def propose(self, tokens, k, sampling, generator) -> Proposal:
+        found = self.lookup(tokens, k)
+        return one_hot_proposal(found.ids, found.lengths, self.vocab)
+
+
+class HybridDrafter:
+    """n-gram lookup when its match is long enough (no draft forwards that round), else the draft model.
+
+    Each row's drafts come wholly from one source and carry the q that produced
+    them, so the rule stays exact. The defaults (a match of at least 3 tokens, a
+    continuation of at least 2) scored best when greedy runs of 60 prompts outside
+    the benchmark sets were replayed (scripts/hybrid_policy.py; a 2-token match
+    came close), with the adaptive stop on the model rounds.
+    """
+
+    name = "hybrid"
+
+    def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, min_match: int = 3,
+                 min_tokens: int = 2):
+        self.model, self.lookup, self.min_match, self.min_tokens = model_drafter, lookup, min_match, min_tokens
+
+    def begin(self, tokens):
+        self.model.begin(tokens)
+
+    def rollback(self, n_kept):
+        self.model.rollback(n_kept)   # a lagging model cache catches up when it next drafts
+
+    def propose(self, tokens, k, sampling, generator) -> Proposal:
+        found = self.lookup.lookup(tokens, k)
+        use = (found.ngram >= self.min_match) & (found.lengths >= self.min_tokens)
+        if bool(use.all()):
+            return one_hot_proposal(found.ids, found.lengths, self.lookup.vocab)
+        if not bool(use.any()):
+            return self.model.propose(tokens, k, sampling, generator)
+        # Mixed rows (batched sampling only): draft the model rows, then merge both kinds.
+        model_rows = (~use).nonzero().flatten()
+        drafted = self.model.propose(tokens[model_rows], k, sampling, generator)
+        kd = drafted.ids.shape[1]
+        ids = torch.nn.functional.pad(found.ids, (0, max(0, kd - found.ids.shape[1])))
+        ids[model_rows, :kd] = drafted.ids
+        q = torch.nn.functional.one_hot(ids, self.lookup.vocab).float()   # columns past a row's length are masked
+        q[model_rows, :kd] = drafted.q
+        lengths = torch.where(use, found.lengths, 0)
+        lengths[model_rows] = drafted.n_drafted if drafted.n_drafted is not None else kd
+        return Proposal(ids, q, None, lengths)
+
+
+DRAFTERS = ("model", "ngram", "hybrid", "trimmed")
+
+
+def make_drafter(name: str, draft, vocab: int, *, adaptive_threshold: float | None = None,
+                 eos_ids=(), cache_options: dict | None = None, trim_size: int | None = None,
+                 tokenizer=None, table=None) -> Drafter:
+    """`draft` as a Drafter: a Drafter is used as it is; a draft model (or None) drafts by `name`.
+
+    "model" (the draft model), "ngram" (prompt lookup; `draft` may be None), "hybrid", or "trimmed" (the
+    draft model with its output layer cut to the `trim_size` most frequent tokens of `table`, by default
+    the table shipped for the packaged Qwen2.5 tokenizer; `tokenizer`, when given, is checked against the
+    table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole). With compiled
+    `cache_options` a model drafter captures its CUDA graphs as it is built.
+    """
+    if name not in DRAFTERS:
+        raise ValueError(f"unknown drafter {name!r}; choose one of {', '.join(DRAFTERS)}")
+    if is_drafter(draft):
+        if adaptive_threshold is not None:
+            raise ValueError("adaptive_threshold applies to a draft model; configure the drafter instead")
+        if name != "model":
+            raise ValueError(f"drafter {name!r} applies to a draft model; a Drafter is used as it is")
+        return draft
+    lookup = PromptLookupDrafter(vocab, eos_ids=eos_ids)
+    if name == "ngram":
+        if adaptive_threshold is not None:
+            raise ValueError("adaptive_threshold applies to a draft model, not to the ngram drafter")
+        return lookup
+    if draft is None:
+        raise ValueError(f"the {name} drafter needs a draft model")
+    if name == "trimmed":
+        subset = _trimmed_subset(draft, vocab, trim_size, tokenizer, table, eos_ids)
+        return ModelDrafter(draft, vocab, adaptive_threshold, cache_options, vocab_subset=subset)
+    model = ModelDrafter(draft, vocab, adaptive_threshold, cache_options)
+    return model if name == "model" else HybridDrafter(model, lookup)
+
+
+def _trimmed_subset(draft_model, vocab: int, size: int | None, tokenizer, table, eos_ids) -> torch.Tensor | None:
+    """The sorted subset of the "trimmed" drafter: the table checked against this pair, EOS always in.
+
+    None (the full head) when the whole vocabulary fits in N: nothing to trim, no table needed.
+    """
+    from . import vocab_trim
+
+    size = size or vocab_trim.DEFAULT_SIZE
+    if size >= vocab:
+        return None
+    table = table if isinstance(table, vocab_trim.VocabTable) else vocab_trim.load_table(
+        table or vocab_trim.DEFAULT_TABLE)
+    vocab_trim.check_model_vocab(table, vocab)
+    if tokenizer is not None:
+        vocab_trim.check_tokenizer(table, tokenizer)
+    config_eos = getattr(getattr(draft_model, "generation_config", None), "eos_token_id", None)
+    config_eos = [] if config_eos is None else [config_eos] if isinstance(config_eos, int) else list(config_eos)
+    return vocab_trim.vocab_subset(table, size, [*eos_ids, *config_eos])

@@ -1,0 +1,209 @@
+"""Draft trees: a fixed tree shape, the tree attention mask, one forward over many branches, KV gathering.
+
+A round with a tree drafts several possible futures at once: node i has a parent
+(-1 for the root's children, i.e. the sequence's last token), a depth (1 for the
+root's children) and a rank among its siblings. Nodes are numbered breadth first,
+siblings contiguous in the order they were drawn, so a parent always comes before
+its children and a chain of K nodes is 0 <- 1 <- ... <- K-1.
+
+One forward reads every node: node i sits at position (last position + depth)
+and its row of the 4D attention mask lets it see the whole prefix, its
+ancestors and itself only (SpecInfer's tree attention; transformers 5 takes a
+custom 4D mask as it is). Afterwards only the accepted path is kept in the
+KV cache: its keys and values are copied down behind the prefix, the rest cut.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import torch
+
+from ..runtime.decoding import KVCache, input_device
+from ..limits import MAX_TREE_NODES
+
+
+@dataclass(frozen=True)
+class TreeShape:
+    """A draft tree's topology: `parents[i]` is node i's parent (-1 = the root, the last token of the sequence)."""
+
+    parents: tuple[int, ...]
+
+    def __post_init__(self):
+        if not 1 <= len(self.parents) <= MAX_TREE_NODES:
+            raise ValueError(f"a draft tree has 1 to {MAX_TREE_NODES} nodes, got {len(self.parents)}")
+        for i, parent in enumerate(self.parents):
+            if not -1 <= parent < i:
+                raise ValueError(f"node {i}'s parent must be -1 or an earlier node, got {parent}")
+        if any(self.depths[i] < self.depths[i - 1] for i in range(1, len(self.parents))):
+            raise ValueError("nodes must be numbered breadth first (depths never decrease)")
+
+    @classmethod
+    def from_widths(cls, widths) -> "TreeShape":
+        """Every node at depth d (the root is depth 0) gets widths[d] children: (2, 2, 1) is 2 + 4 + 4 nodes."""
+        if not widths or any(int(w) < 1 for w in widths):
+            raise ValueError(f"tree widths must be whole numbers >= 1, got {widths!r}")
+        parents, level = [], [-1]
+        for width in widths:
+            nxt = []
+            for parent in level:
+                for _ in range(int(width)):
+                    nxt.append(len(parents))
+                    parents.append(parent)
+                    if len(parents) > MAX_TREE_NODES:
+                        raise ValueError(f"tree widths {widths!r} make more than {MAX_TREE_NODES} nodes")
+            level = nxt
+        return cls(tuple(parents))
+
+    @classmethod
+    def spine(cls, length: int, branches: int) -> "TreeShape":
+        """A chain of `length` (the draft's top choice at every depth) with the runner-up beside it as a
+        leaf at the first `branches` depths: a second chance where the draft is least sure of the future."""
+        if not 1 <= length or not 0 <= branches <= length:
+            raise ValueError(f"a spine needs length >= 1 and 0 <= branches <= length, got {length}, {branches}")
+        parents, main = [], -1
+        for depth in range(length):
+            parents.append(main)
+            if depth < branches:
+                parents.append(main)
+            main = len(parents) - (2 if depth < branches else 1)
+        return cls(tuple(parents))
+
+    @classmethod
+    def for_budget(cls, nodes: int) -> "TreeShape":
+        """The bench's tree of `nodes` nodes: a spine with a runner-up at its first nodes // 3 depths."""
+        branches = nodes // 3
+        return cls.spine(nodes - branches, branches)
+
+    @classmethod
+    def parse(cls, text: str) -> "TreeShape":
+        """'2x2x1x1' -> from_widths((2, 2, 1, 1)); '-1,-1,0' -> the parent list itself (as `spelled` writes it)."""
+        text = str(text).strip().lower()
+        try:
+            if "," in text:
+                return cls(tuple(int(p) for p in text.split(",")))
+            return cls.from_widths([int(w) for w in text.split("x")])
+        except ValueError as e:
+            if "tree" in str(e) or "node" in str(e):
+                raise
+            raise ValueError(f"a tree is written as widths per depth (2x2x1) or parents (-1,-1,0), got {text!r}") \
+                from None
+
+    @property
+    def size(self) -> int:
+        return len(self.parents)
+
+    @cached_property
+    def depths(self) -> tuple[int, ...]:
+        depths: list[int] = []
+        for parent in self.parents:
+            depths.append(1 if parent < 0 else depths[parent] + 1)
+        return tuple(depths)
+
+    @property
+    def max_depth(self) -> int:
+        return max(self.depths)
+
+    @cached_property
+    def children(self) -> tuple[tuple[int, ...], ...]:
+        """children[0] are the root's children, children[i + 1] node i's (node ids, in rank order)."""
+        out: list[list[int]] = [[] for _ in range(self.size + 1)]
+        for i, parent in enumerate(self.parents):
+            out[parent + 1].append(i)
+        return tuple(tuple(c) for c in out)
+
+    @cached_property
+    def ancestry(self) -> torch.Tensor:
+        """[N, N] bool: row i is True at node i and at each of its ancestors."""
+        anc = torch.eye(self.size, dtype=torch.bool)
+        for i, parent in enumerate(self.parents):
+            if parent >= 0:
+                anc[i] |= anc[parent]
+        return anc
+
+    def is_chain(self) -> bool:
+        return all(parent == i - 1 for i, parent in enumerate(self.parents))
+
+    def truncated(self, max_depth: int) -> "TreeShape":
+        """The nodes at depth <= max_depth (a round near the token budget drafts less deep); same numbering."""
+        keep = sum(1 for d in self.depths if d <= max_depth)
+        return self if keep == self.size else TreeShape(self.parents[:keep])
+
+    def spelled(self) -> str:
+        """'2x2x1' when the tree is uniform by depth, else its parent list."""
+        widths = []
+        for depth in range(self.max_depth):
+            level = [i + 1 for i, d in enumerate(self.depths) if d == depth] if depth else [0]
+            counts = {len(self.children[e]) for e in level}
+            if len(counts) != 1:
+                return ",".join(map(str, self.parents))
+            widths.append(counts.pop())
+        return "x".join(map(str, widths)) if TreeShape.from_widths(widths) == self else ",".join(map(str, self.parents))
+
+
+def attention_mask(model, allowed: torch.Tensor, rows: int) -> torch.Tensor:
+    """The 4D mask [rows, 1, Q, KV] of an `allowed` [Q, KV] pattern, in the form the attention kernel expects.
+
+    SDPA (and the flash kernels) take a boolean mask (True = attend); the eager
+    kernel adds the mask to its scores, so it gets 0 / the dtype's minimum.
+    """
+    allowed = allowed.to(input_device(model))[None, None].expand(rows, 1, -1, -1)
+    if getattr(model.config, "_attn_implementation", "sdpa") != "eager":
+        return allowed
+    dtype = model.dtype
+    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
+
+
+def forward_masked(model, ids: torch.Tensor, cache: KVCache | None, positions: torch.Tensor,
+                   allowed: torch.Tensor, keep: int) -> torch.Tensor:
+    """Feed `ids` [B, n] after what `cache` holds (None: nothing) with explicit positions [n] and mask [n, KV].
+
+    Returns the logits of the last `keep` positions [B, keep, V]; the cache grows by n.
+    """
+    device = input_device(model)
+    ids = ids.to(device)
+    B, n = ids.shape
+    out = model(input_ids=ids, attention_mask=attention_mask(model, allowed, B),
+                position_ids=positions.to(device)[None].expand(B, -1), cache=cache.cache if cache else None,
+                use_cache=cache is not None, logits_to_keep=keep)
+    if cache is not None:
+        cache.length += n
+    return out.logits
+
+
+def verify_mask(shape: TreeShape, seen: int, n_pending: int) -> torch.Tensor:
+    """[P + N, seen + P + N] allowed pattern of the verify forward: P pending tokens (causal), then the N nodes.
+
+    Every node sees the cached prefix, every pending token, its ancestors and itself.
+    """
+    P, N = n_pending, shape.size
+    allowed = torch.zeros(P + N, seen + P + N, dtype=torch.bool)
+    allowed[:P, :seen] = True
+    allowed[:P, seen:seen + P] = torch.ones(P, P, dtype=torch.bool).tril()
+    allowed[P:, :seen + P] = True
+    allowed[P:, seen + P:] = shape.ancestry
+    return allowed
+
+
+def verify_positions(shape: TreeShape, seen: int, n_pending: int) -> torch.Tensor:
+    """Positions of the verify forward: the pending tokens in order, each node at the last one's + its depth."""
+    last = seen + n_pending - 1
+    return torch.cat([torch.arange(seen, last + 1), last + torch.tensor(shape.depths)])
+
+
+def keep_path(cache: KVCache, prefix: int, slots: list[int]) -> None:
+    """Keep the first `prefix` positions of `cache` and then the cache slots `slots` (in order); drop the rest.
+
+    The kept slots' keys and values are copied down to sit right after the prefix
+    (a copy of len(slots) positions per layer, not of the whole cache), then the
+    tail is cut. A path that is already contiguous after the prefix costs no copy.
+    """
+    if slots != list(range(prefix, prefix + len(slots))):
+        index = torch.tensor(slots)
+        for layer in cache.cache.layers:
+            for name in ("keys", "values"):
+                states = getattr(layer, name)
+                states[:, :, prefix:prefix + len(slots)] = states[:, :, index.to(states.device)]
+    end = prefix + len(slots)
+    if cache.length > end:
+        cache.crop(end - cache.length)

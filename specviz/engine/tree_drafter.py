@@ -1,0 +1,297 @@
+"""A draft model that drafts a tree: several children per node, each with the q it was drawn from.
+
+Greedy, a node's children are the draft's top-w tokens (most confident first),
+each with a one-hot q: deterministic proposals. Sampling, the w children are
+drawn WITHOUT replacement: child j from q with children 1..j-1 removed and
+renormalised, and that distribution is recorded as child j's q (specviz.engine.tree_rule
+explains why this keeps the rule exact). Where q has fewer than w tokens left,
+the child is drawn from q itself (with replacement), still recorded as drawn.
+
+Drafting goes level by level: one draft forward per depth reads every node of
+that depth that has children, under the tree mask (each node sees the prefix
+and its ancestors), so a tree of depth D costs D draft forwards like a chain of D.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ..runtime.decoding import KVCache, forward_logits, prefill
+from .drafters import Proposal
+from .sampling import SamplingConfig, probabilities, sample
+from ..limits import MAX_TREE_NODES
+from .tree import TreeShape, forward_masked, keep_path
+
+
+@dataclass(frozen=True)
+class TreeCosts:
+    """What a round costs on this machine, in one-token target forwards (measured: specviz.bench.costs).
+
+    `c` is a draft forward; `verify[n]` a target forward over n + 1 rows (the pending token and n
+    nodes), verify[0] = 1. A node whose path the draft gives probability π adds about π expected
+    tokens (for a calibrated draft), so a round of n nodes makes about 1 + Σπ tokens for
+    reads·c + verify[n]: the way Sequoia sizes trees to hardware, here re-chosen every round.
+    """
+
+    c: float
+    verify: tuple[float, ...]
+
+    def __post_init__(self):
+        if not self.verify or self.c < 0 or any(v <= 0 for v in self.verify):
+            raise ValueError(f"tree costs need c >= 0 and positive verify costs, got {self.c}, {self.verify}")
+        # Timings are noisy: a verify over more rows is never cheaper than over fewer.
+        object.__setattr__(self, "verify", tuple(itertools.accumulate(self.verify, max)))
+
+    def best_size(self, path_probs: list[float], reads: int) -> int:
+        """How many of the nodes (most probable first) to verify: the count with the most tokens per cost."""
+        best, best_rate, gain = 1, -1.0, 1.0
+        for n, prob in enumerate(path_probs[:len(self.verify) - 1], 1):
+            gain += prob
+            rate = gain / (reads * self.c + self.verify[n])
+            if rate > best_rate:
+                best, best_rate = n, rate
+        return best
+
+
+@dataclass
+class TreeProposal(Proposal):
+    """A Proposal whose ids [B, N] and q [B, N, V] are the nodes of `shape` (breadth first), not a chain."""
+
+    shape: TreeShape | None = None
+
+
+def without(q: torch.Tensor, drawn: list[torch.Tensor]) -> torch.Tensor:
+    """q [B, V] with the tokens drawn so far removed and renormalised; q itself in rows with nothing left."""
+    rest = q.clone()
+    for token in drawn:
+        rest.scatter_(-1, token[:, None], 0.0)
+    mass = rest.sum(-1, keepdim=True)
+    return torch.where(mass > 0, rest / mass.clamp_min(1e-30), q)
+
+
+def draw_children(logits: torch.Tensor, width: int, sampling: SamplingConfig,
+                  generator: torch.Generator | None) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """`width` children of one node for B rows: ([B] token per child, [B, V] the q each was drawn from)."""
+    q = probabilities(logits, sampling)
+    if sampling.greedy:   # the most confident tokens, each a deterministic (one-hot) proposal
+        tops = logits.float().topk(width, dim=-1).indices.unbind(-1)
+        return list(tops), [torch.nn.functional.one_hot(t, q.shape[-1]).to(q.dtype) for t in tops]
+    tokens, qs = [], []
+    for _ in range(width):
+        q_child = without(q, tokens)
+        tokens.append(sample(q_child, generator, False))
+        qs.append(q_child)
+    return tokens, qs
+
+
+class TreeDrafter:
+    """Drafts `shape` with a draft model; `propose`'s k caps the tree's depth (the decoder's token budget)."""
+
+    name = "tree"
+
+    def __init__(self, model, vocab: int, shape: TreeShape):
+        self.model, self.vocab, self.shape = model, vocab, shape
+        self.cache = KVCache(model)
+        self.prefix = 0            # the sequence length at the last propose: the cache's tree slots start there
+        self.slots: dict[int, int] = {}      # node key -> its slot in the draft cache (nodes the draft read)
+        self.key_of: list[int] | None = None  # the last tree's node -> its key (None: the node's own index)
+
+    def begin(self, tokens: torch.Tensor) -> None:
+        self.cache = prefill(self.model, tokens)
+
+    def rollback(self, n_kept: int) -> None:
+        """A chain-style rollback: keep the sequence's first n_kept positions (no tree node)."""
+        keep_path(self.cache, min(n_kept, self.prefix), [])
+
+    @property
+    def max_depth(self) -> int:
+        """The deepest tree this drafter proposes: the decoder caps it by the tokens left."""
+        return self.shape.max_depth
+
+    def keep(self, path: list[int]) -> None:
+        """After a tree round: keep the prefix and the accepted path's nodes that the draft has read."""
+        slots = []
+        for node in path:
+            key = self.key_of[node] if self.key_of is not None else node
+            if key not in self.slots:   # only the path's last node can be unread (a leaf): the cache lags
+                break
+            slots.append(self.slots[key])
+        keep_path(self.cache, self.prefix, slots)
+
+    def _root(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Read the tokens the cache lacks; the draft's logits [B, V] after the last one. Starts a round."""
+        root = forward_logits(self.model, tokens[:, self.cache.get_seq_length():], self.cache, 1)[:, -1, :self.vocab]
+        self.prefix, self.slots, self.key_of = tokens.shape[1], {}, None
+        return root.to(tokens.device)
+
+    def propose(self, tokens: torch.Tensor, k: int, sampling: SamplingConfig,
+                generator: torch.Generator | None) -> Proposal:
+        B, T = tokens.shape
+        if k < 1:   # the last token of the budget: nothing to draft, the cache stays as it is
+            self.prefix, self.slots, self.key_of = self.cache.get_seq_length(), {}, None
+            return Proposal(tokens.new_empty(B, 0), torch.empty(B, 0, self.vocab, device=tokens.device))
+        shape = self.shape.truncated(k)
+        root = self._root(tokens)
+        ids: list = [None] * shape.size
+        qs: list = [None] * shape.size
+        logits_at = {-1: root}     # node -> the draft's logits after it
+        for depth in range(1, shape.max_depth + 1):
+            level = [i for i, d in enumerate(shape.depths) if d == depth]
+            for parent in dict.fromkeys(shape.parents[i] for i in level):
+                kids = shape.children[parent + 1]
+                drawn, q_kids = draw_children(logits_at[parent], len(kids), sampling, generator)
+                for node, token, q in zip(kids, drawn, q_kids):
+                    ids[node], qs[node] = token, q
+            readers = [i for i in level if shape.children[i + 1]]
+            if readers:
+                ancestors = [[a for a in shape.ancestry[i].nonzero().flatten().tolist() if a != i] for i in readers]
+                read = self._read(readers, torch.stack([ids[i] for i in readers], 1), ancestors, T - 1 + depth)
+                logits_at.update(zip(readers, read.to(tokens.device).unbind(1)))
+        logits = torch.stack([logits_at[p] for p in shape.parents], 1)
+        return TreeProposal(torch.stack(ids, 1), torch.stack(qs, 1), logits, None, "model", shape)
+
+    def _read(self, keys: list, new: torch.Tensor, ancestors: list[list], position: int) -> torch.Tensor:
+        """One draft forward over new nodes [B, n] of one depth under the tree mask: their logits [B, n, V].
+
+        Node `keys[i]` sees the prefix, the slots of `ancestors[i]` (keys read before) and itself.
+        """
+        past, T = self.cache.get_seq_length(), self.prefix
+        allowed = torch.zeros(len(keys), past + len(keys), dtype=torch.bool)
+        allowed[:, :T] = True
+        for row, (key, above) in enumerate(zip(keys, ancestors)):
+            allowed[row, [self.slots[a] for a in above]] = True
+            allowed[row, past + row] = True
+            self.slots[key] = past + row   # the node's cache slot
+        positions = torch.full((len(keys),), position)
+        return forward_masked(self.model, new, self.cache, positions, allowed, len(keys))[..., :self.vocab]
+
+
+class DynamicTreeDrafter(TreeDrafter):
+    """EAGLE-2's dynamic draft tree (Li et al., "EAGLE-2: Faster Inference of Language Models with Dynamic
+    Draft Trees", EMNLP 2024, §4.2 expansion and §4.3 reranking), greedy: grown where the draft is sure.
+
+    A node's value is the draft's log-confidence of its whole path (the sum of its tokens' untempered
+    log-softmax along it). Each depth, every frontier node offers its top `top_k` tokens; the `frontier`
+    (default `top_k`) best of these by value become the next frontier and are read by the draft (one
+    forward per depth over `frontier` rows). `frontier=1` reads one row per depth, like a chain, and
+    keeps the runner-ups as leaves only where they score: the cheapest tree for a CPU draft.
+    After `depth` levels the `nodes` best candidates by value form the tree: a value never exceeds its
+    parent's, so the chosen set keeps every node's ancestors. The tree's shape therefore changes every
+    round: a deep chain where the draft is confident, branches where it hesitates.
+
+    Greedy only: the children are deterministic (one-hot q), so the rule stays exact. Sampling (and
+    batches of several rows) draft the static `TreeShape.for_budget(nodes)` instead, whose children are
+    drawn without replacement as in `TreeDrafter`.
+    """
+
+    def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
+                 frontier: int | None = None, costs: TreeCosts | None = None):
+        super().__init__(model, vocab, TreeShape.for_budget(nodes))
+        self.nodes, self.depth, self.top_k, self.costs = nodes, depth or nodes, top_k, costs
+        self.frontier = top_k if frontier is None else frontier
+        if not 1 <= self.depth <= nodes or top_k < 1 or not 1 <= self.frontier <= top_k:
+            raise ValueError(f"a dynamic tree needs 1 <= depth <= nodes, top_k >= 1 and 1 <= frontier <= top_k, "
+                             f"got {depth}, {top_k}, {frontier}")
+
+    @property
+    def max_depth(self) -> int:
+        return max(self.depth, self.shape.max_depth)
+
+    def propose(self, tokens, k, sampling, generator) -> Proposal:
+        if not sampling.greedy or tokens.shape[0] != 1 or k < 1:
+            return super().propose(tokens, k, sampling, generator)
+        return self._grow(tokens, min(k, self.depth))
+
+    def _grow(self, tokens: torch.Tensor, depth: int) -> TreeProposal:
+        root = self._root(tokens)
+        T = tokens.shape[1]
+        value, token, parent, level = [], [], [], []   # every candidate, by id
+        logits_of, frontier = {-1: root[0]}, [-1]
+        for d in range(1, depth + 1):
+            scores = torch.stack([torch.log_softmax(logits_of[f].float(), -1) for f in frontier])
+            top = scores.topk(min(self.top_k, scores.shape[-1]), dim=-1)
+            base = [0.0 if f < 0 else value[f] for f in frontier]
+            new = []
+            for f, b, vals, toks in zip(frontier, base, top.values.tolist(), top.indices.tolist()):   # host sync
+                for v, t in zip(vals, toks):
+                    new.append(len(value))
+                    value.append(b + v), token.append(t), parent.append(f), level.append(d)
+            if d == depth:
+                break
+            frontier = sorted(new, key=lambda c: (-value[c], c))[:self.frontier]
+            above = [self._ancestors(c, parent) for c in frontier]
+            read = self._read(frontier, torch.tensor([[token[c] for c in frontier]], device=tokens.device), above,
+                              T - 1 + d)
+            logits_of.update(zip(frontier, read[0].to(tokens.device)))
+        ranked = sorted(range(len(value)), key=lambda c: (-value[c], c))[:self.nodes]   # ancestors first
+        if self.costs is not None:   # reads: the root's forward and one per depth after it
+            ranked = ranked[:self.costs.best_size([math.exp(value[c]) for c in ranked], d)]
+        chosen = sorted(ranked, key=lambda c: (level[c], c))
+        index = {c: i for i, c in enumerate(chosen)}
+        shape = TreeShape(tuple(index[parent[c]] if parent[c] >= 0 else -1 for c in chosen))
+        self.key_of = chosen
+        ids = torch.tensor([[token[c] for c in chosen]], device=tokens.device)
+        q = torch.nn.functional.one_hot(ids, self.vocab).float()
+        logits = torch.stack([logits_of[parent[c]] for c in chosen])[None]
+        return TreeProposal(ids, q, logits, None, "model", shape)
+
+    @staticmethod
+    def _ancestors(c: int, parent: list[int]) -> list[int]:
+        out = []
+        while parent[c] >= 0:
+            c = parent[c]
+            out.append(c)
+        return out
+
+
+class HybridTreeDrafter(DynamicTreeDrafter):
+    """The hybrid's rule with trees: prompt lookup's chain when the text repeats, else the dynamic tree.
+
+    As `specviz.engine.drafters.HybridDrafter`: when the last `min_match`+ tokens occurred earlier and
+    at least `min_tokens` followed them, that continuation is the round's draft (a chain of
+    one-hot proposals, no draft forward); otherwise the draft model grows its dynamic tree.
+    The draft cache lags through lookup rounds and catches up when the model next drafts.
+    """
+
+    name = "hybrid-tree"
+
+    def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
+                 frontier: int | None = None, costs: TreeCosts | None = None, min_match: int = 3,
+                 min_tokens: int = 2):
+        from .drafters import PromptLookupDrafter
+
+        super().__init__(model, vocab, nodes, depth, top_k, frontier, costs)
+        self.lookup, self.min_match, self.min_tokens = PromptLookupDrafter(vocab), min_match, min_tokens
+
+    def propose(self, tokens, k, sampling, generator) -> Proposal:
+        found = self.lookup.lookup(tokens, min(k, self.nodes)) if k >= 1 else None
+        if found is not None and bool(((found.ngram >= self.min_match) & (found.lengths >= self.min_tokens)).all()):
+            # Every row repeats: one chain as long as the shortest row's (a tree round has one shape).
+            # A row's drafts then depend on the other rows too, never on the draws that verify them: exact.
+            n = int(found.lengths.min())
+            self.prefix, self.slots, self.key_of = self.cache.get_seq_length(), {}, None
+            ids = found.ids[:, :n]
+            q = torch.nn.functional.one_hot(ids, self.vocab).float()
+            return TreeProposal(ids, q, None, None, "ngram", TreeShape(tuple(range(-1, n - 1))))
+        return super().propose(tokens, k, sampling, generator)
+
+
+def make_tree_drafter(model, vocab: int, tree, costs: TreeCosts | None = None) -> TreeDrafter:
+    """A TreeShape, widths ("2x2x1"), a parent list ("-1,-1,0"), "dynamic:N" (EAGLE-2's tree of N nodes,
+    optionally "dynamic:N:depth:top_k:frontier") or "hybrid:N[:...]" (prompt lookup, else that tree).
+    `costs` trims a dynamic tree to the node count they favour each round (static shapes ignore them)."""
+    kind = tree.strip().lower().split(":")[0] if isinstance(tree, str) else ""
+    if kind in ("dynamic", "hybrid"):
+        try:
+            numbers = [int(x) for x in tree.split(":")[1:]]
+        except ValueError:
+            raise ValueError(f"a dynamic tree is written {kind}:N[:depth[:top_k[:frontier]]], got {tree!r}") from None
+        if not 1 <= len(numbers) <= 4 or not 1 <= numbers[0] <= MAX_TREE_NODES:
+            raise ValueError(f"a dynamic tree is {kind}:N[:depth[:top_k[:frontier]]] with N in [1, {MAX_TREE_NODES}], "
+                             f"got {tree!r}")
+        given = dict(zip(("nodes", "depth", "top_k", "frontier"), numbers))
+        return (DynamicTreeDrafter if kind == "dynamic" else HybridTreeDrafter)(model, vocab, costs=costs, **given)
+    return TreeDrafter(model, vocab, tree if isinstance(tree, TreeShape) else TreeShape.parse(tree))

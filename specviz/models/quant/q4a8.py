@@ -1,0 +1,286 @@
+"""4-bit weights, int8 activations on a CPU ("q4a8"): a verify of up to 8 rows for about the cost of one.
+
+Why this exists (issue 29): speculation pays when scoring K+1 positions costs about one. PyTorch's
+4-bit CPU product blocks rows by 4 and dequantizes every weight tile to fp32 per block, so 5-8 rows
+cost two passes over the weights and one row is bound by arithmetic, not memory. The kernel in
+csrc/q4a8.cpp unpacks each weight tile once for all rows (up to 8 a pass) and multiplies the
+GGUF's own 4-bit codes, as int8, by the activations quantized to int8 per row and block of 32
+(like ggml's Q4_K x Q8_K): AVX2 vpmaddubsw or AVX-512 VNNI vpdpbusd, chosen at run time.
+
+Row-invariant by construction: work is split over output columns only and each output is one fixed
+sequence of operations, so a row of a verify is bit-identical to the same row computed alone, for
+any row or thread count (tests/test_models_quant_q4a8.py). The weights are today's grid (weights.int4_grid):
+w = min + code * scale with fp32 scale and min, so a dequantized Q4_K tensor is reproduced exactly;
+the int8 activations are the precision this kind adds (its fidelity: scripts/fidelity.py).
+
+The extension is built by PyTorch's own tooling at first use and cached beside the model cache,
+keyed by its source and torch's version (one .so for every x86-64 CPU: no -march flags). Where no
+compiler is present or the build fails, `unavailable()` says why in one line and the caller runs
+PyTorch's kernels instead (weights.resolve_target_weights).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import torch
+
+from ..packaged import cache_dir
+
+SOURCE = Path(__file__).parent / "csrc" / "q4a8.cpp"
+ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
+ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
+TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.cpp
+LAYOUT = 1                       # the packed layout's version (weights_cache keys converted copies by it)
+CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 steps are the kernel's own
+
+
+def _key() -> str:
+    text = SOURCE.read_bytes() + " ".join(CFLAGS).encode() + torch.__version__.encode()
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
+def build_dir() -> Path:
+    """Where the compiled extension lives: beside the model cache, one folder per source and torch."""
+    return cache_dir() / "kernels" / f"q4a8-{_key()}-torch{re.sub(r'[^0-9A-Za-z.]', '_', torch.__version__)}"
+
+
+def built() -> bool:
+    """Whether a compiled copy is already in the cache (loading it then takes well under a second)."""
+    return any(build_dir().glob("*.so"))
+
+
+_FAILURE: list[str] = []   # why the extension is unavailable (empty while it is, or before a try)
+
+
+@functools.lru_cache(maxsize=1)
+def extension():
+    """The compiled kernels (built once per source and torch version), or None where they cannot be built."""
+    if sys.platform != "linux" or os.uname().machine not in ("x86_64", "AMD64"):
+        _FAILURE.append("the q4a8 kernels are written for x86-64 Linux")
+        return None
+    compiler = os.environ.get("CXX", "c++")
+    if shutil.which(compiler) is None:
+        _FAILURE.append(f"no C++ compiler ({compiler}) found")
+        return None
+    try:
+        from torch.utils.cpp_extension import load
+
+        folder = build_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        return load(name=f"specviz_q4a8_{_key()}", sources=[str(SOURCE)], build_directory=str(folder),
+                    extra_cflags=CFLAGS, extra_ldflags=["-fopenmp"], verbose=False)
+    except Exception as e:   # noqa: BLE001 - no compiler, a failed build, an unwritable cache: all fall back
+        first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        _FAILURE.append(f"{type(e).__name__}: {first[:200]}")
+        return None
+
+
+def unavailable() -> str | None:
+    """None where the kernels run here, else one line saying why (building them first if need be)."""
+    if extension() is not None:
+        return None
+    return _FAILURE[-1] if _FAILURE else "the q4a8 kernels could not be loaded"
+
+
+def supported_isas() -> list[str]:
+    """The instruction sets this CPU runs the kernels with, best last."""
+    ext = extension()
+    return [] if ext is None else [name for name, code in ISAS.items() if ext.isa_supported(code)]
+
+
+def chosen_isa() -> str:
+    """The best instruction set here, or the one SPECVIZ_Q4_ISA forces (refused where this CPU lacks it)."""
+    forced = os.environ.get(ISA_ENV_VAR, "").strip().lower()
+    have = supported_isas()
+    if not forced:
+        return have[-1]
+    if forced not in ISAS:
+        raise ValueError(f"{ISA_ENV_VAR} must be one of {', '.join(ISAS)}; got {forced!r}")
+    if forced not in have:
+        raise ValueError(f"{ISA_ENV_VAR}={forced}: this CPU runs {', '.join(have)}")
+    return forced
+
+
+def usable(linear_in: int) -> bool:
+    """The kernels take layers whose input width is a multiple of the 32-wide block."""
+    return linear_in % GROUP == 0
+
+
+# ------------------------------------------------------------------ packing (the layout the kernel reads in order)
+
+def _padded(t: torch.Tensor, rows: int) -> torch.Tensor:
+    """`t` with zero rows appended up to `rows` (an output tile of 16 columns is always whole)."""
+    return t if t.shape[0] == rows else torch.cat([t, t.new_zeros(rows - t.shape[0], *t.shape[1:])])
+
+
+def pack_q4(codes: torch.Tensor, scale: torch.Tensor, lo: torch.Tensor) -> torch.Tensor:
+    """codes [N, K] in 0..15, scale and lo [N, K/32] -> uint8 [tiles, K/32, 384].
+
+    Per 16 output columns and group of 32 inputs: 4 x 64 bytes of codes, then 16 fp32 scales, then
+    16 fp32 minimums, in the order the kernel reads them. Byte col*4+i of 64-byte block p holds input
+    8p+i of the group in its low nibble and input 8p+4+i in its high nibble.
+    """
+    n, k = codes.shape
+    tiles, g = -(-n // TILE), k // GROUP
+    c = _padded(codes.to(torch.uint8), tiles * TILE).reshape(tiles, TILE, g, 4, 2, 4).permute(0, 2, 3, 4, 1, 5)
+    nibbles = (c[:, :, :, 0] | (c[:, :, :, 1] << 4)).reshape(tiles, g, TILE * GROUP // 2)
+
+    def floats(t):
+        t = _padded(t.float(), tiles * TILE).reshape(tiles, TILE, g).transpose(1, 2).contiguous()
+        return t.view(torch.uint8).reshape(tiles, g, TILE * 4)
+
+    return torch.cat([nibbles, floats(scale), floats(lo)], -1).contiguous()
+
+
+def unpack_q4(packed: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """pack_q4 undone: (codes [n, K] int32, scale, lo)."""
+    tiles, g, _ = packed.shape
+    nib = packed[..., :TILE * GROUP // 2].reshape(tiles, g, 4, TILE, 4)
+    c = torch.stack([nib & 15, nib >> 4], 3)   # [tiles, g, p, h, col, i]
+    codes = c.permute(0, 4, 1, 2, 3, 5).reshape(tiles * TILE, g * GROUP)[:n].to(torch.int32)
+
+    def floats(lo_byte):
+        t = packed[..., lo_byte:lo_byte + TILE * 4].contiguous().view(torch.float32)   # [tiles, g, 16]
+        return t.transpose(1, 2).reshape(tiles * TILE, g)[:n]
+
+    return codes, floats(TILE * GROUP // 2), floats(TILE * GROUP // 2 + TILE * 4)
+
+
+def pack_q8(wq: torch.Tensor) -> torch.Tensor:
+    """int8 weights [N, K] (-127..127) -> uint8 [tiles, K/32, 512], stored +128 (unsigned for vpdpbusd).
+
+    Per 16 output columns and group: 8 blocks of 64 bytes; byte col*4+i of block k is input 4k+i.
+    """
+    n, k = wq.shape
+    tiles, g = -(-n // TILE), k // GROUP
+    w = (_padded(wq.to(torch.int16), tiles * TILE) + 128).to(torch.uint8)
+    return w.reshape(tiles, TILE, g, 8, 4).permute(0, 2, 3, 1, 4).reshape(tiles, g, TILE * GROUP).contiguous()
+
+
+def unpack_q8(packed: torch.Tensor, n: int) -> torch.Tensor:
+    tiles, g, _ = packed.shape
+    w = packed.reshape(tiles, g, 8, TILE, 4).permute(0, 3, 1, 2, 4).reshape(tiles * TILE, g * GROUP)[:n]
+    return (w.to(torch.int16) - 128).to(torch.int8)
+
+
+# ------------------------------------------------------------------ the same math in PyTorch (the tests' reference)
+
+def quantize_reference(x: torch.Tensor):
+    """Per row and block of 32, as the kernel does: (q int8, d, m = d * sum(q), sum(q))."""
+    m_rows, k = x.shape
+    xb = x.float().reshape(m_rows, k // GROUP, GROUP)
+    d = xb.abs().amax(-1) / 127
+    inv = torch.where(d != 0, 1 / d, torch.zeros_like(d))
+    q = torch.round(xb * inv[..., None]).clamp(-127, 127)
+    s = q.sum(-1)
+    return q.to(torch.int8).reshape(m_rows, k), d, d * s, s.to(torch.int32)
+
+
+def _fma32(a, b, c):
+    """fp32 fused multiply-add, through float64 (exact product; a rare double rounding aside)."""
+    return (a.double() * b.double() + c.double()).float()
+
+
+def q4_reference(x: torch.Tensor, codes, scale, lo) -> torch.Tensor:
+    """The kernel's 4-bit product, step by step in PyTorch: blocks in order, fp32 between them."""
+    q, d, m, _ = quantize_reference(x)
+    n, k = codes.shape
+    g = k // GROUP
+    dots = torch.einsum("rgi,ngi->rng", q.double().reshape(-1, g, GROUP), codes.double().reshape(n, g, GROUP)).float()
+    acc = torch.zeros(x.shape[0], n)
+    for j in range(g):
+        sd = scale[:, j][None, :] * d[:, j][:, None]
+        acc = _fma32(dots[..., j], sd, acc)
+        acc = _fma32(lo[:, j][None, :].expand_as(acc), m[:, j][:, None].expand_as(acc), acc)
+    return acc
+
+
+def q8_reference(x: torch.Tensor, wq: torch.Tensor) -> torch.Tensor:
+    """The kernel's int8 product before the per-column weight scale, in PyTorch."""
+    q, d, _, _ = quantize_reference(x)
+    n, k = wq.shape
+    g = k // GROUP
+    dots = torch.einsum("rgi,ngi->rng", q.double().reshape(-1, g, GROUP), wq.double().reshape(n, g, GROUP)).float()
+    acc = torch.zeros(x.shape[0], n)
+    for j in range(g):
+        acc = _fma32(dots[..., j], d[:, j][:, None].expand_as(acc), acc)
+    return acc
+
+
+# ------------------------------------------------------------------ the layers
+
+def q4_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
+    y = extension().q4_matmul(x2d.float(), packed, ISAS[chosen_isa()])
+    return y if y.shape[1] == n else y[:, :n]
+
+
+def q8_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
+    y = extension().q8_matmul(x2d.float(), packed, ISAS[chosen_isa()])
+    return y if y.shape[1] == n else y[:, :n]
+
+
+class Q4A8Linear(torch.nn.Module):
+    """`nn.Linear` with 4-bit group-affine weights (fp32 scale and minimum per 32) and int8 activations."""
+
+    row_invariant = True   # by construction (csrc/q4a8.cpp); checked by tests/test_models_quant_q4a8.py and the harness
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, grid):
+        super().__init__()
+        codes, scale, lo = grid
+        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
+        self.register_buffer("packed", pack_q4(codes, scale, lo))
+        self.register_buffer("bias", bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = q4_matmul(x.reshape(-1, self.in_features), self.packed, self.out_features)
+        y = y.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
+        return y if self.bias is None else y + self.bias.to(x.dtype)
+
+    def dense_weight(self) -> torch.Tensor:
+        codes, scale, lo = unpack_q4(self.packed, self.out_features)
+        g = self.in_features // GROUP
+        w = codes.reshape(-1, g, GROUP).float() * scale[..., None] + lo[..., None]
+        return w.reshape(self.out_features, self.in_features)
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.dense_weight()
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, weights=4-bit, activations=int8"
+
+
+class Q8A8Linear(torch.nn.Module):
+    """`nn.Linear` with int8 weights (an fp32 scale per output) and int8 activations: the GGUF's 6-bit layers."""
+
+    row_invariant = True   # as Q4A8Linear
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
+        super().__init__()
+        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
+        scales = weight.abs().amax(1).clamp_min(1e-12) / 127
+        wq = torch.round(weight / scales[:, None]).clamp(-127, 127).to(torch.int8)
+        self.register_buffer("packed", pack_q8(wq))
+        self.register_buffer("scales", scales.float().contiguous())
+        self.register_buffer("bias", bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = q8_matmul(x.reshape(-1, self.in_features), self.packed, self.out_features) * self.scales
+        y = y.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
+        return y if self.bias is None else y + self.bias.to(x.dtype)
+
+    def dense_weight(self) -> torch.Tensor:
+        return unpack_q8(self.packed, self.out_features).float() * self.scales[:, None]
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.dense_weight()
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, weights=int8, activations=int8"

@@ -1,0 +1,391 @@
+"""Helpers shared by every decoding loop: the speculative decoder and the target-alone baseline.
+
+Both loops must agree on how a prompt becomes a tensor, how a cache is
+prefilled, how EOS is recognised and how time is measured, or the baseline would
+not be a fair reference. Nothing here knows about drafting or the rejection rule.
+"""
+from __future__ import annotations
+
+import re
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+from transformers import DynamicCache, StaticCache
+
+from .attention import use_row_invariant_attention
+from .forwards import COMPILE_CHOICES, Forwards, resolve_forwards  # noqa: F401 - COMPILE_CHOICES and Forwards: re-exported
+from ..limits import DECODER_MAX_NEW_TOKENS, PREFILL_CHUNK
+
+StopCheck = Callable[[], bool]
+
+
+class PrefillStopped(Exception):
+    """The caller's stop check said stop before the first step: while the prompt was being read (between prefill
+    chunks) or while the forwards were compiled and captured (between warm-up calls)."""
+
+
+def as_id_tensor(input_ids: Sequence[int] | torch.Tensor, device) -> torch.Tensor:
+    """A list of ints or a [1, T] / [T] tensor -> a 1-D int64 tensor on `device`."""
+    ids = torch.as_tensor(input_ids, dtype=torch.long)
+    if ids.dim() == 2:
+        if ids.shape[0] != 1:
+            raise ValueError(f"only batch size 1 is supported, got input_ids of shape {tuple(ids.shape)}")
+        ids = ids[0]
+    if ids.dim() != 1 or ids.numel() == 0:
+        raise ValueError("input_ids must hold at least one token")
+    return ids.to(device)
+
+
+def input_device(model) -> torch.device:
+    # With accelerate's device_map the embedding may sit on another device than model.device.
+    return model.get_input_embeddings().weight.device
+
+
+def vocab_size(model) -> int:
+    return model.config.get_text_config().vocab_size
+
+
+def eos_ids(model, eos_token_id) -> list[int]:
+    if eos_token_id is None:
+        eos_token_id = getattr(model.generation_config, "eos_token_id", None)
+    if eos_token_id is None:
+        return []
+    return [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id)
+
+
+def check_budget(max_new_tokens: int, limit: int = DECODER_MAX_NEW_TOKENS) -> None:
+    if not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens <= limit:
+        raise ValueError(f"max_new_tokens must be a whole number in [1, {limit}], got {max_new_tokens!r}")
+
+
+def make_generator(seed: int | None, device) -> torch.Generator:
+    gen = torch.Generator(device=device)
+    if seed is None:
+        gen.seed()
+    else:
+        gen.manual_seed(int(seed))
+    return gen
+
+
+class Timer:
+    """Wall clock that waits for queued CUDA work, so per-phase times are honest."""
+
+    def __init__(self, device):
+        self.cuda = torch.device(device).type == "cuda"
+
+    def __call__(self) -> float:
+        if self.cuda:
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
+
+@dataclass
+class Run:
+    """What every decoding loop sets up before its first step, built once by `start_run`."""
+
+    tokens: torch.Tensor        # the prompt, 1-D, on the target's input device
+    eos: set[int]               # token ids that end the output (empty with ignore_eos)
+    generator: torch.Generator
+    clock: Timer
+    cache_options: dict         # static / max_len / compiled / backend (and the prefill's stop check) of every KVCache
+    stats: dict | None          # the caller's dict for warmup_seconds / prefill_seconds, if any
+
+    @property
+    def compiled(self) -> bool:
+        return self.cache_options["compiled"]
+
+    def note_graph_failure(self, *models) -> None:
+        """A failed CUDA-graph capture (the run then decodes eagerly) in `stats["graphs_fallback"]`, for the status."""
+        from .graphs import failure_of
+
+        failure = failure_of(*(m for m in models if m is not None)) if self.compiled else None
+        if failure and self.stats is not None:
+            self.stats["graphs_fallback"] = failure
+
+    @contextmanager
+    def timed(self, name: str, when: bool = True):
+        """Store the block's wall time in `stats[name]` (when the caller asked for stats and `when` holds)."""
+        start = self.clock()
+        yield
+        if when and self.stats is not None:
+            self.stats[name] = self.clock() - start
+
+
+def start_run(target, input_ids, max_new_tokens: int, seed: int | None, *, eos_token_id, ignore_eos: bool,
+              compile: str, static_cache: bool | None, stats: dict | None, room: int,
+              stop: StopCheck | None = None) -> Run:
+    """Check the budget and set up a run; caches hold the prompt, the budget and `room` positions more.
+
+    `stop` (a callable, e.g. an Event's is_set) makes every prefill of the run read the prompt in chunks and raise
+    `PrefillStopped` between them once it returns True."""
+    check_budget(max_new_tokens)
+    # Every multi-row forward of the target (a verify, a tree) computes each row as the one-token step
+    # does, so greedy output is bit-identical to the target alone wherever its products are row-invariant.
+    use_row_invariant_attention(target)
+    device = input_device(target)
+    tokens = as_id_tensor(input_ids, device)
+    eos = set() if ignore_eos else set(eos_ids(target, eos_token_id))
+    generator = make_generator(seed, device)
+    clock = Timer(device)
+    forwards = resolve_forwards(compile, device, static_cache)
+    options = dict(static=forwards.static, max_len=len(tokens) + max_new_tokens + room, compiled=forwards.compiled,
+                   backend=forwards.backend, stop=stop)
+    return Run(tokens, eos, generator, clock, options, stats)
+
+
+class KVCache:
+    """A transformers cache with its length kept on the host.
+
+    Reading a static cache's length back from the device would cost a host
+    sync per forward; the decoder always knows how many tokens it fed, so the
+    length lives here. `static=True` preallocates `max_len` positions
+    (transformers' StaticCache): a rollback then only moves the position, and
+    with `compiled=True` the one- and (K+1)-token forwards are replayed: through
+    `torch.compile(mode="reduce-overhead")` (backend "inductor"), or captured
+    as CUDA graphs without it (backend "graphs", specviz.runtime.graphs; "buffers" runs
+    the graphs' fixed buffers without capture).
+    """
+
+    def __init__(self, model, static: bool = False, max_len: int = 0, compiled: bool = False,
+                 backend: str = "inductor"):
+        if compiled and not static:
+            raise ValueError("compiled forwards need a static cache")
+        self.static, self.compiled, self.backend, self.length = static, compiled, backend, 0
+        if not static:
+            self.cache = DynamicCache()
+        elif compiled and backend != "buffers":
+            self.cache = _shared_static_cache(model, max_len)  # graphs replay on fixed addresses
+        else:
+            self.cache = StaticCache(config=model.config, max_cache_len=max_len)
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def crop(self, n: int) -> None:
+        """Forget the last -n positions (n < 0, transformers 5's convention)."""
+        self.cache.crop(n)
+        self.length += n
+
+
+def _shared_static_cache(model, max_len: int) -> StaticCache:
+    """One static cache per model and process, grown when needed and reset between runs."""
+    # The length is kept beside the cache: transformers versions name it differently (or not at all).
+    held, held_len = model.__dict__.get("_specviz_static_cache", (None, 0))
+    if held is None or held_len < max_len:
+        held_len = max(max_len, 256)
+        held = StaticCache(config=model.config, max_cache_len=held_len)
+        model.__dict__["_specviz_static_cache"] = (held, held_len)
+    else:
+        held.reset()
+    return held
+
+
+def compiled_forward(model):
+    """`model.forward` compiled once per model and process; one CUDA graph per input shape."""
+    fn = model.__dict__.get("_specviz_compiled")
+    if fn is None:
+        fn = torch.compile(model.forward, mode="reduce-overhead", dynamic=False)
+        model.__dict__["_specviz_compiled"] = fn
+    return fn
+
+
+def forward_logits(model, ids: torch.Tensor, cache, keep: int, eager: bool = False) -> torch.Tensor:
+    """Feed `ids` ([T] or [B, T]) after what `cache` holds; logits of the last `keep` positions.
+
+    A 1-D `ids` gives [keep, V] (the decoder's batch of one); a 2-D one gives [B, keep, V].
+    `cache` is a KVCache, a bare transformers cache, or None (no cache). `eager`
+    keeps a compiled cache's forward uncompiled (the prefill: one graph per prompt
+    length would be wasted).
+    """
+    batched = ids.dim() == 2
+    ids = (ids if batched else ids[None]).to(input_device(model))
+    if isinstance(cache, KVCache) and cache.compiled and cache.backend != "inductor" and not eager:
+        logits = _replayed(model, cache, ids, keep, hidden=False)
+        return logits if batched else logits[0]
+    if isinstance(cache, KVCache):
+        start, n = cache.length, ids.shape[1]
+        position = torch.arange(start, start + n, device=ids.device)
+        forward = compiled_forward(model) if cache.compiled and not eager else model
+        out = forward(input_ids=ids, cache=cache.cache, use_cache=True, logits_to_keep=keep,
+                      cache_position=position)
+        cache.length += n
+    else:
+        out = model(input_ids=ids, cache=cache, use_cache=cache is not None, logits_to_keep=keep)
+    return out.logits if batched else out.logits[0]
+
+
+def forward_hidden(model, ids: torch.Tensor, cache, keep: int, eager: bool = False) -> torch.Tensor:
+    """`forward_logits` without the output layer: final hidden states [B, keep, H] (or [keep, H]).
+
+    The base model (`get_decoder()`) ends with the final norm for Qwen2 and
+    Llama, so a head applied to these states gives the model's logits; a trimmed
+    draft vocabulary (specviz.engine.vocab_trim) multiplies them by its subset rows only.
+    """
+    batched = ids.dim() == 2
+    ids = (ids if batched else ids[None]).to(input_device(model))
+    base = model.get_decoder()
+    if isinstance(cache, KVCache) and cache.compiled and cache.backend != "inductor" and not eager:
+        hidden = _replayed(model, cache, ids, keep, hidden=True)
+        return hidden if batched else hidden[0]
+    if isinstance(cache, KVCache):
+        start, n = cache.length, ids.shape[1]
+        position = torch.arange(start, start + n, device=ids.device)
+        forward = _compiled_base(model) if cache.compiled and not eager else base
+        out = forward(input_ids=ids, cache=cache.cache, use_cache=True, cache_position=position)
+        cache.length += n
+    else:
+        out = base(input_ids=ids, cache=cache, use_cache=cache is not None)
+    hidden = out.last_hidden_state[:, -keep:]
+    return hidden if batched else hidden[0]
+
+
+def _replayed(model, cache: KVCache, ids: torch.Tensor, keep: int, hidden: bool) -> torch.Tensor:
+    """A forward through the model's graphs (specviz.runtime.graphs), captured on first use of its shape unless "buffers"."""
+    from .graphs import graph_set
+
+    out = graph_set(model, cache.cache, hidden, capture=cache.backend == "graphs").forward(ids, cache.length, keep)
+    cache.length += ids.shape[1]
+    return out
+
+
+def _compiled_base(model):
+    """The base model's forward compiled once per model, as `compiled_forward` does for the whole model."""
+    fn = model.__dict__.get("_specviz_compiled_base")
+    if fn is None:
+        fn = torch.compile(model.get_decoder().forward, mode="reduce-overhead", dynamic=False)
+        model.__dict__["_specviz_compiled_base"] = fn
+    return fn
+
+
+def prefill(model, tokens: torch.Tensor, static: bool = False, max_len: int = 0,
+            compiled: bool = False, backend: str = "inductor",
+            stop: StopCheck | None = None) -> KVCache:
+    """A cache holding all of `tokens` but the last, which the first step reads.
+
+    Without `stop`, one forward. With it, `PREFILL_CHUNK` positions per forward and `stop()` asked before each, so a
+    long prompt on a slow machine can be abandoned within one chunk (raises `PrefillStopped`); the chunks fill the
+    same cache positions, so the result is the same up to float rounding.
+    """
+    cache = KVCache(model, static, max_len, compiled, backend)
+    body = tokens[..., :-1]
+    n = body.shape[-1]
+    step = n if stop is None else PREFILL_CHUNK
+    for start in range(0, n, max(1, step)):
+        if stop is not None and stop():
+            raise PrefillStopped()
+        forward_logits(model, body[..., start:start + step], cache, 1, eager=True)
+    return cache
+
+
+def resolve_compile(compile: str, device, static_cache: bool | None = None) -> tuple[bool, bool]:
+    """(static cache, replayed forwards) for `compile`, as `resolve_forwards` decides them."""
+    forwards = resolve_forwards(compile, device, static_cache)
+    return forwards.static, forwards.compiled
+
+
+def crop_to(cache, length: int) -> None:
+    """Drop cached positions beyond `length` (transformers 5's crop takes a negative count)."""
+    extra = cache.get_seq_length() - length
+    if extra > 0:
+        cache.crop(-extra)
+
+
+def warm_up(model, lengths: list[int], max_len: int, verify: bool, hidden: bool = False,
+            backend: str = "inductor", stop: StopCheck | None = None) -> None:
+    """Compile and capture every forward shape a run will use, before any timed work.
+
+    Verifies keep the logits of all their positions, draft steps only the last.
+    Three calls per shape: compile, record the CUDA graph, replay it once (the
+    "graphs" backend captures on the first and replays on the next two).
+    `hidden=True` warms `forward_hidden` instead (a trimmed draft head).
+    `stop()` is asked before every call, as the prefill asks it between chunks: once True, `PrefillStopped`
+    (one compile of one shape is the longest a Stop waits; a warm-up of every shape took minutes on a CPU).
+    """
+    cache = KVCache(model, static=True, max_len=max_len, compiled=True, backend=backend)
+    ids = torch.zeros(1, max(lengths), dtype=torch.long, device=input_device(model))
+    forward = forward_hidden if hidden else forward_logits
+    for n in lengths:
+        for _ in range(3):
+            if stop is not None and stop():
+                raise PrefillStopped()
+            forward(model, ids[:, :n], cache, n if verify else 1)
+            cache.crop(-n)
+
+
+def decode_tokens(tokenizer, ids: list[int]) -> list[str]:
+    """Each token's text on its own, for display; never U+FFFD.
+
+    A byte-level token that holds only part of a multi-byte UTF-8 character
+    decodes to "\ufffd" on its own: it is shown as its bytes instead, e.g.
+    "⟨F0 9F⟩" (the valid parts of the token stay text). The bytes come from
+    `convert_ids_to_tokens` through the GPT-2 byte alphabet, or from
+    SentencePiece byte-fallback tokens such as "<0xF0>".
+    """
+    if tokenizer is None:
+        return [f"<{i}>" for i in ids]
+    texts = tokenizer.batch_decode([[i] for i in ids])
+    bad = [n for n, text in enumerate(texts) if "\ufffd" in text]
+    if bad:
+        try:
+            pieces = tokenizer.convert_ids_to_tokens([ids[n] for n in bad])
+        except Exception:  # noqa: BLE001 - a tokenizer without it: mark the broken bytes only
+            pieces = [None] * len(bad)
+        for n, piece in zip(bad, pieces):
+            raw = _token_bytes(piece)
+            texts[n] = _bytes_text(raw) if raw is not None else texts[n].replace("\ufffd", "⟨?⟩")
+    return texts
+
+
+def _byte_decoder() -> dict[str, int]:
+    """GPT-2's byte-level alphabet, reversed: the printable stand-in character -> the byte it encodes."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[chr(b)] = b
+        else:
+            chars[chr(256 + extra)] = b
+            extra += 1
+    return chars
+
+
+_BYTE_DECODER = _byte_decoder()
+_BYTE_FALLBACK = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def _token_bytes(piece) -> bytes | None:
+    """A token's raw bytes from its vocabulary string, or None when it is not a byte-level token."""
+    if not isinstance(piece, str) or not piece:
+        return None
+    fallback = _BYTE_FALLBACK.fullmatch(piece)
+    if fallback:
+        return bytes([int(fallback.group(1), 16)])
+    if all(ch in _BYTE_DECODER for ch in piece):
+        return bytes(_BYTE_DECODER[ch] for ch in piece)
+    return None
+
+
+def _bytes_text(raw: bytes) -> str:
+    """UTF-8 text where it is valid, each run of broken bytes as ⟨E2 96⟩."""
+    out = []
+    while raw:
+        try:
+            out.append(raw.decode("utf-8"))
+            break
+        except UnicodeDecodeError as e:
+            out.append(raw[:e.start].decode("utf-8"))
+            end = e.end
+            while end < len(raw):   # swallow the following broken bytes into the same ⟨…⟩
+                try:
+                    raw[end:end + 4].decode("utf-8")
+                    break
+                except UnicodeDecodeError as e2:
+                    if e2.start != 0:
+                        break
+                    end += e2.end
+            out.append("⟨" + " ".join(f"{b:02X}" for b in raw[e.start:end]) + "⟩")
+            raw = raw[end:]
+    return "".join(out)

@@ -1,0 +1,110 @@
+"""The drafter seam: any proposer with an exact q plugs into the decoder and keeps it lossless."""
+import pytest
+import torch
+
+from specviz import SamplingConfig, autoregressive_generate, speculative_generate
+from specviz.engine.drafters import ModelDrafter, Proposal, make_drafter
+from tiny import noisy_copy, tiny_model
+
+GREEDY = SamplingConfig(temperature=0)
+
+
+class EchoDrafter:
+    """Proposes the last token again, K times, with a one-hot q (a deterministic proposer)."""
+
+    def __init__(self, vocab):
+        self.vocab, self.calls, self.kept = vocab, 0, []
+
+    def begin(self, tokens):
+        self.calls = 0
+
+    def propose(self, tokens, k, sampling, generator):
+        self.calls += 1
+        ids = tokens[:, -1:].expand(-1, k)
+        return Proposal(ids, torch.nn.functional.one_hot(ids, self.vocab).float())
+
+    def rollback(self, n_kept):
+        self.kept.append(n_kept)
+
+
+def test_a_custom_drafter_keeps_greedy_output_identical():
+    target = tiny_model(11)
+    drafter = EchoDrafter(16)
+    rounds = list(speculative_generate(target, drafter, [1, 2, 3], k=3, sampling=GREEDY, max_new_tokens=25))
+    out = [t for r in rounds for t in r.emitted]
+    assert out == [s.token_id for s in autoregressive_generate(target, [1, 2, 3], sampling=GREEDY,
+                                                               max_new_tokens=25)]
+    assert drafter.calls == len(rounds)
+    # after each round the drafter is told how many tokens are final: the sequence minus its newest token
+    lengths = [3 + sum(len(r.emitted) for r in rounds[: i + 1]) - 1 for i in range(len(rounds))]
+    assert drafter.kept == lengths
+
+
+def test_a_one_hot_q_accepts_with_probability_p_in_sampled_runs():
+    target = tiny_model(11)
+    rounds = list(speculative_generate(target, EchoDrafter(16), [1, 2], k=2, sampling=SamplingConfig(1.0),
+                                       max_new_tokens=30, seed=3))
+    for r in rounds:
+        for t in r.drafted:
+            assert t.q == 1.0 and t.accept_prob == pytest.approx(t.p)
+
+
+def test_model_drafter_proposes_k_tokens_with_the_q_it_sampled_from():
+    draft = tiny_model(2)
+    d = ModelDrafter(draft, 16)
+    tokens = torch.tensor([[1, 2, 3]])
+    d.begin(tokens)
+    assert d.cache.get_seq_length() == 2
+    prop = d.propose(tokens, 4, SamplingConfig(0.8), torch.Generator().manual_seed(0))
+    assert prop.ids.shape == (1, 4) and prop.q.shape == (1, 4, 16)
+    assert torch.allclose(prop.q.sum(-1), torch.ones(1, 4)) and (prop.q.gather(-1, prop.ids[..., None]) > 0).all()
+    assert d.cache.get_seq_length() == 2 + 4 - 1 + 1  # the prompt's last token and 3 drafts were read
+    d.rollback(3)
+    assert d.cache.get_seq_length() == 3
+
+
+def test_model_drafter_batches_rows_and_reports_early_stops():
+    target = tiny_model(11)
+    d = ModelDrafter(noisy_copy(target, 4, 0.5), 16, adaptive_threshold=0.1)  # its q tops out near 0.13
+    prop = d.propose(torch.tensor([[1, 2]] * 64), 5, SamplingConfig(1.0), torch.Generator().manual_seed(0))
+    assert prop.ids.shape[0] == 64 and prop.n_drafted is not None
+    assert (prop.n_drafted >= 1).all() and (prop.n_drafted <= prop.ids.shape[1]).all()
+    assert len(set(prop.n_drafted.tolist())) > 1   # rows stop at different points
+
+
+def test_make_drafter_wraps_models_and_refuses_a_threshold_for_a_drafter():
+    model = tiny_model(2)
+    assert isinstance(make_drafter("model", model, 16), ModelDrafter)
+    echo = EchoDrafter(16)
+    assert make_drafter("model", echo, 16) is echo
+    with pytest.raises(ValueError):
+        make_drafter("model", echo, 16, adaptive_threshold=0.5)
+    with pytest.raises(ValueError):
+        ModelDrafter(model, 16, adaptive_threshold=2.0)
+
+
+@pytest.mark.parametrize("method", ["ngram", "hybrid"])
+@pytest.mark.parametrize("static", [False, True])
+def test_lookup_methods_give_the_target_alone_output(method, static):
+    """speculative_generate(drafter=...) with prompt lookup: greedy output is the target's, token for token."""
+    target = tiny_model(11)
+    prompt = [1, 2, 3, 4, 1, 2, 3, 4, 1, 2]
+    draft = None if method == "ngram" else noisy_copy(target, 3, 0.5)
+    rounds = list(speculative_generate(target, draft, prompt, k=4, sampling=GREEDY, max_new_tokens=30,
+                                       drafter=method, static_cache=static))
+    assert [t for r in rounds for t in r.emitted] == [
+        s.token_id for s in autoregressive_generate(target, prompt, sampling=GREEDY, max_new_tokens=30)]
+    assert all(r.drafter == method for r in rounds)
+    assert any(t.source == "ngram" for r in rounds for t in r.drafted)
+
+
+def test_the_hybrid_uses_a_lookup_only_on_a_match_of_three_tokens():
+    """The tuned default (scripts/hybrid_policy.py): a 2-token match still drafts with the model."""
+    hybrid = make_drafter("hybrid", tiny_model(2), 16)
+    two = torch.tensor([[5, 1, 2, 9, 7, 1, 2]])          # "1 2" recurs: the lookup would propose "9 7 1"
+    three = torch.tensor([[5, 1, 2, 9, 7, 5, 1, 2]])     # "5 1 2" recurs: the lookup proposes "9 7 5"
+    for tokens, source in ((two, "model"), (three, "ngram")):
+        hybrid.begin(tokens)
+        prop = hybrid.propose(tokens, 3, GREEDY, None)
+        assert prop.source == source
+    assert prop.ids.tolist() == [[9, 7, 5]]

@@ -1,0 +1,246 @@
+"""specviz's q4a8 CPU kernels: row invariance, thread invariance, the same math as PyTorch, the fallback.
+
+The kernels are built once per test session (and cached beside the model cache: a rerun loads them
+in under a second). Where they cannot be built here, the kernel tests skip and the fallback tests
+still run: a missing compiler is a tested path, not a failure.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from specviz.models.quant import q4a8, weights
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.fixture(scope="session")
+def ext():
+    why = q4a8.unavailable()
+    if why is not None:
+        pytest.skip(f"q4a8 kernels unavailable here: {why}")
+    return q4a8.extension()
+
+
+def _isas():
+    """Every instruction set this CPU runs, each a test case (the AVX2 path is tested on AVX-512 machines too)."""
+    return list(q4a8.ISAS)
+
+
+@pytest.fixture(params=_isas())
+def isa(request, ext, monkeypatch):
+    if request.param not in q4a8.supported_isas():
+        pytest.skip(f"this CPU does not run {request.param}")
+    monkeypatch.setenv(q4a8.ISA_ENV_VAR, request.param)
+    return request.param
+
+
+def _grid(n: int, k: int, seed: int = 0):
+    gen = torch.Generator().manual_seed(seed)
+    codes = torch.randint(0, 16, (n, k), generator=gen, dtype=torch.int32)
+    scale = torch.rand(n, k // 32, generator=gen) * 0.02 + 1e-4
+    lo = -torch.rand(n, k // 32, generator=gen) * 0.15
+    return codes, scale, lo
+
+
+def _layers(n: int = 40, k: int = 128, seed: int = 0):
+    """A 4-bit layer and an int8 layer (n not a multiple of 16: the padded tile is exercised too)."""
+    codes, scale, lo = _grid(n, k, seed)
+    dense = (codes.reshape(n, -1, 32).float() * scale[..., None] + lo[..., None]).reshape(n, k)
+    bias = torch.randn(n)
+    return q4a8.Q4A8Linear(dense, bias, (codes, scale, lo)), q4a8.Q8A8Linear(dense, bias)
+
+
+def _activations(m: int, k: int, seed: int = 1) -> torch.Tensor:
+    x = torch.randn(m, k, generator=torch.Generator().manual_seed(seed))
+    x[:, :32] *= 40   # an outlier block, as real hidden states have
+    x[0, 32:64] = 0   # an all-zero block: step 0
+    return x
+
+
+def rows_that_differ_alone(fn, x: torch.Tensor, max_rows: int = 9) -> list[tuple[int, int]]:
+    """(M, r) for every row r of an M-row call (M = 1..max_rows) that is not bit-identical to row r alone."""
+    alone = [fn(x[r:r + 1])[0] for r in range(max_rows)]
+    return [(m, r) for m in range(1, max_rows + 1) for r, row in enumerate(fn(x[:m])) if not torch.equal(row, alone[r])]
+
+
+def test_pack_and_unpack_are_inverse():
+    codes, scale, lo = _grid(40, 96)
+    assert [torch.equal(a, b) for a, b in zip(q4a8.unpack_q4(q4a8.pack_q4(codes, scale, lo), 40), (codes, scale, lo))] \
+        == [True] * 3
+    wq = torch.randint(-127, 128, (40, 96), dtype=torch.int8)
+    assert torch.equal(q4a8.unpack_q8(q4a8.pack_q8(wq), 40), wq)
+
+
+def test_layers_keep_the_grid_exactly():
+    codes, scale, lo = _grid(40, 128)
+    layer, _ = _layers()
+    dense = (codes.reshape(40, -1, 32).float() * scale[..., None] + lo[..., None]).reshape(40, 128)
+    assert torch.equal(layer.dense_weight(), dense)
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["q4", "q8"])
+def test_every_row_is_the_same_alone_and_in_any_batch(isa, which):
+    layer = _layers()[which]
+    with torch.inference_mode():
+        assert rows_that_differ_alone(layer, _activations(9, 128)) == []
+
+
+def test_the_invariance_check_catches_a_kernel_that_blocks_rows_by_four():
+    """A variant that, for full 4-row blocks only, sums the first and second half of the groups apart and then
+    adds them (another order, as a row-blocked kernel may): the same check must flag it, or it proves nothing."""
+    codes, scale, lo = _grid(40, 128)
+
+    def blocked(x):
+        out = []
+        for r0 in range(0, x.shape[0], 4):
+            block = x[r0:r0 + 4]
+            if block.shape[0] < 4:   # a partial block: group by group, in order
+                out.append(q4a8.q4_reference(block, codes, scale, lo))
+                continue
+            halves = [q4a8.q4_reference(block[:, 64 * h:64 * h + 64], codes[:, 64 * h:64 * h + 64],
+                                        scale[:, 2 * h:2 * h + 2], lo[:, 2 * h:2 * h + 2]) for h in range(2)]
+            out.append(halves[0] + halves[1])
+        return torch.cat(out)
+
+    x = _activations(9, 128)
+    assert rows_that_differ_alone(blocked, x) != []
+    assert rows_that_differ_alone(lambda v: q4a8.q4_reference(v, codes, scale, lo), x) == []
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["q4", "q8"])
+def test_thread_count_changes_nothing(ext, which):
+    layer = _layers(n=400, k=256)[which]   # 25 tiles: split differently over 1 and 2 threads
+    x = _activations(6, 256)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = layer(x)
+        torch.set_num_threads(2)
+        two = layer(x)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(one, two)
+
+
+def test_quantized_activations_are_the_python_reference(ext, isa):
+    x = _activations(5, 256)
+    got, want = ext.quantize(x, q4a8.ISAS[isa]), q4a8.quantize_reference(x)
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+
+
+def _close_to_reference(y: torch.Tensor, ref: torch.Tensor) -> None:
+    # The reference emulates fp32 FMA through float64: bit for bit but for a rare double rounding.
+    assert (y == ref).float().mean() >= 0.999
+    assert torch.allclose(y, ref, rtol=1e-6, atol=1e-6 * float(ref.abs().max()))
+
+
+def test_q4_is_the_python_reference_of_the_same_math(isa):
+    codes, scale, lo = _grid(40, 128)
+    layer, _ = _layers()
+    x = _activations(7, 128)
+    _close_to_reference(q4a8.q4_matmul(x, layer.packed, layer.out_features), q4a8.q4_reference(x, codes, scale, lo))
+
+
+def test_q8_is_the_python_reference_of_the_same_math(isa):
+    _, layer = _layers()
+    x = _activations(7, 128)
+    wq = q4a8.unpack_q8(layer.packed, layer.out_features)
+    y = q4a8.q8_matmul(x, layer.packed, layer.out_features)
+    _close_to_reference(y, q4a8.q8_reference(x, wq))
+
+
+def test_every_instruction_set_gives_the_same_bits(ext, monkeypatch):
+    layer4, layer8 = _layers(n=64, k=256)
+    x = _activations(9, 256)
+    outs = []
+    for name in q4a8.supported_isas():
+        monkeypatch.setenv(q4a8.ISA_ENV_VAR, name)
+        outs.append((layer4(x), layer8(x)))
+    assert len(outs) >= 2 and all(torch.equal(a[0], outs[0][0]) and torch.equal(a[1], outs[0][1]) for a in outs)
+
+
+def test_the_product_is_close_to_the_float_one(ext):
+    layer4, layer8 = _layers(n=64, k=512)
+    x = torch.randn(4, 512)
+    for layer in (layer4, layer8):
+        exact = x @ layer.dense_weight().T + layer.bias
+        err = (layer(x) - exact).norm(dim=1) / exact.norm(dim=1)
+        assert float(err.max()) < 0.02   # int8 activations per block of 32: ~0.5 % here
+
+
+def test_a_forced_instruction_set_is_checked(ext, monkeypatch):
+    monkeypatch.setenv(q4a8.ISA_ENV_VAR, "sse9")
+    with pytest.raises(ValueError, match="SPECVIZ_Q4_ISA"):
+        q4a8.chosen_isa()
+
+
+def test_the_target_stores_q4a8_with_its_6_bit_layers_in_int8(ext):
+    codes, scale, lo = _grid(32, 64)
+    on_grid = torch.nn.Linear(64, 32, bias=False)
+    on_grid.weight.data = (codes.reshape(32, -1, 32).float() * scale[..., None] + lo[..., None]).reshape(32, 64)
+    model = torch.nn.Sequential(on_grid, torch.nn.Linear(32, 48))
+    x = torch.randn(3, 64)
+    assert weights.convert_target_weights(model, "q4a8") == {"q4a8": 1, "q8a8": 1}
+    assert isinstance(model[0], q4a8.Q4A8Linear) and isinstance(model[1], q4a8.Q8A8Linear)
+    # The grid is found again from the weights (int4_grid): the same points up to fp32 rounding.
+    assert torch.allclose(model[0].dense_weight(), on_grid.weight.data, rtol=0, atol=1e-6)
+    assert float(((model(x) - model[1](on_grid(x))).abs().max())) < 1e-1
+
+
+# ---------------------------------------------------------------- where the kernels cannot be built
+
+@pytest.fixture
+def no_kernels(monkeypatch):
+    """The extension as on a machine without a compiler: built afresh with CXX pointing nowhere."""
+    monkeypatch.setenv("CXX", "/nonexistent/c++")
+    monkeypatch.setattr(q4a8, "_key", lambda: "nocompiler")   # never the cached build
+    q4a8.extension.cache_clear()
+    yield
+    q4a8.extension.cache_clear()
+
+
+def test_without_a_compiler_the_reason_is_one_line_and_int4_runs(no_kernels, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    why = q4a8.unavailable()
+    assert why and "\n" not in why
+    assert "q4a8" not in weights.candidate_weights("cpu", torch.float32)
+    assert weights.q4a8_fallback("q4a8") == "int4" and weights.q4a8_fallback("int8") == "int8"
+    assert weights.resolve_target_weights("q4a8", "cpu", torch.float32) == "q4a8"   # decided at load
+
+
+def test_the_load_says_so_and_stores_int4(no_kernels, tmp_path, monkeypatch):
+    from specviz.models import loading as models
+    from specviz.errors import step_text
+
+    from tiny import tiny_model
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    model = tiny_model(3)
+    said = []
+    kind, _, layers = models._store_target(model, "q4a8", "cpu", torch.float32, lambda frac, msg: said.append(msg))
+    assert kind == "int4" and weights.target_weights(model) == "int4" and set(layers) <= {"int4", "int8"}
+    lines = [step_text(m, lang) for m in said for lang in ("en", "es")
+             if getattr(m, "key", "") == "load.kernels_unavailable"]
+    assert len(lines) == 2 and all("\n" not in line for line in lines)
+
+
+def test_the_draft_falls_back_to_int4_too(no_kernels, tmp_path, monkeypatch):
+    from specviz.models import loading as models
+    from tiny import tiny_model
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    draft = tiny_model(4)
+    assert models._store_draft(draft, "q4a8", "default", lambda frac, msg: None) == "int4"
+    assert weights.target_weights(draft) == "int4"
+
+
+def test_a_q4a8_draft_runs_on_the_kernels(ext):
+    from specviz.models import loading as models
+    from tiny import tiny_model
+
+    draft = tiny_model(4)
+    assert models._store_draft(draft, "q4a8", "default", lambda frac, msg: None) == "q4a8"
+    assert any(isinstance(m, q4a8.Q4A8Linear) for m in draft.modules())
+    with torch.inference_mode():
+        assert torch.isfinite(draft(torch.tensor([[1, 2, 3]])).logits).all()

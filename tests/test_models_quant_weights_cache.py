@@ -1,0 +1,88 @@
+"""Converted weights kept on disk: read back only when they are what a fresh conversion gives."""
+import pytest
+import torch
+from transformers import AutoModelForCausalLM
+
+from specviz.models.quant import weights, weights_cache
+from specviz.models.quant.weights_cache import convert_cached, entry_path
+from tiny import tiny_model
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+IDS = torch.tensor([[1, 2, 3, 4, 5]])
+
+
+@pytest.fixture
+def saved(tmp_path, monkeypatch):
+    """A tiny model saved as safetensors in a folder (as the packaged pair is), the cache in tmp_path."""
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "model"
+    tiny_model(3, vocab=64, hidden=64).save_pretrained(folder)
+
+    def load():
+        return AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+
+    return load
+
+
+def logits(model):
+    with torch.no_grad():
+        return model(IDS).logits
+
+
+def count_conversions(monkeypatch):
+    calls = []
+    real = weights_cache.convert_target_weights
+    monkeypatch.setattr(weights_cache, "convert_target_weights", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    return calls
+
+
+@pytest.mark.parametrize("kind", ["int4", "int8", "bf16"])
+def test_the_second_load_reads_the_conversion_back_and_computes_the_same(saved, monkeypatch, kind):
+    calls = count_conversions(monkeypatch)
+    first = saved()
+    counts = convert_cached(first, kind, strict_grid=False)
+    assert calls == [kind] and entry_path(first, kind, False).is_file()
+    second = saved()
+    assert convert_cached(second, kind, strict_grid=False) == counts
+    assert calls == [kind], "the cached copy was converted again"
+    assert torch.equal(logits(first), logits(second))
+    assert weights.target_weights(second) == kind
+    assert {type(m).__name__ for m in second.modules()} >= {type(m).__name__ for m in first.modules()}
+
+
+def test_a_cached_copy_that_differs_from_a_fresh_conversion_is_dropped(saved, monkeypatch):
+    from safetensors.torch import load_file, save_file
+    from safetensors import safe_open
+
+    model = saved()
+    convert_cached(model, "int4", strict_grid=False)
+    path = entry_path(model, "int4", False)
+    with safe_open(str(path), framework="pt") as f:
+        meta = f.metadata()
+    tensors = load_file(str(path))
+    key = next(k for k in tensors if k.endswith("::scales_and_zeros"))
+    tensors[key] = tensors[key] * 2   # a corrupted first layer
+    save_file(tensors, str(path), metadata=meta)
+    calls = count_conversions(monkeypatch)
+    again = saved()
+    convert_cached(again, "int4", strict_grid=False)
+    assert calls == ["int4"], "a corrupted copy was trusted"
+    assert torch.equal(logits(again), logits(model))
+    assert entry_path(again, "int4", False).is_file()   # written anew
+
+
+def test_a_cut_file_is_converted_afresh(saved, monkeypatch):
+    model = saved()
+    convert_cached(model, "int8")
+    path = entry_path(model, "int8", True)
+    path.write_bytes(path.read_bytes()[:100])
+    calls = count_conversions(monkeypatch)
+    convert_cached(saved(), "int8")
+    assert calls == ["int8"]
+
+
+def test_entries_are_keyed_by_kind_and_by_the_weight_files(saved):
+    model = saved()
+    assert entry_path(model, "int4", True) != entry_path(model, "int8", True)
+    assert entry_path(model, "int4", True) != entry_path(model, "int4", False)
+    assert entry_path(tiny_model(3), "int4", True) is None   # built in memory: nothing to key it by
