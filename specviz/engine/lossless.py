@@ -16,6 +16,7 @@ import torch
 from ..runtime.decoding import input_device, prefill
 from .drafters import make_drafter, shared_vocab
 from .rule import emitted_tokens
+from .options import DecodeOptions
 from .sampling import SamplingConfig, probabilities
 from .speculative import speculative_round
 
@@ -23,28 +24,25 @@ MIN_EXPECTED = 5.0   # chi-square cells expecting fewer samples are pooled into 
 
 
 @torch.inference_mode()
-def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: int, k: int,
-                    sampling: SamplingConfig, seed: int = 0, adaptive_threshold: float | None = None,
-                    drafter: str = "model", static_cache: bool = False, chunk: int = 20_000,
-                    replay: bool = False, tree=None) -> Counter:
+def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: int, options: DecodeOptions, *,
+                    chunk: int = 20_000, replay: bool = False) -> Counter:
     """Counts of the first `n_tokens` emitted after `prompt`, over `n_samples` independent runs.
 
     Rows that still need tokens after a round are grouped by length and run
     through another round together; caches are not used (every round reads its
     rows afresh), which is what lets rows of different histories share a forward.
-    `drafter` is the drafter's name, as in `speculative_generate` ("model", "ngram", "hybrid").
-    `static_cache=True` prefills each group into static caches first, so the
-    round reads through the decoder's static-cache path (cache positions, masks);
-    `replay=True` as well, its forwards through the CUDA-graph path's fixed
-    buffers, uncaptured (specviz.runtime.graphs "buffers": the graphs' bookkeeping).
-    `tree` (a TreeShape or any spelling of `make_tree_drafter`: "2x2", "hybrid:3") runs the tree round
-    instead (`k` is ignored).
+    `options` as for `speculative_generate`: its sampling, seed and drafting (a `Chain`: k, the drafter's name
+    "model", "ngram", "hybrid"..., the adaptive threshold; or a `Tree`). `options.static_cache=True` prefills each
+    group into static caches first, so the round reads through the decoder's static-cache path (cache positions,
+    masks); `replay=True` as well, its forwards through the CUDA-graph path's fixed buffers, uncaptured
+    (specviz.runtime.graphs "buffers": the graphs' bookkeeping).
     """
-    static_cache = static_cache or replay
+    static_cache = bool(options.static_cache) or replay
     replayed = dict(compiled=True, backend="buffers") if replay else {}
     device = input_device(target)
     vocab = shared_vocab(target, draft)
-    gen = torch.Generator(device=device).manual_seed(seed)
+    gen = torch.Generator(device=device).manual_seed(options.seed)
+    sampling, chain = options.sampling, options.drafting
     counts: Counter = Counter()
     for start in range(0, n_samples, chunk):
         rows = [[] for _ in range(min(chunk, n_samples - start))]
@@ -55,17 +53,19 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
                 by_length.setdefault(len(rows[r]), []).append(r)
             for group in by_length.values():
                 tokens = torch.tensor([prompt + rows[r] for r in group], device=device)
-                if tree is not None:
-                    out, lengths = _tree_sample(target, draft, tokens, tree, sampling, gen, vocab)
+                if options.tree:
+                    out, lengths = _tree_sample(target, draft, tokens, chain.shape, sampling, gen, vocab)
                     for r, toks, n in zip(group, out.tolist(), lengths.tolist()):
                         rows[r] += toks[:n]
                     continue
-                options = dict(static=True, max_len=tokens.shape[1] + k + 2, **replayed) if static_cache else None
-                drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold,
-                                        cache_options=options)
+                k = chain.k
+                cache_options = dict(static=True, max_len=tokens.shape[1] + k + 2, **replayed) if static_cache \
+                    else None
+                drafting = make_drafter(chain.drafter, draft, vocab, adaptive_threshold=chain.adaptive_threshold,
+                                        cache_options=cache_options)
                 target_cache = None
                 if static_cache:
-                    target_cache = prefill(target, tokens, **options)
+                    target_cache = prefill(target, tokens, **cache_options)
                     drafting.begin(tokens)
                 state, _ = speculative_round(target, target_cache, drafting, tokens, k, sampling, gen, vocab)
                 out, lengths = emitted_tokens(state.proposal.ids, state.verdict)

@@ -15,19 +15,20 @@ Everything stays on the device until one batched transfer per round.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Iterator, Sequence
 
 import torch
 
-from ..runtime.decoding import PrefillStopped, Run, StopCheck, crop_to, forward_logits, prefill, start_run, warm_up
+from ..runtime.decoding import PrefillStopped, Run, crop_to, forward_logits, prefill, start_run, warm_up
 from .drafters import Drafter, make_drafter, shared_vocab
-from ..limits import MAX_K
 from ..trace.recording import RoundRecorder, RoundTensors
+from .options import DecodeOptions, decode_options
 from .rule import settle, verify
 from .sampling import SamplingConfig, probabilities
 from ..trace.records import Round
-from .tree import TreeShape, forward_masked, keep_path, verify_mask, verify_positions
+from .tree import forward_masked, keep_path, verify_mask, verify_positions
 
 
 def speculative_round(target, target_cache, drafter: Drafter, tokens: torch.Tensor, k: int,
@@ -74,55 +75,28 @@ def tree_round(target, target_cache, drafter, tokens: torch.Tensor, depth: int, 
 
 
 @torch.inference_mode()
-def speculative_generate(
-    target,
-    draft,
-    input_ids: Sequence[int] | torch.Tensor,
-    k: int = 4,
-    sampling: SamplingConfig = SamplingConfig(),
-    max_new_tokens: int = 64,
-    seed: int | None = 0,
-    *,
-    tokenizer=None,
-    eos_token_id: int | list[int] | None = None,
-    ignore_eos: bool = False,
-    record: bool = True,
-    stats: dict | None = None,
-    adaptive_threshold: float | None = None,
-    drafter: str = "model",
-    compile: str = "auto",
-    static_cache: bool | None = None,
-    tree: TreeShape | str | None = None, tree_costs=None,
-    stop: StopCheck | None = None,
-) -> Iterator[Round]:
-    """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
+def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor, options: DecodeOptions | None = None,
+                         **keywords) -> Iterator[Round]:
+    """Yield one `Round` per draft/verify step until `options.max_new_tokens` or EOS.
 
-    `draft` is a draft model or any `Drafter`; `drafter` picks how a draft model is used: "model",
-    "ngram" (prompt lookup; `draft` may be None), "hybrid" or "trimmed" (specviz.engine.drafters).
-    `adaptive_threshold=t` stops a round's drafting once the draft's confidence falls below t (K is
-    then a maximum; still exact). `record=False` skips the per-token texts, top-5 lists and
-    confidences. `compile` = "auto" | "on" | "off" | "graphs" (specviz.runtime.forwards); `static_cache=True`
-    runs the static cache without graphs. `stats` receives `prefill_seconds` (and `warmup_seconds`).
-    `tree` (a TreeShape, "2x2x1", "dynamic:N", "hybrid:N") drafts a tree instead of a chain (dynamic caches
-    only); `tree_costs` (a tree_drafter.TreeCosts) sizes each dynamic tree to the machine's measured costs.
-    `stop()` is asked between chunks of the prefill: once True, no round.
+    `draft` is a draft model or any `Drafter`; `options.drafting` is a `Chain` (k, the drafter kind: "model",
+    "ngram" (prompt lookup; `draft` may be None), "hybrid" or "trimmed", an adaptive threshold) or a `Tree`
+    (a shape or "dynamic:N", costs; dynamic caches only). Keywords build or amend the options, as the README's
+    examples call it: `speculative_generate(target, draft, ids, k=4, max_new_tokens=64)` (`decode_options`).
     """
-    if tree is not None:
-        yield from _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, tokenizer=tokenizer,
-                                  eos_token_id=eos_token_id, ignore_eos=ignore_eos, record=record, stats=stats,
-                                  drafter=drafter, compile=compile, static_cache=static_cache,
-                                  adaptive_threshold=adaptive_threshold, stop=stop, costs=tree_costs)
+    options = decode_options(options, **keywords)
+    if options.tree:
+        yield from _tree_generate(target, draft, input_ids, options)
         return
-    if not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {k!r}")
+    chain, stop = options.drafting, options.stop
+    k = chain.k
     # Room for the prompt, the budget, and drafts that run past it before being cut.
-    run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile=compile, static_cache=static_cache, stats=stats, room=k + 2, stop=stop)
+    run = start_run(target, input_ids, options, room=k + 2)
     vocab = shared_vocab(target, draft)
     try:   # Stop during the warm-up or the prefill: no round, and no more compiling
         with run.timed("warmup_seconds", when=run.compiled):   # a compiled drafter captures its graphs as it is built
-            drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
-                                    cache_options=run.cache_options, tokenizer=tokenizer)
+            drafting = make_drafter(chain.drafter, draft, vocab, adaptive_threshold=chain.adaptive_threshold,
+                                    eos_ids=run.eos, cache_options=run.cache_options, tokenizer=options.tokenizer)
             if run.compiled:
                 warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True,
                         backend=run.cache_options["backend"], stop=stop)
@@ -132,8 +106,9 @@ def speculative_generate(
             drafting.begin(run.tokens[None])
     except PrefillStopped:
         return
-    recorder = RoundRecorder(tokenizer, sampling, record, run.clock)
-    yield from _rounds(run, target, target_cache, drafting, recorder, k, sampling, max_new_tokens, vocab)
+    recorder = RoundRecorder(options.tokenizer, options.sampling, options.record, run.clock)
+    yield from _rounds(run, target, target_cache, drafting, recorder, k, options.sampling, options.max_new_tokens,
+                       vocab)
 
 
 def _rounds(run: Run, target, target_cache, drafter: Drafter, recorder: RoundRecorder, k: int,
@@ -156,29 +131,27 @@ def _rounds(run: Run, target, target_cache, drafter: Drafter, recorder: RoundRec
             return
 
 
-def _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, *, tokenizer, eos_token_id,
-                   ignore_eos, record, stats, drafter, compile, static_cache, adaptive_threshold,
-                   stop=None, costs=None) -> Iterator[Round]:
+def _tree_generate(target, draft, input_ids, options: DecodeOptions) -> Iterator[Round]:
     """`speculative_generate` with a tree drafter: the same set-up on dynamic caches, then `_tree_rounds`."""
     from .tree_drafter import make_tree_drafter
     from ..trace.tree_recording import TreeRecorder
 
-    if drafter != "model" or draft is None or hasattr(draft, "propose") or adaptive_threshold is not None:
+    if draft is None or hasattr(draft, "propose"):
         raise ValueError("a tree is drafted by a draft model (drafter='model', no adaptive_threshold)")
-    if compile == "on" or static_cache:
+    if options.compile == "on" or options.static_cache:
         raise ValueError("draft trees run on dynamic caches: use compile='off' (or 'auto') without static_cache")
-    run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile="off", static_cache=False, stats=stats, room=2, stop=stop)
+    run = start_run(target, input_ids, dataclasses.replace(options, compile="off", static_cache=False), room=2)
     vocab = shared_vocab(target, draft)
-    drafting = make_tree_drafter(draft, vocab, tree, costs)
+    drafting = make_tree_drafter(draft, vocab, options.drafting.shape, options.drafting.costs)
     try:
         with run.timed("prefill_seconds"):
-            target_cache = prefill(target, run.tokens[None], stop=stop)
+            target_cache = prefill(target, run.tokens[None], stop=options.stop)
             drafting.begin(run.tokens[None])
     except PrefillStopped:
         return
-    recorder = TreeRecorder(tokenizer, sampling, record, run.clock)
-    yield from _tree_rounds(run, target, target_cache, drafting, recorder, sampling, max_new_tokens, vocab)
+    recorder = TreeRecorder(options.tokenizer, options.sampling, options.record, run.clock)
+    yield from _tree_rounds(run, target, target_cache, drafting, recorder, options.sampling, options.max_new_tokens,
+                            vocab)
 
 
 def _tree_rounds(run: Run, target, target_cache, drafter, recorder, sampling: SamplingConfig, max_new_tokens: int,
