@@ -6,7 +6,7 @@ fit it (chi-square goodness of fit, cells with small expectation pooled), and no
 sample may land on a sequence the target gives probability zero. The same test
 must reject deliberately broken rules, which shows it has the power to fail.
 
-The samples come from the decoder's own round (`speculative_round`: the model
+The samples come from the decoder's own round (`decode_round`: the model
 drafter, the target's verify forward, `specviz.engine.rule`), thousands of rows per
 forward (`specviz.engine.lossless.sample_prefixes`), so a case costs seconds, not minutes.
 """

@@ -19,7 +19,7 @@ from specviz.engine.drafters import shared_vocab
 from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from specviz.engine.sampling import probabilities
-from specviz.engine.speculative import tree_round
+from specviz.engine.speculative import Sides, decode_round
 from specviz.engine.tree import TreeShape
 from specviz.engine.tree_drafter import HybridTreeDrafter, TreeDrafter, make_tree_drafter
 from tiny import fixed_model, noisy_copy, tiny_model
@@ -201,7 +201,7 @@ def enumerated_round(target, draft, width, cfg, monkeypatch):
     for script in itertools.product(range(vocab), repeat=width):
         draws.start(script)
         drafter = TreeDrafter(draft, vocab, TreeShape.from_widths((width,)))
-        state, _ = tree_round(target, None, drafter, torch.tensor([FIXED_PROMPT]), 1, cfg, None, vocab)
+        state, _ = decode_round(Sides(target, None, drafter, vocab), torch.tensor([FIXED_PROMPT]), 1, cfg, None)
         if draws.weight == 0.0:
             continue
         assert state.proposal.ids[0].tolist() == list(script)

@@ -163,8 +163,8 @@ class UntrimmedQ:
     def begin(self, tokens):
         self.inner.begin(tokens)
 
-    def rollback(self, n_kept):
-        self.inner.rollback(n_kept)
+    def commit(self, path):
+        self.inner.commit(path)
 
     def propose(self, tokens, k, sampling, generator) -> Proposal:
         prop = self.inner.propose(tokens, k, sampling, generator)
