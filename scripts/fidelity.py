@@ -32,7 +32,7 @@ GREEDY = SamplingConfig(temperature=0)
 
 
 def greedy(model, ids: list[int], n: int) -> list[int]:
-    return [s.token_id for s in autoregressive_generate(model, ids, GREEDY, n, seed=0, ignore_eos=True)]
+    return [s.token_id for s in autoregressive_generate(model, ids, sampling=GREEDY, max_new_tokens=n, ignore_eos=True)]
 
 
 @torch.inference_mode()

@@ -51,6 +51,7 @@ from specviz import SamplingConfig, autoregressive_generate, speculative_generat
 from specviz.bench import shapes
 from specviz.runtime.decoding import KVCache, Timer, forward_logits, resolve_forwards
 from specviz.limits import REPO_ROOT
+from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 
 ap = argparse.ArgumentParser()
@@ -119,10 +120,11 @@ def lossless():
     out = {}
     for temperature in (1.0, 0.7):
         cfg = SamplingConfig(temperature)
-        counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, 3, cfg, static_cache=True)
+        counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, decode_options(k=3, sampling=cfg, static_cache=True))
         impossible, p = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
         out[f"static_T{temperature}"] = {"p_value": p, "impossible": len(impossible)}
-        counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, 3, cfg, tree="2x2")   # a draft tree (issue 21)
+        # a draft tree (issue 21)
+        counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, decode_options(sampling=cfg, tree="2x2"))
         impossible, p = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
         out[f"tree_T{temperature}"] = {"p_value": p, "impossible": len(impossible)}
     same = same_graphs = 0
@@ -145,9 +147,10 @@ def greedy():
     draft = noisy_copy(tiny_model(11, vocab=64), 3, 0.5).to(DEV)
     same = runs = 0
     for prompt in ([3], [1, 2, 3], [5, 9, 1, 0, 7, 7, 2]):
-        plain = [s.token_id for s in autoregressive_generate(target, prompt, GREEDY, 40, compile="off")]
-        plain_c = [s.token_id for s in autoregressive_generate(target, prompt, GREEDY, 40, compile=COMPILE)]
-        plain_g = [s.token_id for s in autoregressive_generate(target, prompt, GREEDY, 40, compile=GRAPHS)]
+        alone40 = decode_options(sampling=GREEDY, max_new_tokens=40)
+        plain = [s.token_id for s in autoregressive_generate(target, prompt, alone40, compile="off")]
+        plain_c = [s.token_id for s in autoregressive_generate(target, prompt, alone40, compile=COMPILE)]
+        plain_g = [s.token_id for s in autoregressive_generate(target, prompt, alone40, compile=GRAPHS)]
         for k in (1, 4, 7):
             for mode in (COMPILE, GRAPHS):
                 spec = [t for r in speculative_generate(target, draft, prompt, k=k, max_new_tokens=40, compile=mode)
@@ -269,8 +272,8 @@ def pair_figures(draft_shape: str, target_shape: str):
     def alone(mode, name):
         def run():
             stats = {}
-            events = specviz_events(autoregressive_generate(target, prompt, GREEDY, n_new, compile=mode,
-                                                            ignore_eos=True, stats=stats))
+            events = specviz_events(autoregressive_generate(target, prompt, sampling=GREEDY, max_new_tokens=n_new,
+                                                            compile=mode, ignore_eos=True, stats=stats))
             warmups.setdefault(name, stats.get("warmup_seconds", 0.0))   # the first call compiles/captures
             return events
         return run

@@ -41,6 +41,7 @@ import statistics
 import sys
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -235,15 +236,17 @@ def run_bench(pair, ids, args) -> Result:
 
 def _run_bench(pair, ids, args) -> Result:
     from specviz.bench import run_method
+    from specviz.engine.options import DecodeOptions
     from specviz.engine.sampling import SamplingConfig
 
     res, t0 = Result("bench", ""), time.perf_counter()
     sampling = SamplingConfig(temperature=0.0)
     u0 = Usage.now()
-    spec = run_method("specviz", pair.target, pair.draft, ids, args.k, sampling, args.max_new_tokens,
-                      seed=args.seed, tokenizer=pair.tokenizer)
+    options = DecodeOptions(sampling=sampling, max_new_tokens=args.max_new_tokens, seed=args.seed)
+    spec = run_method("specviz", pair.target, pair.draft, ids, args.k,
+                      dataclasses.replace(options, tokenizer=pair.tokenizer))
     u1 = Usage.now()
-    base = run_method("target", pair.target, pair.draft, ids, None, sampling, args.max_new_tokens, seed=args.seed)
+    base = run_method("target", pair.target, pair.draft, ids, None, options)
     u2 = Usage.now()
     res.spec_bench, res.base_bench = spec.tokens_per_s, base.tokens_per_s
     res.spec_tokens, res.base_tokens = spec.new_tokens, base.new_tokens

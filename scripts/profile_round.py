@@ -3,6 +3,7 @@ import cProfile, io, pstats, statistics, time
 import torch
 from specviz.models.loading import load_pair
 from specviz.engine.sampling import SamplingConfig, probabilities, sample
+from specviz.engine.options import DecodeOptions
 from specviz.engine.speculative import speculative_generate
 from specviz.bench import run_method, forward_costs, load_prompts, default_prompts_file
 
@@ -45,7 +46,7 @@ with torch.inference_mode():
 for cfg in (SamplingConfig(), SamplingConfig(0.7)):
     res = {}
     for m in ("target", "specviz_notrace", "specviz", "hf_assisted", "hf_generate"):
-        r = run_method(m, T, D, ids, 4, cfg, 64, seed=0, tokenizer=tok)
+        r = run_method(m, T, D, ids, 4, DecodeOptions(sampling=cfg, max_new_tokens=64, tokenizer=tok))
         res[m] = r
         print(f"T={cfg.temperature} {m:16s} {r.tokens_per_s:6.2f} tok/s  tau={r.tau:.2f} acc={r.acceptance_rate:.2f} alpha={r.alpha:.2f} first={r.first_emit_seconds:.2f}s", flush=True)
 

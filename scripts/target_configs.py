@@ -42,7 +42,7 @@ def time_draft_step(draft, ids: list[int], method: str, repeats: int) -> float:
             drafter.propose(tokens, 1, greedy, None)
             if rep:
                 times.append(time.perf_counter() - t0)
-            drafter.rollback(len(ids) - 1)
+            drafter.begin(tokens)   # the prompt read afresh: every rep drafts from the same cache
     return statistics.median(times)
 
 

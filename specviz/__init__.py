@@ -1,10 +1,11 @@
 """specviz: speculative decoding you can watch.
 
-The public API: `load_pair`, `SamplingConfig`, `speculative_generate`,
-`autoregressive_generate`, `Round`. Data flows one way:
+The public API: `load_pair`, `SamplingConfig`, `DecodeOptions` (with its drafting, `Chain` or `Tree`),
+`speculative_generate`, `autoregressive_generate`, `Round`. Data flows one way:
 models -> sampling/speculative (decoding) -> trace -> viz -> ui.
 """
 from .engine.baseline import autoregressive_generate
+from .engine.options import Chain, DecodeOptions, Tree
 from .engine.sampling import SamplingConfig
 from .engine.speculative import speculative_generate
 from .trace.records import Round, Step, Trace, metrics
@@ -17,5 +18,6 @@ def load_pair(*args, **kwargs):
     return _load_pair(*args, **kwargs)
 
 
-__all__ = ["load_pair", "SamplingConfig", "speculative_generate", "autoregressive_generate",
+__all__ = ["load_pair", "SamplingConfig", "DecodeOptions", "Chain", "Tree", "speculative_generate",
+           "autoregressive_generate",
            "Round", "Step", "Trace", "metrics"]

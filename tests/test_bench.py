@@ -14,6 +14,7 @@ import torch
 from specviz import bench, theory
 from specviz.cli import bench as bench_cli
 from specviz.models.loading import ModelPair
+from specviz.engine.options import DecodeOptions
 from specviz.engine.sampling import SamplingConfig
 from tiny import tiny_model
 
@@ -110,7 +111,8 @@ def test_sweep_k_rejects_bad_k(pair):
 @pytest.mark.parametrize("temperature", [0.0, 0.7])
 def test_every_method_emits_the_same_token_count(pair, temperature):
     sampling = SamplingConfig(temperature)
-    runs = {m: bench.run_method(m, pair.target, pair.draft, PROMPT, 3, sampling, 10, seed=1)
+    runs = {m: bench.run_method(m, pair.target, pair.draft, PROMPT, 3,
+                                 DecodeOptions(sampling=sampling, max_new_tokens=10, seed=1))
             for m in bench.METHODS}
     assert {r.new_tokens for r in runs.values()} == {10}
     for r in runs.values():
@@ -280,7 +282,8 @@ def test_assisted_default_keeps_transformers_defaults_and_the_draft_config(pair)
     pair.target.generate = spy
     try:
         for m in ("hf_assisted", "hf_assisted_default"):
-            bench.run_method(m, pair.target, pair.draft, PROMPT, 3, SamplingConfig(0.0), 6)
+            bench.run_method(m, pair.target, pair.draft, PROMPT, 3,
+                             DecodeOptions(sampling=SamplingConfig(0.0), max_new_tokens=6))
     finally:
         del pair.target.generate
     assert seen["configs"][0] == (3, "constant", 0.0)

@@ -20,6 +20,7 @@ from specviz.bench import llamacpp
 from specviz.bench.methods import ALL_METHODS, K_METHODS, LOOKUP_METHODS, METHODS, PEER_METHODS
 from specviz.cli import bench as bench_cli
 from specviz.models.loading import ModelPair
+from specviz.engine.options import DecodeOptions
 from specviz.engine.sampling import SamplingConfig
 from tiny import tiny_model
 
@@ -49,7 +50,8 @@ def greedy_script(pair, flip_at: int | None = None):
 
     def script(ids):
         if tuple(ids) not in known:
-            out = list(bench.run_method("target", pair.target, None, ids, None, SamplingConfig(0.0), 2 * N).output_ids)
+            out = list(bench.run_method("target", pair.target, None, ids, None,
+                                        DecodeOptions(sampling=SamplingConfig(0.0), max_new_tokens=2 * N)).output_ids)
             if flip_at is not None:
                 out[flip_at] = (out[flip_at] + 1) % 16
             known[tuple(ids)] = out

@@ -2,7 +2,7 @@
 specviz.classroom.steps, and their drawing (specviz.viz.classroom_tree).
 
 A hand-built round goes through the decoder's own rule (tree_rule.verify_tree) and
-recorder (tree_recording.TreeRecorder) over a 5-token vocabulary, so the recorded
+recorder (recording.RoundRecorder, a tree round) over a 5-token vocabulary, so the recorded
 top-5 lists are whole distributions and the walk's residual can be compared with
 `tree_rule.sibling_residual` itself. Tiny models over 5 tokens do the same through
 the decoder's loop; the prepared tree lesson is checked for the round it promises.
@@ -19,8 +19,8 @@ from specviz.classroom.tree_steps import accepted_path, changes, node_states, re
 from specviz.engine.rule import settle
 from specviz.engine.sampling import SamplingConfig as Sampling
 from specviz.engine.tree import TreeShape
-from specviz.engine.tree_drafter import TreeProposal
-from specviz.trace.tree_recording import TreeRecorder, TreeRoundTensors
+from specviz.engine.drafters import Proposal
+from specviz.trace.recording import RoundRecorder, RoundTensors
 from specviz.viz.classroom_tree import tree_stage_html
 from tiny import noisy_copy, tiny_model
 
@@ -49,10 +49,10 @@ def hand_built_round(tokenizer=None, u=(0.5, 0.3, 0.0, 0.9)):
     Q = torch.tensor([[Q_FIRST, Q_SECOND, [0.2] * 5, Q_AFTER_1]])
     ids = torch.tensor([[0, 2, 1, 3]])
     verdict = tree_rule.verify_tree(P, Q, ids, SHAPE, torch.Generator().manual_seed(0), False, u=torch.tensor([u]))
-    t = TreeRoundTensors(TreeProposal(ids=ids, q=Q, shape=SHAPE), P.log(), P, verdict)
+    t = RoundTensors(Proposal(ids=ids, q=Q, shape=SHAPE), P.log(), P, verdict)
     path, shown, m, y = t.first_row()
     outcome = settle(shown, m, y, frozenset())
-    return TreeRecorder(tokenizer, Sampling(1.0)).record(0, t, outcome, (0.0, 0.0, 0.0)), P, Q
+    return RoundRecorder(tokenizer, Sampling(1.0), drafter="tree").record(0, t, outcome, (0.0, 0.0, 0.0)), P, Q
 
 
 def full(alts, size=5):

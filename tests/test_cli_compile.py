@@ -49,13 +49,12 @@ def test_bench_records_the_mode_and_passes_it_on(tmp_path, capsys, monkeypatch):
             "--out", str(tmp_path / "o"), "--quiet", "--methods", "target", "--no-warmup"]
     got = {}
 
-    def recording(target, draft, tokenizer, prompts, encoded, ks, samplings, max_new_tokens, repeats,
-                  methods, *, seed=0, warmup=True, quiet=True, compile="auto", **kwargs):
+    def recording(target, draft, plan, options):
         got["called"] = True
         return {"rows": [], "summary": {}, "costs": {}}
 
-    def with_compile(*args, compile="auto", **kwargs):
-        got["compile"] = compile
+    def with_compile(target, draft, plan, options):
+        got["compile"] = options.compile
         return {"rows": [], "summary": {}, "costs": {}}
 
     def write_results(result, out):

@@ -4,6 +4,7 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.engine.drafters import ModelDrafter, Proposal, make_drafter
+from specviz.engine.options import Chain
 from tiny import noisy_copy, tiny_model
 
 GREEDY = SamplingConfig(temperature=0)
@@ -13,18 +14,19 @@ class EchoDrafter:
     """Proposes the last token again, K times, with a one-hot q (a deterministic proposer)."""
 
     def __init__(self, vocab):
-        self.vocab, self.calls, self.kept = vocab, 0, []
+        self.vocab, self.calls, self.kept, self.prefix = vocab, 0, [], 0
 
     def begin(self, tokens):
         self.calls = 0
 
     def propose(self, tokens, k, sampling, generator):
         self.calls += 1
+        self.prefix = tokens.shape[1]
         ids = tokens[:, -1:].expand(-1, k)
         return Proposal(ids, torch.nn.functional.one_hot(ids, self.vocab).float())
 
-    def rollback(self, n_kept):
-        self.kept.append(n_kept)
+    def commit(self, path):
+        self.kept.append(self.prefix + len(path))
 
 
 def test_a_custom_drafter_keeps_greedy_output_identical():
@@ -59,7 +61,7 @@ def test_model_drafter_proposes_k_tokens_with_the_q_it_sampled_from():
     assert prop.ids.shape == (1, 4) and prop.q.shape == (1, 4, 16)
     assert torch.allclose(prop.q.sum(-1), torch.ones(1, 4)) and (prop.q.gather(-1, prop.ids[..., None]) > 0).all()
     assert d.cache.get_seq_length() == 2 + 4 - 1 + 1  # the prompt's last token and 3 drafts were read
-    d.rollback(3)
+    d.commit([])   # none of the 4 drafts kept: the 3 tokens proposed after
     assert d.cache.get_seq_length() == 3
 
 
@@ -78,7 +80,7 @@ def test_make_drafter_wraps_models_and_refuses_a_threshold_for_a_drafter():
     echo = EchoDrafter(16)
     assert make_drafter("model", echo, 16) is echo
     with pytest.raises(ValueError):
-        make_drafter("model", echo, 16, adaptive_threshold=0.5)
+        make_drafter(Chain(adaptive_threshold=0.5), echo, 16)
     with pytest.raises(ValueError):
         ModelDrafter(model, 16, adaptive_threshold=2.0)
 

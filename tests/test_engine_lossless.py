@@ -6,7 +6,7 @@ fit it (chi-square goodness of fit, cells with small expectation pooled), and no
 sample may land on a sequence the target gives probability zero. The same test
 must reject deliberately broken rules, which shows it has the power to fail.
 
-The samples come from the decoder's own round (`speculative_round`: the model
+The samples come from the decoder's own round (`decode_round`: the model
 drafter, the target's verify forward, `specviz.engine.rule`), thousands of rows per
 forward (`specviz.engine.lossless.sample_prefixes`), so a case costs seconds, not minutes.
 """
@@ -18,6 +18,7 @@ from scipy.stats import chisquare
 
 from specviz import SamplingConfig, speculative_generate
 from specviz.engine import rule
+from specviz.engine.options import decode_options
 from specviz.engine.lossless import (chi_square_fit, chi_square_pvalue, exact_prefixes, sample_prefixes,
                                      total_variation)
 from tiny import noisy_copy, tiny_model
@@ -44,7 +45,9 @@ def _exact(target, cfg):
 
 def fit(models, k, cfg, seed=0, **options):
     target, draft = models
-    counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES, k, cfg, seed=seed, **options)
+    replay = options.pop("replay", False)
+    counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES,
+                             decode_options(k=k, sampling=cfg, seed=seed, **options), replay=replay)
     assert sum(counts.values()) == N_SAMPLES
     return chi_square_fit(counts, _exact(target, cfg))
 
@@ -103,7 +106,8 @@ def test_prompt_lookup_and_hybrid_drafting_keep_the_target_distribution(models, 
     """One-hot q (lookup) and rows mixing lookup and model drafts: the same exact rule."""
     target, draft = models
     cfg = SamplingConfig(temperature=temperature)
-    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, drafter=method)
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES,
+                             decode_options(k=3, sampling=cfg, drafter=method))
     impossible, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
@@ -113,8 +117,8 @@ def test_hybrid_drafting_with_the_adaptive_stop_keeps_the_target_distribution(mo
     """The bench's hybrid: lookup rows, model rows that stop at different points, one round."""
     target, draft = models
     cfg = SamplingConfig(temperature=0.7)
-    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, drafter="hybrid",
-                             adaptive_threshold=0.3)
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES,
+                             decode_options(k=3, sampling=cfg, drafter="hybrid", adaptive_threshold=0.3))
     impossible, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
 
@@ -125,7 +129,8 @@ def test_a_one_hot_rule_that_forgets_to_remove_the_rejected_token_is_caught(mode
     target, draft = models
     monkeypatch.setattr(rule, "residual", _residual_is_p)
     cfg = SamplingConfig(temperature=1.0)
-    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES, 3, cfg, drafter="ngram")
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES,
+                             decode_options(k=3, sampling=cfg, drafter="ngram"))
     _, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
     assert p_value < 1e-6, f"a broken one-hot rule went unnoticed (p = {p_value:.2e})"
 
@@ -163,7 +168,7 @@ def test_batched_samples_match_the_one_row_decoder_on_average(models):
     cfg = SamplingConfig(temperature=1.0)
     one_row = [next(iter(speculative_generate(target, draft, PROMPT, k=3, sampling=cfg, seed=s,
                                               max_new_tokens=4, record=False))).emitted[0] for s in range(400)]
-    batched = sample_prefixes(target, draft, PROMPT, 1, 4000, 3, cfg, seed=1)
+    batched = sample_prefixes(target, draft, PROMPT, 1, 4000, decode_options(k=3, sampling=cfg, seed=1))
     exact = _exact(target, cfg)
     first = {}
     for seq, pr in exact.items():

@@ -264,3 +264,45 @@ def test_the_shared_static_cache_is_reused_and_grown(tiny_pair):
     bigger = decoding._shared_static_cache(target, 300)
     assert bigger is not first and decoding._shared_static_cache(target, 300) is bigger
     target.__dict__.pop("_specviz_static_cache")
+
+
+# ------------------------------------------------------------ one loop for chains and trees
+@pytest.mark.parametrize("how", [dict(k=3), dict(k=3, drafter="hybrid"), dict(tree="2x2"), dict(tree="dynamic:4")])
+def test_chains_and_trees_run_through_the_one_round_and_chains_skip_the_mask(monkeypatch, how):
+    """Every round of either shape goes through `decode_round` and `_rounds`; a chain's verify builds no tree mask
+    (its fast path: causal forward, static caches and graphs), a tree's always does."""
+    target = tiny_model(11)
+    draft = noisy_copy(target, 3, 0.5)
+    shapes, masked = [], []
+    one_round, forward_masked = spec.decode_round, spec.forward_masked
+
+    def spy_round(sides, tokens, depth, *args):
+        state = one_round(sides, tokens, depth, *args)
+        shapes.append(state[0].proposal.shape)
+        return state
+
+    def spy_masked(*args):
+        masked.append(True)
+        return forward_masked(*args)
+
+    monkeypatch.setattr(spec, "decode_round", spy_round)
+    monkeypatch.setattr(spec, "forward_masked", spy_masked)
+    rounds = run(target, draft, [1, 2, 3], sampling=GREEDY, max_new_tokens=20, **how)
+    assert emitted(rounds) == baseline(target, [1, 2, 3], sampling=GREEDY, max_new_tokens=20)
+    assert len(shapes) == len(rounds)
+    trees = [shape for shape in shapes if shape is not None]
+    assert len(masked) == len(trees)
+    if "tree" in how:   # only the budget's last round (no room for a draft) may be a draft-free chain
+        assert len(trees) >= len(shapes) - 1 and all(r.drafter == "tree" for r in rounds)
+    else:
+        assert trees == [] and all(r.tree is None for r in rounds)
+
+
+@pytest.mark.parametrize("refused", [dict(compile="graphs"), dict(compile="on"), dict(static_cache=True)])
+def test_a_tree_on_compiled_forwards_or_a_static_cache_is_refused_in_words(tiny_pair, refused):
+    """Never silently eager: the tree says why it cannot run as asked (the page refuses it earlier, in its
+    language: input.tree_compile)."""
+    target, draft = tiny_pair
+    with pytest.raises(ValueError, match="draft tree runs on dynamic caches"):
+        run(target, draft, [1, 2], tree="2x2", max_new_tokens=4, **refused)
+    assert emitted(run(target, draft, [1, 2], tree="2x2", max_new_tokens=4, compile="auto"))   # auto: eager

@@ -18,6 +18,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.engine import tree_rule
 from specviz.runtime.decoding import KVCache, forward_logits, prefill
+from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from specviz.engine.sampling import probabilities
 from specviz.trace.records import Trace
@@ -174,7 +175,8 @@ def _exact(target, cfg):
 
 def tree_fit(models, tree, cfg, seed=0):
     target, draft = models
-    counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES, 0, cfg, seed=seed, tree=tree)
+    counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES,
+                             decode_options(sampling=cfg, seed=seed, tree=tree))
     assert sum(counts.values()) == N_SAMPLES
     return chi_square_fit(counts, _exact(target, cfg))
 

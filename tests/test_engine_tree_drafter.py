@@ -16,9 +16,10 @@ import torch
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.engine import tree_drafter, tree_rule
 from specviz.engine.drafters import shared_vocab
+from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from specviz.engine.sampling import probabilities
-from specviz.engine.speculative import tree_round
+from specviz.engine.speculative import Sides, decode_round
 from specviz.engine.tree import TreeShape
 from specviz.engine.tree_drafter import HybridTreeDrafter, TreeDrafter, make_tree_drafter
 from tiny import fixed_model, noisy_copy, tiny_model
@@ -106,7 +107,8 @@ def test_hybrid_tree_rounds_follow_the_target_distribution(small, cfg, monkeypat
 
     monkeypatch.setattr(HybridTreeDrafter, "propose", spy)
     prompt = [2, 3, 4, 5, 2, 3, 4]
-    counts = sample_prefixes(target, draft, prompt, N_TOKENS, N_SAMPLES, 0, cfg, seed=3, tree="hybrid:3")
+    counts = sample_prefixes(target, draft, prompt, N_TOKENS, N_SAMPLES,
+                             decode_options(sampling=cfg, seed=3, tree="hybrid:3"))
     impossible, p_value = chi_square_fit(counts, exact_prefixes(target, prompt, N_TOKENS, cfg))
     assert any(looked_up) and not all(looked_up), "the lookup chain and the model tree must both be verified"
     assert not impossible and p_value > 1e-3, f"chi-square p = {p_value:.2e}"
@@ -199,7 +201,7 @@ def enumerated_round(target, draft, width, cfg, monkeypatch):
     for script in itertools.product(range(vocab), repeat=width):
         draws.start(script)
         drafter = TreeDrafter(draft, vocab, TreeShape.from_widths((width,)))
-        state, _ = tree_round(target, None, drafter, torch.tensor([FIXED_PROMPT]), 1, cfg, None, vocab)
+        state, _ = decode_round(Sides(target, None, drafter, vocab), torch.tensor([FIXED_PROMPT]), 1, cfg, None)
         if draws.weight == 0.0:
             continue
         assert state.proposal.ids[0].tolist() == list(script)
@@ -265,7 +267,7 @@ def fixed_fit(p, q, tree, cfg, monkeypatch, broken):
     if broken:
         monkeypatch.setattr(tree_drafter, "draw_children", records_plain_q)
     target, draft = fixed_model(p), fixed_model(q)
-    counts = sample_prefixes(target, draft, FIXED_PROMPT, N_TOKENS, N_SAMPLES, 0, cfg, seed=0, tree=tree)
+    counts = sample_prefixes(target, draft, FIXED_PROMPT, N_TOKENS, N_SAMPLES, decode_options(sampling=cfg, tree=tree))
     assert sum(counts.values()) == N_SAMPLES
     impossible, p_value = chi_square_fit(counts, exact_prefixes(target, FIXED_PROMPT, N_TOKENS, cfg))
     return counts, impossible, p_value

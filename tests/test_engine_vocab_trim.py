@@ -17,6 +17,7 @@ from specviz import SamplingConfig, autoregressive_generate, speculative_generat
 from specviz.engine import lossless, rule, speculative
 from specviz.runtime.decoding import KVCache, forward_hidden, forward_logits
 from specviz.engine.drafters import DRAFTERS, ModelDrafter, Proposal, make_drafter
+from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from specviz.engine.sampling import probabilities
 from specviz.engine.vocab_trim import VocabTable, VocabTableError, subset_from_ranking, vocab_subset
@@ -137,7 +138,8 @@ _EXACT: dict = {}
 def _fit(models, cfg, monkeypatch, wrap=None, **options):
     target, draft = models
     monkeypatch.setattr(lossless, "make_drafter", _trimmed_factory(wrap))
-    counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES, 3, cfg, drafter="trimmed", **options)
+    counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES,
+                             decode_options(k=3, sampling=cfg, drafter="trimmed", **options))
     if cfg not in _EXACT:
         _EXACT[cfg] = exact_prefixes(target, PROMPT, N_TOKENS, cfg)
     return counts, chi_square_fit(counts, _EXACT[cfg])
@@ -161,8 +163,8 @@ class UntrimmedQ:
     def begin(self, tokens):
         self.inner.begin(tokens)
 
-    def rollback(self, n_kept):
-        self.inner.rollback(n_kept)
+    def commit(self, path):
+        self.inner.commit(path)
 
     def propose(self, tokens, k, sampling, generator) -> Proposal:
         prop = self.inner.propose(tokens, k, sampling, generator)

@@ -6,6 +6,7 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.models.quant import kernels
+from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from tiny import noisy_copy, tiny_model
 
@@ -63,7 +64,7 @@ def test_sampling_on_onednn_keeps_the_target_distribution():
     draft = noisy_copy(target, 7, 0.8)
     fast_target, fast_draft = converted(target), converted(draft)
     cfg = SamplingConfig(temperature=1.0)
-    counts = sample_prefixes(fast_target, fast_draft, [1, 2], 2, 20_000, 3, cfg, seed=0)
+    counts = sample_prefixes(fast_target, fast_draft, [1, 2], 2, 20_000, decode_options(k=3, sampling=cfg))
     impossible, p_value = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
     assert not impossible and p_value > 1e-3, f"chi-square p = {p_value:.2e}"
 

@@ -6,6 +6,7 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.models.quant import kernels
+from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from specviz.engine.sampling import probabilities
 from tiny import noisy_copy, tiny_model
@@ -93,6 +94,6 @@ def test_sampling_with_an_int8_draft_keeps_the_target_distribution(temperature):
         q_fp32 = probabilities(draft(torch.tensor([[1, 2, 3]])).logits, cfg)
         q_int8 = probabilities(small(torch.tensor([[1, 2, 3]])).logits, cfg)
     assert (q_fp32 - q_int8).abs().max() > 1e-4
-    counts = sample_prefixes(target, small, [1, 2], 2, 20_000, 3, cfg, seed=0)
+    counts = sample_prefixes(target, small, [1, 2], 2, 20_000, decode_options(k=3, sampling=cfg))
     impossible, p_value = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
     assert not impossible and p_value > 1e-3, f"chi-square p = {p_value:.2e}"

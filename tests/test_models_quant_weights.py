@@ -12,6 +12,7 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.models.quant import q4a8, weights
+from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from tiny import noisy_copy, tiny_model
 
@@ -222,7 +223,7 @@ def test_sampling_on_a_quantized_target_keeps_its_distribution(kind, temperature
     target = quantized(tiny_model(51, vocab=8, scale=0.6), kind)
     draft = quantized(noisy_copy(tiny_model(51, vocab=8, scale=0.6), 7, 0.8), "int8")
     cfg = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p)
-    counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, 3, cfg, seed=0)
+    counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, decode_options(k=3, sampling=cfg))
     impossible, p_value = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
     assert not impossible and p_value > 1e-3, f"chi-square p = {p_value:.2e}"
 
@@ -234,7 +235,7 @@ def test_a_decoder_that_verifies_with_another_precision_is_caught():
     small = quantized(full, "int4")
     draft = noisy_copy(full, 7, 0.8)
     cfg = SamplingConfig(temperature=1.0)
-    counts = sample_prefixes(small, draft, [1, 2], 2, 20_000, 3, cfg, seed=0)
+    counts = sample_prefixes(small, draft, [1, 2], 2, 20_000, decode_options(k=3, sampling=cfg))
     _, p_value = chi_square_fit(counts, exact_prefixes(full, [1, 2], 2, cfg))
     assert p_value < 1e-6, f"mixing precisions went unnoticed (p = {p_value:.2e})"
 

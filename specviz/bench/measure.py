@@ -8,6 +8,7 @@ them produce the same number of tokens.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
@@ -16,6 +17,7 @@ import torch
 from ..engine.baseline import autoregressive_generate
 from ..runtime.decoding import Timer, as_id_tensor, input_device
 from ..limits import ADAPTIVE_THRESHOLD
+from ..engine.options import Chain, DecodeOptions, Tree
 from ..engine.sampling import SamplingConfig
 from ..engine.speculative import speculative_generate
 from ..trace.records import metrics
@@ -74,35 +76,35 @@ def _until_stopped(items, stop) -> list:
     return out
 
 
-def run_method(method: str, target, draft, input_ids, k: int | None, sampling: SamplingConfig,
-               max_new_tokens: int, *, seed: int = 0, tokenizer=None, compile: str = "auto", tree_costs=None,
-               stop=None) -> Run:
-    """Generate `max_new_tokens` (EOS ignored) with one method and time it.
+def run_method(method: str, target, draft, input_ids, k: int | None, options: DecodeOptions,
+               tree_costs=None) -> Run:
+    """Generate `options.max_new_tokens` (EOS ignored) with one method and time it.
 
-    `compile` (auto | on | off) applies to specviz's own loops (target, specviz*), as in
-    `speculative_generate`; transformers' methods pick their own caches by name. `tree_costs`
-    (specviz.engine.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs. `stop` (a callable)
-    is asked after every round of specviz's loops and raises `RunStopped` once True (transformers' methods run whole).
+    `options` carries the sampling, budget, seed, tokenizer, `compile` and `stop`; the method sets the rest (its
+    drafting at `k`, the trace, EOS ignored). `compile` (auto | on | off) applies to specviz's own loops (target,
+    specviz*), as in `speculative_generate`; transformers' methods pick their own caches by name. `tree_costs`
+    (specviz.engine.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs. `stop` (a
+    callable) is asked after every round of specviz's loops and raises `RunStopped` once True (transformers' methods
+    run whole).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     ids = as_id_tensor(input_ids, input_device(target))
+    options = dataclasses.replace(options, ignore_eos=True)
     if method == "target":
-        return _run_target(target, ids, sampling, max_new_tokens, seed, compile, stop)
+        return _run_target(target, ids, options)
     if method in HF_KINDS:
-        return _run_hf(method, target, draft, ids, k, sampling, max_new_tokens, seed)
-    return _run_specviz(method, target, draft, ids, int(k), sampling, max_new_tokens, seed, tokenizer, compile,
-                        tree_costs, stop)
+        return _run_hf(method, target, draft, ids, k, options)
+    return _run_specviz(method, target, draft, ids, int(k), options, tree_costs)
 
 
 # ---------------------------------------------------------------- specviz's own loops
-def _run_target(target, ids: torch.Tensor, sampling: SamplingConfig, max_new_tokens: int, seed: int,
-                compile: str = "auto", stop=None) -> Run:
+def _run_target(target, ids: torch.Tensor, options: DecodeOptions) -> Run:
     clock = Timer(input_device(target))
     stats: dict = {}
     t0 = clock()
-    steps = _until_stopped(autoregressive_generate(target, ids, sampling, max_new_tokens, seed, ignore_eos=True,
-                                                   compile=compile, stats=stats, stop=stop), stop)
+    steps = _until_stopped(autoregressive_generate(target, ids, dataclasses.replace(options, stats=stats, tokenizer=None)),
+                           options.stop)
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     first = steps[0].seconds if steps else 0.0
     stats_first = t1 - t0 - sum(s.seconds for s in steps) + first   # prefill + first step
@@ -124,19 +126,24 @@ SPECVIZ_KINDS = {
 }
 
 
-def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, sampling: SamplingConfig,
-                 max_new_tokens: int, seed: int, tokenizer, compile: str = "auto", tree_costs=None, stop=None) -> Run:
+def method_options(method: str, k: int, options: DecodeOptions, tree_costs=None) -> DecodeOptions:
+    """`options` with the drafting and the trace of a specviz method at `k` (a tree method's K is its node budget)."""
     drafter, record, threshold = SPECVIZ_KINDS[method]
+    drafting = (Tree(TREE_SPECS[method].format(k=k), tree_costs) if method in TREE_SPECS
+                else Chain(k, threshold, drafter))
+    return dataclasses.replace(options, drafting=drafting, record=record,
+                               tokenizer=options.tokenizer if record else None)
+
+
+def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, options: DecodeOptions,
+                 tree_costs=None) -> Run:
+    drafter = SPECVIZ_KINDS[method][0]
     clock = Timer(input_device(target))
     stats: dict = {}
     t0 = clock()
-    rounds = _until_stopped(speculative_generate(target, None if drafter == "ngram" else draft, ids, k=k, sampling=sampling,
-                                       max_new_tokens=max_new_tokens, seed=seed,
-                                       tokenizer=tokenizer if record else None,
-                                       ignore_eos=True, record=record, adaptive_threshold=threshold,
-                                       drafter=drafter, compile=compile, stats=stats,
-                                       tree=TREE_SPECS[method].format(k=k) if method in TREE_SPECS else None,
-                                       tree_costs=tree_costs, stop=stop), stop)
+    options = dataclasses.replace(method_options(method, k, options, tree_costs), stats=stats)
+    rounds = _until_stopped(speculative_generate(target, None if drafter == "ngram" else draft, ids, options),
+                            options.stop)
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]
@@ -230,9 +237,9 @@ def _hf_method_kwargs(method: str, draft, k: int | None) -> dict:
 
 
 @torch.inference_mode()
-def _run_hf(method: str, target, draft, ids: torch.Tensor, k: int | None, sampling: SamplingConfig,
-            max_new_tokens: int, seed: int) -> Run:
+def _run_hf(method: str, target, draft, ids: torch.Tensor, k: int | None, options: DecodeOptions) -> Run:
     """One of transformers' decoders (HF_KINDS), timed by a streamer."""
+    sampling, max_new_tokens, seed = options.sampling, options.max_new_tokens, options.seed
     k = int(k) if method in ("hf_assisted", "hf_prompt_lookup") else None
     assisted = method in ("hf_assisted", "hf_assisted_default")
     if assisted and draft is None:

@@ -16,12 +16,14 @@ import gc
 import json
 import statistics
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..runtime.decoding import input_device
 from ..models.quant.kernels import linear_path
 from ..models.quant.weights import weights_label
+from ..engine.options import DecodeOptions
 from ..engine.sampling import SamplingConfig
 from ..stats import finite, fmt
 from ..engine.tree_drafter import TreeCosts
@@ -41,43 +43,50 @@ LLAMACPP_NOTE = ("llamacpp_*: llama.cpp's own run of the target's GGUF file (its
 
 
 # ---------------------------------------------------------------- measuring
-def run_benchmark(target, draft, tokenizer, prompts: list[Prompt], encoded: list[list[int]], ks: list[int],
-                  samplings: list[SamplingConfig], max_new_tokens: int, repeats: int, methods: list[str],
-                  *, seed: int = 0, warmup: bool = True, quiet: bool = True, compile: str = "auto",
-                  hf_draft=None, variants: Sequence[tuple[str, Callable[[], Any]]] = (),
-                  variant_methods: Sequence[str] = ("target", "hf_generate"), llamacpp=None) -> dict:
+@dataclass(frozen=True)
+class BenchPlan:
+    """What the benchmark measures: every method on every prompt (`encoded`: its token ids), K, sampling and repeat.
+
+    `hf_draft`: the assistant of transformers' methods when it differs from specviz's draft (the draft as
+    transformers would load it, where specviz drafts with int8 weights). `variants`: other configurations of the
+    same target, as (name, loader) pairs (e.g. ("bf16", ...)): each is loaded after the main phase, runs
+    `variant_methods` (its rows named "method@name") and is let go before the next, so at most two targets are
+    resident; the summary's fastest target alone is the fastest of every configuration. `llamacpp`: a
+    `specviz.bench.llamacpp.LlamaCppPeer` (the target's GGUF in llama.cpp) for the PEER_METHODS among `methods`;
+    they run in the main phase only, interleaved with the others."""
+
+    prompts: list[Prompt]
+    encoded: list[list[int]]
+    ks: list[int]
+    samplings: list[SamplingConfig]
+    methods: list[str]
+    repeats: int = 1
+    warmup: bool = True
+    quiet: bool = True
+    hf_draft: Any = None
+    variants: Sequence[tuple[str, Callable[[], Any]]] = ()
+    variant_methods: Sequence[str] = ("target", "hf_generate")
+    llamacpp: Any = None
+
+
+def run_benchmark(target, draft, plan: BenchPlan, options: DecodeOptions) -> dict:
     """All measurements, interleaved per prompt and K; returns {"rows", "summary", "costs", "linear_path"}.
 
-    `hf_draft`: the assistant of transformers' methods when it differs from specviz's
-    `draft` (the draft as transformers would load it, where specviz drafts with int8 weights).
-
-    `variants`: other configurations of the same target, as (name, loader) pairs
-    (e.g. ("bf16", ...), ("int8", ...)): each is loaded after the main phase, runs
-    `variant_methods` (its rows named "method@name") and is let go before the next,
-    so at most two targets are resident. The summary's fastest target alone is
-    the fastest of every configuration.
-
-    `llamacpp`: a `specviz.bench.llamacpp.LlamaCppPeer` (the target's GGUF in llama.cpp)
-    for the PEER_METHODS among `methods`; they run in the main phase only, interleaved
-    with the others.
-
-    `compile` as in `run_method`: compiled loops are compiled and captured by the
-    warm-up and by each run's own warm-up step, never inside the timed decode.
+    `options` carries what every run shares: the budget (`max_new_tokens`), the first seed (repeat r runs seed + r),
+    the tokenizer and `compile` (as in `run_method`: compiled loops are compiled and captured by the warm-up and by
+    each run's own warm-up step, never inside the timed decode); each run takes its sampling from `plan`.
     """
-    shared = dict(tokenizer=tokenizer, prompts=prompts, encoded=encoded, ks=ks, samplings=samplings,
-                  max_new_tokens=max_new_tokens, repeats=repeats, seed=seed, warmup=warmup, quiet=quiet,
-                  compile=compile, llamacpp=llamacpp)
     on_cpu = input_device(target).type == "cpu"
     bandwidth = read_bandwidth() if on_cpu else NAN
     weight_bytes = {weights_label(target): bytes_per_token(target)}
-    rows, costs = _phase(target, draft, hf_draft, methods, "", **shared)
+    rows, costs = _phase(target, draft, plan, options, plan.methods, "")
     variant_costs = {}
-    for name, load in variants:
+    for name, load in plan.variants:
         print(f"specviz bench: the target as {name} ...", file=sys.stderr)
         model = load()
         weight_bytes[name] = bytes_per_token(model)
-        chosen = [m for m in methods if m in variant_methods and m not in PEER_METHODS]
-        more, variant_costs[name] = _phase(model, draft, hf_draft, chosen, f"@{name}", **shared)
+        chosen = [m for m in plan.methods if m in plan.variant_methods and m not in PEER_METHODS]
+        more, variant_costs[name] = _phase(model, draft, plan, options, chosen, f"@{name}")
         rows += more
         del model
         gc.collect()
@@ -104,25 +113,24 @@ def _rooflines(result: dict, bandwidth: float, weight_bytes: dict[str, int]) -> 
     return out
 
 
-def _phase(target, draft, hf_draft, methods: list[str], suffix: str, *, tokenizer, prompts, encoded, ks,
-           samplings, max_new_tokens, repeats, seed, warmup, quiet, compile,
-           llamacpp=None) -> tuple[list[dict], dict]:
+def _phase(target, draft, plan: BenchPlan, options: DecodeOptions, methods: list[str],
+           suffix: str) -> tuple[list[dict], dict]:
     """Every method on one target configuration; rows are named "method" + suffix."""
+    ks, llamacpp = plan.ks, plan.llamacpp
     plain = [m for m in methods if m not in K_METHODS]
     with_k = [m for m in methods if m in K_METHODS]
     per_prompt = len(plain) + len(with_k) * len(ks)
-    bar = _progress_bar(len(samplings) * repeats * len(prompts) * per_prompt, quiet)
+    bar = _progress_bar(len(plan.samplings) * plan.repeats * len(plan.prompts) * per_prompt, plan.quiet)
     failed: dict[str, str] = {}   # method -> its first error, reported once on stderr
 
-    def attempt(m, k, ids, sampling, n, run_seed, fc=None):
+    def attempt(m, k, ids, run: DecodeOptions, fc=None):
         try:
             if m in PEER_METHODS:
                 if llamacpp is None:
                     raise ValueError(f"{m} needs llama-cpp-python and the target's GGUF file")
-                return run_llamacpp(m, llamacpp, ids, k, sampling, n, run_seed)
-            assistant = hf_draft if hf_draft is not None and m in HF_METHODS else draft
-            return run_method(m, target, assistant, ids, k, sampling, n, seed=run_seed, tokenizer=tokenizer,
-                              compile=compile, tree_costs=tree_costs(fc) if fc and m in TREE_METHODS else None)
+                return run_llamacpp(m, llamacpp, ids, k, run.sampling, run.max_new_tokens, run.seed)
+            assistant = plan.hf_draft if plan.hf_draft is not None and m in HF_METHODS else draft
+            return run_method(m, target, assistant, ids, k, run, tree_costs(fc) if fc and m in TREE_METHODS else None)
         except Exception as e:   # one method failing must not cost the whole run
             error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             if m not in failed:
@@ -130,36 +138,36 @@ def _phase(target, draft, hf_draft, methods: list[str], suffix: str, *, tokenize
                 print(f"specviz bench: {m}{suffix} failed ({error}); its rows record the error", file=sys.stderr)
             return error
 
-    if warmup:   # every code path once, short, on the first prompt
-        for sampling in samplings[:1]:
-            for m, k in [(m, None) for m in plain] + [(m, ks[0]) for m in with_k]:
-                attempt(m, k, encoded[0], sampling, min(8, max_new_tokens), seed)
+    if plan.warmup and plan.samplings:   # every code path once, short, on the first prompt
+        short = replace(options, sampling=plan.samplings[0], max_new_tokens=min(8, options.max_new_tokens))
+        for m, k in [(m, None) for m in plain] + [(m, ks[0]) for m in with_k]:
+            attempt(m, k, plan.encoded[0], short)
 
     rows: list[dict] = []
     costs: dict[str, dict] = {}
     # A tree's node budget is re-chosen each round from the verify cost at every row count up to K + 1.
     cost_ks = sorted(set(ks) | (set(range(1, max(ks) + 1)) if ks and set(with_k) & set(TREE_METHODS) else set()))
-    for sampling in samplings:
-        for rep in range(repeats):
-            for pi, (prompt, ids) in enumerate(zip(prompts, encoded)):
-                fc = forward_costs(target, draft, ids, cost_ks, repeats=3)
-                costs.setdefault(prompt.id, fc.to_dict())
-                # Rotate the order each repeat so no method always runs first after a cost pass.
-                jobs = [(m, None) for m in plain] + [(m, k) for k in ks for m in with_k]
-                shift = (rep + pi) % len(jobs)
-                jobs = jobs[shift:] + jobs[:shift]
-                got: list[tuple[Run | str, str, int | None]] = []
-                for m, k in jobs:
-                    if bar is not None:
-                        bar.set_description(f"T={temp_key(sampling.temperature)} rep {rep + 1}/{repeats} "
-                                            f"{prompt.id} {m}{suffix}" + (f" K={k}" if k else ""), refresh=False)
-                    got.append((attempt(m, k, ids, sampling, max_new_tokens, seed + rep, fc), m, k))
-                    if bar is not None:
-                        bar.update(1)
-                ref = next((r for r, m, _ in got if m == "target" and isinstance(r, Run)), None)
-                rows += [_row(prompt, m + suffix, run, ref, sampling, rep, seed + rep, fc) if isinstance(run, Run)
-                         else _error_row(prompt, m + suffix, k, run, sampling, rep, seed + rep)
-                         for run, m, k in got]
+    for sampling, rep in [(sampling, rep) for sampling in plan.samplings for rep in range(plan.repeats)]:
+        run = replace(options, sampling=sampling, seed=options.seed + rep)
+        for pi, (prompt, ids) in enumerate(zip(plan.prompts, plan.encoded)):
+            fc = forward_costs(target, draft, ids, cost_ks, repeats=3)
+            costs.setdefault(prompt.id, fc.to_dict())
+            # Rotate the order each repeat so no method always runs first after a cost pass.
+            jobs = [(m, None) for m in plain] + [(m, k) for k in ks for m in with_k]
+            shift = (rep + pi) % len(jobs)
+            jobs = jobs[shift:] + jobs[:shift]
+            got: list[tuple[Run | str, str, int | None]] = []
+            for m, k in jobs:
+                if bar is not None:
+                    bar.set_description(f"T={temp_key(sampling.temperature)} rep {rep + 1}/{plan.repeats} "
+                                        f"{prompt.id} {m}{suffix}" + (f" K={k}" if k else ""), refresh=False)
+                got.append((attempt(m, k, ids, run, fc), m, k))
+                if bar is not None:
+                    bar.update(1)
+            ref = next((r for r, m, _ in got if m == "target" and isinstance(r, Run)), None)
+            rows += [_row(prompt, m + suffix, r, ref, sampling, rep, run.seed, fc) if isinstance(r, Run)
+                     else _error_row(prompt, m + suffix, k, r, sampling, rep, run.seed)
+                     for r, m, k in got]
     if bar is not None:
         bar.close()
     return rows, costs

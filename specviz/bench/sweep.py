@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 from ..limits import MAX_K
+from ..engine.options import DecodeOptions
 from ..engine.sampling import SamplingConfig
 from ..stats import finite, median
 from .costs import forward_costs, theory_speedup
@@ -80,13 +81,14 @@ def sweep_k(target, draft, input_ids, ks: Sequence[int], sampling: SamplingConfi
     report(0.0, "timing bare forwards")
     costs = forward_costs(target, draft, input_ids, ks, repeats=cost_repeats, stop=stop)
     report(1 / steps, "target alone")
-    base = run_method("target", target, draft, input_ids, None, sampling, max_new_tokens, seed=seed, stop=stop)
+    options = DecodeOptions(sampling=sampling, max_new_tokens=max_new_tokens, seed=seed, tokenizer=tokenizer,
+                            stop=stop)
+    base = run_method("target", target, draft, input_ids, None, options)
     rows = []
     method = "specviz" if record else "specviz_notrace"
     for i, k in enumerate(ks):
         report((i + 2) / steps, f"speculative decoding, K = {k}")
-        run = run_method(method, target, draft, input_ids, k, sampling, max_new_tokens, seed=seed,
-                         tokenizer=tokenizer, stop=stop)
+        run = run_method(method, target, draft, input_ids, k, options)
         c, vc = costs.c, costs.verify_cost(k)
         rows.append(KRow(k=k, tokens_per_s=run.tokens_per_s, acceptance_rate=run.acceptance_rate,
                          alpha=run.alpha, tau=run.tau, c=c, verify_cost=vc,

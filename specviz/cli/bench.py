@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from ..bench import BenchError, Prompt, format_table, load_prompts, run_benchmark, write_results
+from ..bench import BenchError, BenchPlan, Prompt, format_table, load_prompts, run_benchmark, write_results
 from ..bench import llamacpp
 from ..bench.methods import ALL_METHODS, METHODS, PEER_METHODS, default_methods
 from ..bench.prompts import EXTRA_CATEGORY, default_prompts, select_categories
@@ -21,6 +21,7 @@ from ..errors import ModelLoadError
 from ..models.quant.weights import TARGET_WEIGHTS, candidate_weights
 from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, REPO_ROOT,
                       SHARED_PROMPTS)
+from ..engine.options import DecodeOptions
 from ..engine.sampling import SamplingConfig
 from .args import Parser, add_weight_options, bounded, compile_refusal, weight_kwargs
 
@@ -146,13 +147,12 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
             "hf_assisted", "hf_assisted_default"} & set(args.methods):
         print("loading the draft as loaded, for transformers' assisted generation ...", file=sys.stderr)
         hf_draft = pair.draft_as_loaded()
-    result = run_benchmark(pair.target, pair.draft, pair.tokenizer, prompts, encoded,
-                           list(dict.fromkeys(args.k)), samplings, args.max_new_tokens, args.repeats,
-                           args.methods, seed=args.seed,
-                           warmup=not args.no_warmup, quiet=args.quiet,
-                           **({"hf_draft": hf_draft} if hf_draft is not None else {}),
-                           variants=_variants(pair, args.baselines), variant_methods=args.baseline_methods,
-                           compile=args.compile, llamacpp=peer)
+    plan = BenchPlan(prompts, encoded, list(dict.fromkeys(args.k)), samplings, args.methods, repeats=args.repeats,
+                     warmup=not args.no_warmup, quiet=args.quiet, hf_draft=hf_draft,
+                     variants=_variants(pair, args.baselines), variant_methods=args.baseline_methods, llamacpp=peer)
+    result = run_benchmark(pair.target, pair.draft, plan,
+                           DecodeOptions(max_new_tokens=args.max_new_tokens, seed=args.seed, tokenizer=pair.tokenizer,
+                                         compile=args.compile))
     result["meta"] = _meta(pair, args, argv, prompts)
     if peer_meta:
         result["meta"]["llamacpp"] = peer_meta

@@ -9,32 +9,22 @@ from typing import Iterator, Sequence
 
 import torch
 
-from ..runtime.decoding import (PrefillStopped, StopCheck, decode_tokens, forward_logits, prefill, start_run,
+from ..runtime.decoding import (PrefillStopped, decode_tokens, forward_logits, prefill, start_run,
                                 vocab_size, warm_up)
-from .sampling import SamplingConfig, probabilities, sample
+from .options import DecodeOptions, decode_options
+from .sampling import probabilities, sample
 from ..trace.records import Step
 
 
 @torch.inference_mode()
-def autoregressive_generate(
-    target,
-    input_ids: Sequence[int] | torch.Tensor,
-    sampling: SamplingConfig = SamplingConfig(),
-    max_new_tokens: int = 64,
-    seed: int | None = 0,
-    *,
-    tokenizer=None,
-    eos_token_id: int | list[int] | None = None,
-    ignore_eos: bool = False,
-    stats: dict | None = None,
-    compile: str = "auto",
-    static_cache: bool | None = None,
-    stop: StopCheck | None = None,
-) -> Iterator[Step]:
-    """Yield one `Step` per token; `compile` and `static_cache` as in `speculative_generate`,
-    so a speedup is always measured against the target alone on the same path; `stop` as there (the prefill)."""
-    run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile=compile, static_cache=static_cache, stats=stats, room=1, stop=stop)
+def autoregressive_generate(target, input_ids: Sequence[int] | torch.Tensor, options: DecodeOptions | None = None,
+                            **keywords) -> Iterator[Step]:
+    """Yield one `Step` per token; the same `DecodeOptions` as `speculative_generate` (its drafting unused), so a
+    speedup is always measured against the target alone on the same path (`compile`, `static_cache`); `stop` as
+    there (the prefill). Keywords amend `options` (`sampling=..., max_new_tokens=...`: `decode_options`)."""
+    options = decode_options(options, **keywords)
+    run = start_run(target, input_ids, options, room=1)
+    stop, sampling, tokenizer = options.stop, options.sampling, options.tokenizer
     vocab, clock, device = vocab_size(target), run.clock, run.tokens.device
     try:   # Stop during the warm-up or the prefill: no step
         with run.timed("warmup_seconds", when=run.compiled):
@@ -47,7 +37,7 @@ def autoregressive_generate(
     except PrefillStopped:
         return
     pending = run.tokens[-1:]
-    for index in range(max_new_tokens):
+    for index in range(options.max_new_tokens):
         t_start = clock()
         probs = probabilities(forward_logits(target, pending, cache, 1)[:, :vocab].to(device), sampling)
         pending = sample(probs, run.generator, sampling.greedy)

@@ -1,8 +1,8 @@
 """Drafting behind one small seam: a `Drafter` proposes K tokens with the q they were drawn from.
 
 The decoder only ever asks a drafter three things: read the prompt (`begin`),
-propose up to K tokens after the current sequence (`propose`), and forget what
-it read beyond the tokens that were kept (`rollback`). Any proposer fits, as
+propose up to K tokens after the current sequence (`propose`), and keep what the
+round accepted, forgetting the rest (`commit(path)`). Any proposer fits, as
 long as `Proposal.q` is exactly the distribution each token was drawn from (a
 deterministic proposer has a one-hot q): the rejection rule is exact for any q.
 Shapes are batched ([B, ...]); the decoder uses B = 1, the statistical tests
@@ -11,22 +11,32 @@ B = thousands of seeds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 
 from ..runtime.decoding import (KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, vocab_size,
                                 warm_up)
+from .options import Chain
 from .sampling import SamplingConfig, probabilities, sample
+
+if TYPE_CHECKING:   # a proposal names its shape; tree.py needs nothing from here
+    from .tree import TreeShape
 
 
 @dataclass
 class Proposal:
-    ids: torch.Tensor                      # [B, K] drafted tokens
+    """What a drafter proposes: K drafts in a chain, or the N nodes of a tree (`shape`, breadth first).
+
+    A chain is the width-one tree (draft i's parent is draft i - 1); it leaves `shape` None so the decoder verifies
+    it on its fast path: causal attention, no mask, the static cache and its graphs (specviz.engine.speculative)."""
+
+    ids: torch.Tensor                      # [B, K] drafted tokens (a tree: [B, N] nodes)
     q: torch.Tensor                        # [B, K, V] the distribution each was drawn from
     logits: torch.Tensor | None = None     # [B, K, V] raw draft logits (for the confidence display)
     n_drafted: torch.Tensor | None = None  # [B] per-row draft length where rows stopped early, else None
     source: str = "model"                  # "model" or "ngram": what produced the (first row's) drafts
+    shape: TreeShape | None = None         # a tree's topology; None: a chain
 
 
 class Drafter(Protocol):
@@ -37,8 +47,9 @@ class Drafter(Protocol):
                 generator: torch.Generator | None) -> Proposal:
         """Propose up to k tokens after `tokens` [B, T] (the whole sequence so far)."""
 
-    def rollback(self, n_kept: int) -> None:
-        """Only the first n_kept tokens of the sequence are final: forget anything read beyond them."""
+    def commit(self, path: list[int]) -> None:
+        """The last proposal's drafts `path` (node ids in depth order; a chain's accepted drafts are 0..m-1) are
+        final after the sequence it was proposed after: forget anything else read."""
 
 
 class ModelDrafter:
@@ -65,6 +76,7 @@ class ModelDrafter:
         self.model, self.vocab, self.threshold = model, vocab, adaptive_threshold
         self.cache_options = cache_options or {}   # static / max_len / compiled, see decoding.KVCache
         self.cache = KVCache(model)
+        self.prefix = 0   # the sequence's length at the last propose: where the drafts start
         self.subset = self.head = None
         if vocab_subset is not None:
             self._trim(vocab_subset)
@@ -95,10 +107,11 @@ class ModelDrafter:
     def begin(self, tokens: torch.Tensor) -> None:
         self.cache = prefill(self.model, tokens, **self.cache_options)
 
-    def rollback(self, n_kept: int) -> None:
-        crop_to(self.cache, n_kept)
+    def commit(self, path: list[int]) -> None:
+        crop_to(self.cache, self.prefix + len(path))
 
     def propose(self, tokens, k, sampling, generator) -> Proposal:
+        self.prefix = tokens.shape[1]
         # The cache may lag the sequence by more than one token (after a bonus): catch up in one forward.
         pending = tokens[:, self.cache.get_seq_length():]
         ids, qs, logits_seen = [], [], []
@@ -127,7 +140,7 @@ class ModelDrafter:
 
 def is_drafter(draft) -> bool:
     """Anything with the three methods of `Drafter` is one (the protocol is structural)."""
-    return all(hasattr(draft, name) for name in ("begin", "propose", "rollback"))
+    return all(hasattr(draft, name) for name in ("begin", "propose", "commit"))
 
 
 def shared_vocab(target, draft) -> int:
@@ -207,7 +220,7 @@ class PromptLookupDrafter:
     def begin(self, tokens):
         pass
 
-    def rollback(self, n_kept):
+    def commit(self, path):
         pass
 
     def lookup(self, tokens: torch.Tensor, k: int) -> Lookups:
@@ -233,14 +246,16 @@ class HybridDrafter:
     def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, min_match: int = 3,
                  min_tokens: int = 2):
         self.model, self.lookup, self.min_match, self.min_tokens = model_drafter, lookup, min_match, min_tokens
+        self.prefix = 0   # the sequence's length at the last propose (the model may not have drafted that round)
 
     def begin(self, tokens):
         self.model.begin(tokens)
 
-    def rollback(self, n_kept):
-        self.model.rollback(n_kept)   # a lagging model cache catches up when it next drafts
+    def commit(self, path):
+        crop_to(self.model.cache, self.prefix + len(path))   # a lagging model cache catches up when it next drafts
 
     def propose(self, tokens, k, sampling, generator) -> Proposal:
+        self.prefix = tokens.shape[1]
         found = self.lookup.lookup(tokens, k)
         use = (found.ngram >= self.min_match) & (found.lengths >= self.min_tokens)
         if bool(use.all()):
@@ -263,10 +278,10 @@ class HybridDrafter:
 DRAFTERS = ("model", "ngram", "hybrid", "trimmed")
 
 
-def make_drafter(name: str, draft, vocab: int, *, adaptive_threshold: float | None = None,
-                 eos_ids=(), cache_options: dict | None = None, trim_size: int | None = None,
-                 tokenizer=None, table=None) -> Drafter:
-    """`draft` as a Drafter: a Drafter is used as it is; a draft model (or None) drafts by `name`.
+def make_drafter(how: Chain | str, draft, vocab: int, *, eos_ids=(), cache_options: dict | None = None,
+                 trim_size: int | None = None, tokenizer=None, table=None) -> Drafter:
+    """`draft` as a Drafter: a Drafter is used as it is; a draft model (or None) drafts as `how` says (a `Chain`,
+    or a drafter's name alone).
 
     "model" (the draft model), "ngram" (prompt lookup; `draft` may be None), "hybrid", or "trimmed" (the
     draft model with its output layer cut to the `trim_size` most frequent tokens of `table`, by default
@@ -274,6 +289,8 @@ def make_drafter(name: str, draft, vocab: int, *, adaptive_threshold: float | No
     table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole). With compiled
     `cache_options` a model drafter captures its CUDA graphs as it is built.
     """
+    how = Chain(drafter=how) if isinstance(how, str) else how
+    name, adaptive_threshold = how.drafter, how.adaptive_threshold
     if name not in DRAFTERS:
         raise ValueError(f"unknown drafter {name!r}; choose one of {', '.join(DRAFTERS)}")
     if is_drafter(draft):

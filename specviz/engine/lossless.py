@@ -2,7 +2,7 @@
 
 Used by the statistical tests and meant for the classroom's losslessness lab.
 `sample_prefixes` draws many independent outputs through the decoder's own
-round (`speculative_round`: the drafter, the target's verify forward, the rule
+round (`decode_round`, chain or tree: the drafter, the target's verify forward, the rule
 in specviz.engine.rule, the sampling transform), thousands of rows per forward instead
 of one decoder call per sample. `exact_prefixes` enumerates what plain sampling
 from the target gives; `chi_square_fit` compares the two.
@@ -16,35 +16,32 @@ import torch
 from ..runtime.decoding import input_device, prefill
 from .drafters import make_drafter, shared_vocab
 from .rule import emitted_tokens
+from .options import DecodeOptions
 from .sampling import SamplingConfig, probabilities
-from .speculative import speculative_round
+from .speculative import Sides, decode_round
+from .tree_drafter import make_tree_drafter
+from .tree_rule import tree_emitted
 
 MIN_EXPECTED = 5.0   # chi-square cells expecting fewer samples are pooled into one
 
 
 @torch.inference_mode()
-def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: int, k: int,
-                    sampling: SamplingConfig, seed: int = 0, adaptive_threshold: float | None = None,
-                    drafter: str = "model", static_cache: bool = False, chunk: int = 20_000,
-                    replay: bool = False, tree=None) -> Counter:
+def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: int, options: DecodeOptions, *,
+                    chunk: int = 20_000, replay: bool = False) -> Counter:
     """Counts of the first `n_tokens` emitted after `prompt`, over `n_samples` independent runs.
 
     Rows that still need tokens after a round are grouped by length and run
     through another round together; caches are not used (every round reads its
     rows afresh), which is what lets rows of different histories share a forward.
-    `drafter` is the drafter's name, as in `speculative_generate` ("model", "ngram", "hybrid").
-    `static_cache=True` prefills each group into static caches first, so the
-    round reads through the decoder's static-cache path (cache positions, masks);
-    `replay=True` as well, its forwards through the CUDA-graph path's fixed
-    buffers, uncaptured (specviz.runtime.graphs "buffers": the graphs' bookkeeping).
-    `tree` (a TreeShape or any spelling of `make_tree_drafter`: "2x2", "hybrid:3") runs the tree round
-    instead (`k` is ignored).
+    `options` as for `speculative_generate`: its sampling, seed and drafting (a `Chain`: k, the drafter's name
+    "model", "ngram", "hybrid"..., the adaptive threshold; or a `Tree`). `options.static_cache=True` prefills each
+    group into static caches first, so the round reads through the decoder's static-cache path (cache positions,
+    masks); `replay=True` as well, its forwards through the CUDA-graph path's fixed buffers, uncaptured
+    (specviz.runtime.graphs "buffers": the graphs' bookkeeping).
     """
-    static_cache = static_cache or replay
-    replayed = dict(compiled=True, backend="buffers") if replay else {}
     device = input_device(target)
     vocab = shared_vocab(target, draft)
-    gen = torch.Generator(device=device).manual_seed(seed)
+    gen = torch.Generator(device=device).manual_seed(options.seed)
     counts: Counter = Counter()
     for start in range(0, n_samples, chunk):
         rows = [[] for _ in range(min(chunk, n_samples - start))]
@@ -55,20 +52,9 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
                 by_length.setdefault(len(rows[r]), []).append(r)
             for group in by_length.values():
                 tokens = torch.tensor([prompt + rows[r] for r in group], device=device)
-                if tree is not None:
-                    out, lengths = _tree_sample(target, draft, tokens, tree, sampling, gen, vocab)
-                    for r, toks, n in zip(group, out.tolist(), lengths.tolist()):
-                        rows[r] += toks[:n]
-                    continue
-                options = dict(static=True, max_len=tokens.shape[1] + k + 2, **replayed) if static_cache else None
-                drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold,
-                                        cache_options=options)
-                target_cache = None
-                if static_cache:
-                    target_cache = prefill(target, tokens, **options)
-                    drafting.begin(tokens)
-                state, _ = speculative_round(target, target_cache, drafting, tokens, k, sampling, gen, vocab)
-                out, lengths = emitted_tokens(state.proposal.ids, state.verdict)
+                state = _one_round(target, draft, tokens, options, gen, vocab, replay)
+                emitted = emitted_tokens if state.proposal.shape is None else tree_emitted
+                out, lengths = emitted(state.proposal.ids, state.verdict)
                 for r, toks, n in zip(group, out.tolist(), lengths.tolist()):
                     rows[r] += toks[:n]
             waiting = [r for r in waiting if len(rows[r]) < n_tokens]
@@ -76,15 +62,24 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
     return counts
 
 
-def _tree_sample(target, draft, tokens, tree, sampling, gen, vocab):
-    """One tree round for every row of `tokens` (no caches): the emitted tokens [B, D+1] and their counts [B]."""
-    from .speculative import tree_round
-    from .tree_drafter import make_tree_drafter
-    from .tree_rule import tree_emitted
-
-    drafter = make_tree_drafter(draft, vocab, tree)   # a fresh one per round: no cache to carry between groups
-    state, _ = tree_round(target, None, drafter, tokens, drafter.max_depth, sampling, gen, vocab)
-    return tree_emitted(state.proposal.ids, state.verdict)
+def _one_round(target, draft, tokens: torch.Tensor, options: DecodeOptions, gen: torch.Generator, vocab: int,
+               replay: bool):
+    """One round of the decoder's own `decode_round` for every row of `tokens`, with a fresh drafter (no cache to
+    carry between groups): without caches, or prefilled into static ones (`options.static_cache`, `replay`)."""
+    how = options.drafting
+    if options.tree:
+        drafter = make_tree_drafter(draft, vocab, how.shape)
+        return decode_round(Sides(target, None, drafter, vocab), tokens, drafter.max_depth, options.sampling, gen)[0]
+    cache_options = None
+    if options.static_cache or replay:
+        cache_options = dict(static=True, max_len=tokens.shape[1] + how.k + 2,
+                             **(dict(compiled=True, backend="buffers") if replay else {}))
+    drafter = make_drafter(how, draft, vocab, cache_options=cache_options)
+    target_cache = None
+    if cache_options:
+        target_cache = prefill(target, tokens, **cache_options)
+        drafter.begin(tokens)
+    return decode_round(Sides(target, target_cache, drafter, vocab), tokens, how.k, options.sampling, gen)[0]
 
 
 @torch.inference_mode()

@@ -1,207 +1,164 @@
-"""The speculative decoder: draft K, verify with one target forward, accept/reject.
+"""The speculative decoder: draft, verify with one target forward, accept/reject; a chain or a tree, one loop.
 
 Invariant between rounds: `tokens` holds the prompt and everything emitted;
 each model's KV cache covers a prefix of `tokens` that excludes at least the
 last token, so the next forward always has at least one new token to read.
 
 One round (Leviathan et al. 2023; notation and round structure in docs/design.md):
-  1. the drafter proposes x_1..x_K with the q_1..q_K they were drawn from;
+  1. the drafter proposes x_1..x_K with the q_1..q_K they were drawn from (a tree: N nodes and its shape);
   2. the target reads [pending tokens, x_1..x_K] in ONE forward and gives p_1..p_{K+1};
   3. the rule (specviz.engine.rule) accepts x_i iff u_i < min(1, p_i(x_i) / q_i(x_i)) up to the
      first rejection j, then draws the correction from max(0, p_j - q_j) normalised, or
-     the bonus from p_{K+1} if all K passed;
-  4. both sides forget what they read beyond the accepted prefix.
+     the bonus from p_{K+1} if all K passed (a tree: specviz.engine.tree_rule's walk down its branches);
+  4. both sides keep the accepted path and forget the rest (`commit`).
+A chain is the width-one tree, and the proposal says which it is: a chain keeps its fast path (a causal
+forward with no mask, static caches and CUDA graphs, `rule.verify`), a tree is read under its tree mask.
 Everything stays on the device until one batched transfer per round.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from typing import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
 
 import torch
 
-from ..runtime.decoding import PrefillStopped, Run, StopCheck, crop_to, forward_logits, prefill, start_run, warm_up
-from .drafters import Drafter, make_drafter, shared_vocab
-from ..limits import MAX_K
+from ..runtime.decoding import KVCache, PrefillStopped, Run, forward_logits, prefill, start_run, warm_up
 from ..trace.recording import RoundRecorder, RoundTensors
+from ..trace.records import Round
+from .drafters import Drafter, Proposal, make_drafter, shared_vocab
+from .options import DecodeOptions, decode_options
 from .rule import settle, verify
 from .sampling import SamplingConfig, probabilities
-from ..trace.records import Round
-from .tree import TreeShape, forward_masked, keep_path, verify_mask, verify_positions
+from .tree import commit, forward_masked, verify_mask, verify_positions
+from .tree_drafter import make_tree_drafter
+from . import tree_rule
 
 
-def speculative_round(target, target_cache, drafter: Drafter, tokens: torch.Tensor, k: int,
-                      sampling: SamplingConfig, generator: torch.Generator | None, vocab: int,
-                      clock=None) -> tuple[RoundTensors, float | None]:
-    """One draft/verify step for B rows of equal length `tokens` [B, T], all on the device.
+@dataclass
+class Sides:
+    """What a round reads besides the sequence: the target and its cache (None: every round reads its rows
+    afresh), the drafter, and the vocabulary both sides score."""
 
-    `target_cache=None` reads the whole sequence afresh (the statistical tests run
-    thousands of rows through one call this way). Returns the round's tensors and,
-    given a `clock`, the time at which drafting ended.
+    target: Any
+    cache: KVCache | None
+    drafter: Drafter
+    vocab: int
+
+
+def decode_round(sides: Sides, tokens: torch.Tensor, depth: int, sampling: SamplingConfig,
+                 generator: torch.Generator | None, clock=None) -> tuple[RoundTensors, float | None]:
+    """One draft/verify step for B rows of equal length `tokens` [B, T], all on the device, chain or tree.
+
+    The drafter proposes at most `depth` deep; the proposal's shape picks the verify forward and the rule.
+    A cache-free `Sides` lets the statistical tests run thousands of rows through one call. Returns the round's
+    tensors and, given a `clock`, the time at which drafting ended.
     """
-    proposal = drafter.propose(tokens, k, sampling, generator)
+    proposal = sides.drafter.propose(tokens, depth, sampling, generator)
     t_drafted = clock() if clock else None
-    seen = target_cache.get_seq_length() if target_cache is not None else 0
-    target_in = torch.cat([tokens[:, seen:], proposal.ids], dim=1)
-    k_drafted = proposal.ids.shape[1]
-    p_logits = forward_logits(target, target_in, target_cache, k_drafted + 1)[..., :vocab].to(tokens.device)
-    P = probabilities(p_logits, sampling)                                      # [B, K+1, V]
-    verdict = verify(P, proposal.q, proposal.ids, generator, sampling.greedy, proposal.n_drafted)
+    p_logits = verify_forward(sides, tokens, proposal)[..., :sides.vocab].to(tokens.device)   # [B, K+1, V]
+    P = probabilities(p_logits, sampling)
+    if proposal.shape is None:
+        verdict = verify(P, proposal.q, proposal.ids, generator, sampling.greedy, proposal.n_drafted)
+    else:
+        verdict = tree_rule.verify_tree(P, proposal.q, proposal.ids, proposal.shape, generator, sampling.greedy)
     return RoundTensors(proposal, p_logits, P, verdict), t_drafted
 
 
-def tree_round(target, target_cache, drafter, tokens: torch.Tensor, depth: int, sampling: SamplingConfig,
-               generator: torch.Generator | None, vocab: int, clock=None):
-    """`speculative_round` for a tree drafter: one target forward over the pending tokens and every node.
+def verify_forward(sides: Sides, tokens: torch.Tensor, proposal: Proposal) -> torch.Tensor:
+    """The target's logits after the last pending token and after each draft, from ONE forward over both.
 
-    The nodes follow the pending tokens, each at the last position + its depth,
-    under the tree mask (specviz.engine.tree); the rule is specviz.engine.tree_rule's.
-    """
-    from ..trace.tree_recording import TreeRoundTensors
-    from .tree_rule import verify_tree
-
-    proposal = drafter.propose(tokens, depth, sampling, generator)
-    t_drafted = clock() if clock else None
-    shape, seen = proposal.shape, target_cache.get_seq_length() if target_cache is not None else 0
+    A chain reads causally (no mask to build: the static cache's and the graphs' path); a tree's nodes sit at the
+    last position + their depth under the tree mask (specviz.engine.tree)."""
+    seen = sides.cache.get_seq_length() if sides.cache is not None else 0
     pending = tokens[:, seen:]
-    p_logits = forward_masked(target, torch.cat([pending, proposal.ids], 1), target_cache,
-                              verify_positions(shape, seen, pending.shape[1]),
-                              verify_mask(shape, seen, pending.shape[1]), shape.size + 1)
-    p_logits = p_logits[..., :vocab].to(tokens.device)                         # [B, N+1, V]
-    P = probabilities(p_logits, sampling)
-    verdict = verify_tree(P, proposal.q, proposal.ids, shape, generator, sampling.greedy)
-    return TreeRoundTensors(proposal, p_logits, P, verdict), t_drafted
+    target_in = torch.cat([pending, proposal.ids], dim=1)
+    shape = proposal.shape
+    if shape is None:
+        return forward_logits(sides.target, target_in, sides.cache, proposal.ids.shape[1] + 1)
+    return forward_masked(sides.target, target_in, sides.cache, verify_positions(shape, seen, pending.shape[1]),
+                          verify_mask(shape, seen, pending.shape[1]), shape.size + 1)
 
 
 @torch.inference_mode()
-def speculative_generate(
-    target,
-    draft,
-    input_ids: Sequence[int] | torch.Tensor,
-    k: int = 4,
-    sampling: SamplingConfig = SamplingConfig(),
-    max_new_tokens: int = 64,
-    seed: int | None = 0,
-    *,
-    tokenizer=None,
-    eos_token_id: int | list[int] | None = None,
-    ignore_eos: bool = False,
-    record: bool = True,
-    stats: dict | None = None,
-    adaptive_threshold: float | None = None,
-    drafter: str = "model",
-    compile: str = "auto",
-    static_cache: bool | None = None,
-    tree: TreeShape | str | None = None, tree_costs=None,
-    stop: StopCheck | None = None,
-) -> Iterator[Round]:
-    """Yield one `Round` per draft/verify step until `max_new_tokens` or EOS.
+def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor, options: DecodeOptions | None = None,
+                         **keywords) -> Iterator[Round]:
+    """Yield one `Round` per draft/verify step until `options.max_new_tokens` or EOS.
 
-    `draft` is a draft model or any `Drafter`; `drafter` picks how a draft model is used: "model",
-    "ngram" (prompt lookup; `draft` may be None), "hybrid" or "trimmed" (specviz.engine.drafters).
-    `adaptive_threshold=t` stops a round's drafting once the draft's confidence falls below t (K is
-    then a maximum; still exact). `record=False` skips the per-token texts, top-5 lists and
-    confidences. `compile` = "auto" | "on" | "off" | "graphs" (specviz.runtime.forwards); `static_cache=True`
-    runs the static cache without graphs. `stats` receives `prefill_seconds` (and `warmup_seconds`).
-    `tree` (a TreeShape, "2x2x1", "dynamic:N", "hybrid:N") drafts a tree instead of a chain (dynamic caches
-    only); `tree_costs` (a tree_drafter.TreeCosts) sizes each dynamic tree to the machine's measured costs.
-    `stop()` is asked between chunks of the prefill: once True, no round.
+    `draft` is a draft model or any `Drafter`; `options.drafting` is a `Chain` (k, the drafter kind: "model",
+    "ngram" (prompt lookup; `draft` may be None), "hybrid" or "trimmed", an adaptive threshold) or a `Tree`
+    (a shape or "dynamic:N", costs; dynamic caches only). Keywords build or amend the options, as the README's
+    examples call it: `speculative_generate(target, draft, ids, k=4, max_new_tokens=64)` (`decode_options`).
     """
-    if tree is not None:
-        yield from _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, tokenizer=tokenizer,
-                                  eos_token_id=eos_token_id, ignore_eos=ignore_eos, record=record, stats=stats,
-                                  drafter=drafter, compile=compile, static_cache=static_cache,
-                                  adaptive_threshold=adaptive_threshold, stop=stop, costs=tree_costs)
-        return
-    if not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {k!r}")
+    options = decode_options(options, **keywords)
+    started = _start(target, draft, input_ids, options)
+    if started is not None:
+        yield from _rounds(*started, options)
+
+
+def _start(target, draft, input_ids, options: DecodeOptions) -> tuple[Run, Sides, RoundRecorder, int] | None:
+    """Set a run up: drafter, warm-up, prefill. (run, sides, recorder, deepest draft), or None once stopped."""
+    tree = options.tree
+    if tree:
+        refuse_tree(draft, options)
+        options = dataclasses.replace(options, compile="off", static_cache=False)
+    most = None if tree else options.drafting.k
     # Room for the prompt, the budget, and drafts that run past it before being cut.
-    run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile=compile, static_cache=static_cache, stats=stats, room=k + 2, stop=stop)
+    run = start_run(target, input_ids, options, room=2 if tree else most + 2)
     vocab = shared_vocab(target, draft)
     try:   # Stop during the warm-up or the prefill: no round, and no more compiling
         with run.timed("warmup_seconds", when=run.compiled):   # a compiled drafter captures its graphs as it is built
-            drafting = make_drafter(drafter, draft, vocab, adaptive_threshold=adaptive_threshold, eos_ids=run.eos,
-                                    cache_options=run.cache_options, tokenizer=tokenizer)
+            drafter = _drafter(draft, vocab, run, options)
             if run.compiled:
-                warm_up(target, [j + 1 for j in range(k + 1)], run.cache_options["max_len"], verify=True,
-                        backend=run.cache_options["backend"], stop=stop)
+                warm_up(target, [j + 1 for j in range(most + 1)], run.cache_options["max_len"], verify=True,
+                        backend=run.cache_options["backend"], stop=options.stop)
         run.note_graph_failure(target, draft)
         with run.timed("prefill_seconds"):
             target_cache = prefill(target, run.tokens[None], **run.cache_options)
-            drafting.begin(run.tokens[None])
+            drafter.begin(run.tokens[None])
     except PrefillStopped:
-        return
-    recorder = RoundRecorder(tokenizer, sampling, record, run.clock)
-    yield from _rounds(run, target, target_cache, drafting, recorder, k, sampling, max_new_tokens, vocab)
+        return None
+    name = "tree" if tree else getattr(drafter, "name", "custom")
+    recorder = RoundRecorder(options.tokenizer, options.sampling, options.record, run.clock, name)
+    return run, Sides(target, target_cache, drafter, vocab), recorder, drafter.max_depth if tree else most
 
 
-def _rounds(run: Run, target, target_cache, drafter: Drafter, recorder: RoundRecorder, k: int,
-            sampling: SamplingConfig, max_new_tokens: int, vocab: int) -> Iterator[Round]:
-    """The decoding loop: draft, verify, settle, keep the accepted prefix, record."""
-    tokens, clock, name, produced = run.tokens, run.clock, getattr(drafter, "name", "custom"), 0
-    for index in itertools.count():
-        started, n = clock(), len(tokens)
-        k_round = min(k, max_new_tokens - produced - 1)   # never draft past the budget: K drafts + 1 bonus fit
-        state, drafted_at = speculative_round(target, target_cache, drafter, tokens[None], k_round, sampling,
-                                              run.generator, vocab, clock)
-        outcome = settle(*state.first_row(), run.eos)     # the round's one host sync
-        verified_at = clock()
-        tokens = torch.cat([tokens, torch.tensor(outcome.emitted, device=tokens.device)])
-        crop_to(target_cache, n + outcome.n_accepted)    # keep keys only for the accepted prefix;
-        drafter.rollback(n + outcome.n_accepted)         # the newest token stays pending for the next round
-        produced += len(outcome.emitted)
-        yield recorder.record(index, state, outcome, name, (started, drafted_at, verified_at))
-        if outcome.eos or produced >= max_new_tokens:
-            return
-
-
-def _tree_generate(target, draft, input_ids, tree, sampling, max_new_tokens, seed, *, tokenizer, eos_token_id,
-                   ignore_eos, record, stats, drafter, compile, static_cache, adaptive_threshold,
-                   stop=None, costs=None) -> Iterator[Round]:
-    """`speculative_generate` with a tree drafter: the same set-up on dynamic caches, then `_tree_rounds`."""
-    from .tree_drafter import make_tree_drafter
-    from ..trace.tree_recording import TreeRecorder
-
-    if drafter != "model" or draft is None or hasattr(draft, "propose") or adaptive_threshold is not None:
+def refuse_tree(draft, options: DecodeOptions) -> None:
+    """A tree needs a draft model and runs on dynamic caches, eagerly: anything else is refused in words, never
+    run some other way than asked."""
+    if draft is None or hasattr(draft, "propose"):
         raise ValueError("a tree is drafted by a draft model (drafter='model', no adaptive_threshold)")
-    if compile == "on" or static_cache:
-        raise ValueError("draft trees run on dynamic caches: use compile='off' (or 'auto') without static_cache")
-    run = start_run(target, input_ids, max_new_tokens, seed, eos_token_id=eos_token_id, ignore_eos=ignore_eos,
-                    compile="off", static_cache=False, stats=stats, room=2, stop=stop)
-    vocab = shared_vocab(target, draft)
-    drafting = make_tree_drafter(draft, vocab, tree, costs)
-    try:
-        with run.timed("prefill_seconds"):
-            target_cache = prefill(target, run.tokens[None], stop=stop)
-            drafting.begin(run.tokens[None])
-    except PrefillStopped:
-        return
-    recorder = TreeRecorder(tokenizer, sampling, record, run.clock)
-    yield from _tree_rounds(run, target, target_cache, drafting, recorder, sampling, max_new_tokens, vocab)
+    if options.compile in ("on", "graphs") or options.static_cache:
+        raise ValueError(f"a draft tree runs on dynamic caches without compiled forwards or CUDA graphs (its "
+                         f"attention mask changes every round), so compile={options.compile!r} with "
+                         f"static_cache={options.static_cache!r} cannot run it: use compile='off' (or 'auto') "
+                         f"without static_cache")
 
 
-def _tree_rounds(run: Run, target, target_cache, drafter, recorder, sampling: SamplingConfig, max_new_tokens: int,
-                 vocab: int) -> Iterator[Round]:
-    """The decoding loop of a tree: draft the tree, verify it in one forward, keep the accepted path."""
-    tokens, clock, produced = run.tokens, run.clock, 0
+def _drafter(draft, vocab: int, run: Run, options: DecodeOptions) -> Drafter:
+    """The run's drafter: a tree drafter, or the chain's kind (a compiled one captures its graphs here)."""
+    how = options.drafting
+    if options.tree:
+        return make_tree_drafter(draft, vocab, how.shape, how.costs)
+    return make_drafter(how, draft, vocab, eos_ids=run.eos, cache_options=run.cache_options,
+                        tokenizer=options.tokenizer)
+
+
+def _rounds(run: Run, sides: Sides, recorder: RoundRecorder, most: int, options: DecodeOptions) -> Iterator[Round]:
+    """The decoding loop, chains and trees alike: draft, verify, settle, keep the accepted path, record."""
+    tokens, clock, produced, budget = run.tokens, run.clock, 0, options.max_new_tokens
     for index in itertools.count():
         started, n = clock(), len(tokens)
-        depth = min(drafter.max_depth, max_new_tokens - produced - 1)   # K drafts + 1 bonus fit the budget
-        if depth < 1:   # one token left: the target alone (a chain round with no drafts)
-            state, drafted_at = speculative_round(target, target_cache, drafter, tokens[None], 0, sampling,
-                                                  run.generator, vocab, clock)
-            path, outcome = [], settle(*state.first_row(), run.eos)
-        else:
-            state, drafted_at = tree_round(target, target_cache, drafter, tokens[None], depth, sampling,
-                                           run.generator, vocab, clock)
-            path, shown, m, y = state.first_row()
-            outcome = settle(shown, m, y, run.eos)
+        depth = min(most, budget - produced - 1)   # never draft past the budget: the drafts + 1 token fit
+        state, drafted_at = decode_round(sides, tokens[None], depth, options.sampling, run.generator, clock)
+        path, shown, m, y = state.first_row()      # the round's one host sync
+        outcome = settle(shown, m, y, run.eos)
         verified_at = clock()
         tokens = torch.cat([tokens, torch.tensor(outcome.emitted, device=tokens.device)])
-        keep_path(target_cache, n, [n + node for node in path])   # the prefix and the accepted path only
-        drafter.keep(path)
+        commit(sides.cache, n, path)   # keys only for the prefix and the accepted path;
+        sides.drafter.commit(path)     # the newest token stays pending for the next round
         produced += len(outcome.emitted)
         yield recorder.record(index, state, outcome, (started, drafted_at, verified_at))
-        if outcome.eos or produced >= max_new_tokens:
+        if outcome.eos or produced >= budget:
             return

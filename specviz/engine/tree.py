@@ -207,3 +207,10 @@ def keep_path(cache: KVCache, prefix: int, slots: list[int]) -> None:
     end = prefix + len(slots)
     if cache.length > end:
         cache.crop(end - cache.length)
+
+
+def commit(cache: KVCache, prefix: int, path: list[int]) -> None:
+    """After a verify forward that read the proposal's nodes right after `prefix` (node i at prefix + i): keep the
+    prefix and the accepted `path` only. A chain's path 0..m-1 is already in place, so it is a crop (the static
+    cache's and the graphs' bookkeeping: only the position moves); a tree's is copied down first."""
+    keep_path(cache, prefix, [prefix + node for node in path])

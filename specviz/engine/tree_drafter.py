@@ -56,13 +56,6 @@ class TreeCosts:
         return best
 
 
-@dataclass
-class TreeProposal(Proposal):
-    """A Proposal whose ids [B, N] and q [B, N, V] are the nodes of `shape` (breadth first), not a chain."""
-
-    shape: TreeShape | None = None
-
-
 def without(q: torch.Tensor, drawn: list[torch.Tensor]) -> torch.Tensor:
     """q [B, V] with the tokens drawn so far removed and renormalised; q itself in rows with nothing left."""
     rest = q.clone()
@@ -102,17 +95,13 @@ class TreeDrafter:
     def begin(self, tokens: torch.Tensor) -> None:
         self.cache = prefill(self.model, tokens)
 
-    def rollback(self, n_kept: int) -> None:
-        """A chain-style rollback: keep the sequence's first n_kept positions (no tree node)."""
-        keep_path(self.cache, min(n_kept, self.prefix), [])
-
     @property
     def max_depth(self) -> int:
         """The deepest tree this drafter proposes: the decoder caps it by the tokens left."""
         return self.shape.max_depth
 
-    def keep(self, path: list[int]) -> None:
-        """After a tree round: keep the prefix and the accepted path's nodes that the draft has read."""
+    def commit(self, path: list[int]) -> None:
+        """After a round: keep the prefix and the accepted path's nodes that the draft has read."""
         slots = []
         for node in path:
             key = self.key_of[node] if self.key_of is not None else node
@@ -151,7 +140,7 @@ class TreeDrafter:
                 read = self._read(readers, torch.stack([ids[i] for i in readers], 1), ancestors, T - 1 + depth)
                 logits_at.update(zip(readers, read.to(tokens.device).unbind(1)))
         logits = torch.stack([logits_at[p] for p in shape.parents], 1)
-        return TreeProposal(torch.stack(ids, 1), torch.stack(qs, 1), logits, None, "model", shape)
+        return Proposal(torch.stack(ids, 1), torch.stack(qs, 1), logits, None, "model", shape)
 
     def _read(self, keys: list, new: torch.Tensor, ancestors: list[list], position: int) -> torch.Tensor:
         """One draft forward over new nodes [B, n] of one depth under the tree mask: their logits [B, n, V].
@@ -205,7 +194,7 @@ class DynamicTreeDrafter(TreeDrafter):
             return super().propose(tokens, k, sampling, generator)
         return self._grow(tokens, min(k, self.depth))
 
-    def _grow(self, tokens: torch.Tensor, depth: int) -> TreeProposal:
+    def _grow(self, tokens: torch.Tensor, depth: int) -> Proposal:
         root = self._root(tokens)
         T = tokens.shape[1]
         value, token, parent, level = [], [], [], []   # every candidate, by id
@@ -236,7 +225,7 @@ class DynamicTreeDrafter(TreeDrafter):
         ids = torch.tensor([[token[c] for c in chosen]], device=tokens.device)
         q = torch.nn.functional.one_hot(ids, self.vocab).float()
         logits = torch.stack([logits_of[parent[c]] for c in chosen])[None]
-        return TreeProposal(ids, q, logits, None, "model", shape)
+        return Proposal(ids, q, logits, None, "model", shape)
 
     @staticmethod
     def _ancestors(c: int, parent: list[int]) -> list[int]:
@@ -275,7 +264,7 @@ class HybridTreeDrafter(DynamicTreeDrafter):
             self.prefix, self.slots, self.key_of = self.cache.get_seq_length(), {}, None
             ids = found.ids[:, :n]
             q = torch.nn.functional.one_hot(ids, self.vocab).float()
-            return TreeProposal(ids, q, None, None, "ngram", TreeShape(tuple(range(-1, n - 1))))
+            return Proposal(ids, q, None, None, "ngram", TreeShape(tuple(range(-1, n - 1))))
         return super().propose(tokens, k, sampling, generator)
 
 

@@ -114,26 +114,26 @@ class Run:
             self.stats[name] = self.clock() - start
 
 
-def start_run(target, input_ids, max_new_tokens: int, seed: int | None, *, eos_token_id, ignore_eos: bool,
-              compile: str, static_cache: bool | None, stats: dict | None, room: int,
-              stop: StopCheck | None = None) -> Run:
+def start_run(target, input_ids, options, room: int) -> Run:
     """Check the budget and set up a run; caches hold the prompt, the budget and `room` positions more.
 
-    `stop` (a callable, e.g. an Event's is_set) makes every prefill of the run read the prompt in chunks and raise
-    `PrefillStopped` between them once it returns True."""
+    `options` is a specviz.engine.options.DecodeOptions (read by name: the runtime imports nothing above it).
+    Its `stop` (a callable, e.g. an Event's is_set) makes every prefill of the run read the prompt in chunks and
+    raise `PrefillStopped` between them once it returns True."""
+    max_new_tokens, stop = options.max_new_tokens, options.stop
     check_budget(max_new_tokens)
     # Every multi-row forward of the target (a verify, a tree) computes each row as the one-token step
     # does, so greedy output is bit-identical to the target alone wherever its products are row-invariant.
     use_row_invariant_attention(target)
     device = input_device(target)
     tokens = as_id_tensor(input_ids, device)
-    eos = set() if ignore_eos else set(eos_ids(target, eos_token_id))
-    generator = make_generator(seed, device)
+    eos = set() if options.ignore_eos else set(eos_ids(target, options.eos_token_id))
+    generator = make_generator(options.seed, device)
     clock = Timer(device)
-    forwards = resolve_forwards(compile, device, static_cache)
-    options = dict(static=forwards.static, max_len=len(tokens) + max_new_tokens + room, compiled=forwards.compiled,
-                   backend=forwards.backend, stop=stop)
-    return Run(tokens, eos, generator, clock, options, stats)
+    forwards = resolve_forwards(options.compile, device, options.static_cache)
+    cache_options = dict(static=forwards.static, max_len=len(tokens) + max_new_tokens + room,
+                         compiled=forwards.compiled, backend=forwards.backend, stop=stop)
+    return Run(tokens, eos, generator, clock, cache_options, options.stats)
 
 
 class KVCache:

@@ -15,23 +15,36 @@ from ..engine.drafters import Proposal
 from ..limits import TOP_N
 from ..engine.rule import Settled, Verdict
 from ..engine.sampling import SamplingConfig
+from ..engine.tree_rule import TreeVerdict
 from .records import Alt, Choice, DraftToken, Round
+from .tree_recording import path_tokens, tree_numbers
 
 
 @dataclass
 class RoundTensors:
-    """What one round computed for B rows, still on the device (the decoder's B is 1)."""
+    """What one round computed for B rows, still on the device (the decoder's B is 1); a tree's rows of p_logits
+    and P are the root's, then one after each node."""
 
     proposal: Proposal
     p_logits: torch.Tensor   # [B, K+1, V] the target's raw logits (confidence display)
     P: torch.Tensor          # [B, K+1, V] p after the sampling transform
-    verdict: Verdict
+    verdict: Verdict | TreeVerdict
 
-    def first_row(self) -> tuple[list[int], int, int]:
-        """(drafted ids, accepted count, next token) of row 0, in one transfer: the decoder's host sync."""
-        v = self.verdict
-        m, y, *drafted = torch.cat([v.n_accepted[:1], v.next_token[:1], self.proposal.ids[0]]).tolist()
-        return drafted, m, y
+    def first_row(self) -> tuple[list[int], list[int], int, int]:
+        """(accepted path's node ids, drafts shown, accepted count, next token) of row 0, in one transfer: the
+        decoder's host sync. A chain shows all its drafts and its path is its first m; a tree shows the path's
+        tokens and, after a rejection, the first child rejected at its end."""
+        v, shape = self.verdict, self.proposal.shape
+        if shape is None:
+            m, y, *drafted = torch.cat([v.n_accepted[:1], v.next_token[:1], self.proposal.ids[0]]).tolist()
+            return list(range(m)), drafted, m, y
+        m, y, *rest = torch.cat([v.n_accepted[:1], v.next_token[:1], v.path[0], self.proposal.ids[0]]).tolist()
+        path, ids = rest[:m], rest[shape.max_depth:]
+        shown = [ids[node] for node in path]
+        stop = shape.children[path[-1] + 1 if path else 0]
+        if stop:   # the walk stopped at a node with children: all of them were rejected
+            shown.append(ids[stop[0]])
+        return path, shown, m, y
 
 
 def unrecorded_token(token_id: int, accepted: bool, source: str) -> DraftToken:
@@ -42,10 +55,12 @@ def unrecorded_token(token_id: int, accepted: bool, source: str) -> DraftToken:
 
 
 class RoundRecorder:
-    """Builds each round's `Round` from its tensors and its settled outcome; caches token texts across rounds."""
+    """Builds each round's `Round` from its tensors and its settled outcome, chain or tree; caches token texts
+    across rounds. `drafter` is the run's drafting method as a Round records it ("model", "ngram", ..., "tree")."""
 
-    def __init__(self, tokenizer, sampling: SamplingConfig, record: bool = True, clock=None):
+    def __init__(self, tokenizer, sampling: SamplingConfig, record: bool = True, clock=None, drafter: str = "model"):
         self.tokenizer, self.sampling, self.record_numbers, self.clock = tokenizer, sampling, record, clock
+        self.drafter = drafter
         self._texts: dict[int, str] = {}
 
     def text_of(self, token_id: int) -> str:
@@ -53,27 +68,31 @@ class RoundRecorder:
             self._texts[token_id] = decode_tokens(self.tokenizer, [token_id])[0]
         return self._texts[token_id]
 
-    def _alts(self, values: list[float], ids: list[float]) -> list[Alt]:
+    def alts(self, values: list[float], ids: list[float]) -> list[Alt]:
         """The top-n as alternatives, those of probability 0 left out: a one-hot (greedy) residual or a truncated
         (top-k, top-p) p has fewer than n, and topk's fillers at 0.00 are no alternatives (issue 30)."""
         return [Alt(int(i), self.text_of(int(i)), v) for v, i in zip(values, ids) if v > 0]
 
-    def record(self, index: int, t: RoundTensors, outcome: Settled, drafter: str,
-               marks: tuple[float, float, float]) -> Round:
+    def record(self, index: int, t: RoundTensors, outcome: Settled, marks: tuple[float, float, float]) -> Round:
         """The round's record; `marks` are the clock's readings at its start, after drafting, after verifying.
 
-        Its `seconds` run until the record is built, so the trace's own cost is counted.
+        A tree round records every node (`tree`) and its path as `drafted`. Its `seconds` run until the record is
+        built, so the trace's own cost is counted.
         """
         started, drafted_at, verified_at = marks
-        if self.record_numbers:
-            drafted, correction, bonus = self._numbers(t, outcome)
-        else:
+        nodes = None
+        if not self.record_numbers:
             drafted = [unrecorded_token(tok, i < outcome.n_accepted, t.proposal.source)
                        for i, tok in enumerate(outcome.drafted)]
             correction = bonus = None
+        elif t.proposal.shape is None:
+            drafted, correction, bonus = self._numbers(t, outcome)
+        else:
+            nodes, correction, bonus = tree_numbers(self, t, outcome)
+            drafted = path_tokens(t, nodes, outcome)
         return Round(index=index, drafted=drafted, rejected_at=outcome.rejected_at, correction=correction,
                      bonus=bonus, emitted=outcome.emitted, draft_seconds=drafted_at - started,
-                     verify_seconds=verified_at - drafted_at, eos=outcome.eos, drafter=drafter,
+                     verify_seconds=verified_at - drafted_at, eos=outcome.eos, drafter=self.drafter, tree=nodes,
                      seconds=(self.clock() if self.clock else verified_at) - started)
 
     def _numbers(self, t: RoundTensors, outcome: Settled) -> tuple[list[DraftToken], Choice | None, Choice | None]:
@@ -108,10 +127,10 @@ class RoundRecorder:
             parts.append(P[k, y].reshape(1, 1))
         take = _reader(torch.cat([x.reshape(-1) for x in parts]).cpu().tolist())   # the one transfer
 
-        p_alts = [self._alts(v, i) for v, i in zip(take(k + 1, n), take(k + 1, n))]
+        p_alts = [self.alts(v, i) for v, i in zip(take(k + 1, n), take(k + 1, n))]
         drafted = []
         if k:
-            q_alts = [self._alts(v, i) for v, i in zip(take(k, n), take(k, n))]
+            q_alts = [self.alts(v, i) for v, i in zip(take(k, n), take(k, n))]
             p, q, a, u, pc, qc = take(6, k)
             drafted = [DraftToken(token_id=tok, text=self.text_of(tok), q=q[i], p=p[i], accept_prob=a[i],
                                   u=u[i], accepted=i < m, q_confidence=qc[i], p_confidence=pc[i],
@@ -119,7 +138,7 @@ class RoundRecorder:
                        for i, tok in enumerate(outcome.drafted)]
         if corrected:
             (values,), (ids,), ((prob,),) = take(1, n), take(1, n), take(1, 1)
-            return drafted, Choice(y, self.text_of(y), prob, self._alts(values, ids)), None
+            return drafted, Choice(y, self.text_of(y), prob, self.alts(values, ids)), None
         if y is not None:   # all K accepted: the bonus came from p at position K+1
             ((prob,),) = take(1, 1)
             return drafted, None, Choice(y, self.text_of(y), prob, p_alts[k])

@@ -164,7 +164,8 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
 
 def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]:
     steps: list[Step] = []
-    for step in autoregressive_generate(job.pair.target, job.prompt_ids, job.sampling, job.max_new_tokens, job.seed,
+    for step in autoregressive_generate(job.pair.target, job.prompt_ids, sampling=job.sampling,
+                                        max_new_tokens=job.max_new_tokens, seed=job.seed,
                                         eos_token_id=job.eos_token_ids, stats={},
                                         compile=decoder_options(job.drafter, job.k, job.compile)["compile"],
                                         stop=run.stop.is_set):

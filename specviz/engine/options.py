@@ -1,0 +1,98 @@
+"""What a decoding run is asked to do, in one object: `DecodeOptions`, and how it drafts (`Chain` or `Tree`).
+
+The decoder (`speculative_generate`), the target alone (`autoregressive_generate`), the batched sampler
+(`lossless.sample_prefixes`) and the benchmark all read the same object, so a setting means the same thing
+everywhere and no layer forwards a dozen keywords by hand. `k` has one meaning: a chain's length. A tree's
+size is in its shape ("2x2x1") or its budget ("dynamic:N").
+
+`decode_options(options, **keywords)` is the keyword shim behind the README's examples
+(`speculative_generate(target, draft, ids, k=4, max_new_tokens=64)`): the keywords of the old signature
+build (or amend) the object.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..limits import MAX_K
+from .sampling import SamplingConfig
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Draft a chain of up to `k` tokens a round (the width-one tree).
+
+    `drafter` is how a draft model drafts: "model", "ngram" (prompt lookup), "hybrid" or "trimmed"
+    (specviz.engine.drafters). `adaptive_threshold=t` stops a round's drafting once the draft's confidence
+    falls below t (k is then a maximum; still exact)."""
+
+    k: int = 4
+    adaptive_threshold: float | None = None
+    drafter: str = "model"
+
+    def __post_init__(self):
+        if not isinstance(self.k, int) or not 1 <= self.k <= MAX_K:
+            raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {self.k!r}")
+
+
+@dataclass(frozen=True)
+class Tree:
+    """Draft a tree a round: `shape` is a TreeShape, widths ("2x2x1"), a parent list ("-1,-1,0"), "dynamic:N"
+    or "hybrid:N" (specviz.engine.tree_drafter.make_tree_drafter); `costs` (a tree_drafter.TreeCosts) sizes each
+    dynamic tree to the machine's measured costs. Trees run on dynamic caches, eagerly."""
+
+    shape: Any
+    costs: Any = None
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """One run's settings; every field has the default the decoder always had.
+
+    `record=False` skips the per-token texts, top-5 lists and confidences (`tokenizer` names the tokens).
+    `compile` = "auto" | "on" | "off" | "graphs" (specviz.runtime.forwards); `static_cache=True` runs the static
+    cache without graphs. `stop()` is asked between chunks of the prefill: once True, no round. `stats` (a dict)
+    receives `prefill_seconds` (and `warmup_seconds`)."""
+
+    sampling: SamplingConfig = SamplingConfig()
+    max_new_tokens: int = 64
+    seed: int | None = 0
+    drafting: Chain | Tree = Chain()
+    eos_token_id: int | list[int] | None = None
+    ignore_eos: bool = False
+    tokenizer: Any = None
+    record: bool = True
+    compile: str = "auto"
+    static_cache: bool | None = None
+    stop: Callable[[], bool] | None = None
+    stats: dict | None = None
+
+    @property
+    def tree(self) -> bool:
+        return isinstance(self.drafting, Tree)
+
+
+DRAFTING_KEYWORDS = ("k", "adaptive_threshold", "drafter", "tree", "tree_costs")
+
+
+def decode_options(options: DecodeOptions | None = None, **keywords) -> DecodeOptions:
+    """`options` (or the defaults) amended by keywords: any field of DecodeOptions, or the old drafting keywords
+    `k`, `adaptive_threshold`, `drafter`, `tree`, `tree_costs` (a tree given: `k` is left unused, as before)."""
+    base = options if options is not None else DecodeOptions()
+    given = {name: keywords.pop(name) for name in DRAFTING_KEYWORDS if name in keywords}
+    if given:
+        keywords["drafting"] = drafting_of(base.drafting, given)
+    return dataclasses.replace(base, **keywords) if keywords else base
+
+
+def drafting_of(current: Chain | Tree, given: dict) -> Chain | Tree:
+    """The drafting choice the old keywords in `given` spell, starting from `current` (a chain's unnamed settings
+    are kept)."""
+    if given.get("tree") is not None:
+        if given.get("drafter", "model") != "model" or given.get("adaptive_threshold") is not None:
+            raise ValueError("a tree is drafted by a draft model (drafter='model', no adaptive_threshold)")
+        return Tree(given["tree"], given.get("tree_costs"))
+    chain = current if isinstance(current, Chain) else Chain()
+    return dataclasses.replace(chain, **{name: given[name] for name in ("k", "adaptive_threshold", "drafter")
+                                         if name in given})
