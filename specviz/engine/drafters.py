@@ -18,6 +18,8 @@ import torch
 from ..runtime.decoding import (KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, vocab_size,
                                 warm_up)
 from .sampling import SamplingConfig, probabilities, sample
+from . import vocab_trim
+from .vocab_trim import trimmed_head
 
 
 @dataclass
@@ -73,7 +75,6 @@ class ModelDrafter:
                     backend=self.cache_options.get("backend", "inductor"), stop=self.cache_options.get("stop"))
 
     def _trim(self, subset: torch.Tensor) -> None:
-        from .vocab_trim import trimmed_head
 
         subset = torch.as_tensor(subset, dtype=torch.long).flatten()
         if not len(subset) or bool((subset[1:] <= subset[:-1]).any()) or not 0 <= int(subset[0]) \
@@ -301,8 +302,6 @@ def _trimmed_subset(draft_model, vocab: int, size: int | None, tokenizer, table,
 
     None (the full head) when the whole vocabulary fits in N: nothing to trim, no table needed.
     """
-    from . import vocab_trim
-
     size = size or vocab_trim.DEFAULT_SIZE
     if size >= vocab:
         return None
