@@ -142,6 +142,7 @@ CROSS_CUTTING = {
     "real_pair": "the packaged model pair end to end (slow, real weights)",
     "hostile_inputs": "every input of the page and the API against hostile values",
     "stop": "Stop across the decoders, the worker and the page",
+    "isolation": "tests/isolated.py: the real-pair tests in processes of their own (CI's peak memory)",
 }
 
 
