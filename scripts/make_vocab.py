@@ -157,9 +157,9 @@ def earlier_state(path: Path) -> dict:
 def load_target():
     """The packaged pair's target and tokenizer alone (the draft is never needed here: half the memory)."""
     from specviz.models.loading import ModelPair, _load_model, _load_tokenizer
-    from specviz.models.packaged import _PACKAGED_TARGET, PACKAGED_PAIR_NAME, _convert
+    from specviz.models.packaged import PACKAGED_TARGET, PACKAGED_PAIR_NAME, convert_packaged
 
-    folder = _convert(_PACKAGED_TARGET, with_tokenizer=True, progress=lambda f, m: None, lo=0.0, hi=1.0)
+    folder = convert_packaged(PACKAGED_TARGET, with_tokenizer=True, progress=lambda f, m: None, lo=0.0, hi=1.0)
     cpu = torch.device("cpu")
     return ModelPair(target=_load_model(folder, "target", cpu, torch.float32, auto_map=False), draft=None,
                      tokenizer=_load_tokenizer(folder, "target"), name=PACKAGED_PAIR_NAME, device=cpu,

@@ -79,7 +79,6 @@ def main() -> None:
         draft = pair.draft if kind == "as-loaded" else copy.deepcopy(pair.draft)
         if kind != "as-loaded":
             convert_target_weights(draft, kind, strict_grid=False)
-            draft.__dict__["_specviz_linear_path"] = kind
         for trimmed in ((False, True) if kind == "int4" else (False,)):
             step = time_draft_step(draft, ids, "trimmed" if trimmed else "model", args.repeats)
             print(f"| {pair.weights_label(kind) if kind == 'as-loaded' else kind} | "

@@ -3,10 +3,11 @@
 A message may be keyed, like `TraceFormatError`: `ModelLoadError(key="load.not_found", role=Role("draft"), ...)`
 names a text in `specviz.strings`, rendered only when someone reads it: `str()` in English (logs, the command
 line), `text(lang)` for a page. An unkeyed message (`ModelLoadError("...")`) is English only; a page in another
-language shows a general sentence instead (`specviz.ui.inputs.error_message`). The word table is imported
-lazily, so loading models never needs it.
+language shows a general sentence instead (`specviz.ui.inputs.error_message`).
 """
 from __future__ import annotations
+
+from .strings import DEFAULT_LANG, t
 
 
 class Key(str):
@@ -23,8 +24,6 @@ def role(name: str) -> Key:
 
 def render(key: str, values: dict, lang: str | None = None) -> str:
     """The text of `key` in `lang` (English by default), a `Key` value rendered in the same language."""
-    from .strings import DEFAULT_LANG, t   # only a reader of the sentence needs the word table
-
     lang = lang or DEFAULT_LANG
     return t(key, lang, **{n: t(v, lang) if isinstance(v, Key) else v for n, v in values.items()})
 

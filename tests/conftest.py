@@ -65,3 +65,11 @@ def app():
     demo, url = serve(delay=0.0, replay_delay=0.0)
     yield url
     demo.close()
+
+
+@pytest.hookimpl(trylast=True)   # after -m and -k have chosen: the children run exactly what was chosen
+def pytest_collection_modifyitems(session, config, items):
+    """The real-pair tests run in child processes, one per module (tests/isolated.py: CI's peak memory)."""
+    from isolated import isolate
+
+    isolate(session, config, items)

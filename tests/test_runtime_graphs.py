@@ -10,6 +10,7 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.runtime import decoding, graphs, zerogpu
+from specviz.runtime.state import runtime_of
 from specviz.runtime.decoding import Forwards, KVCache, forward_logits, prefill, resolve_compile, resolve_forwards
 from specviz.engine.drafters import ModelDrafter
 from tiny import noisy_copy, tiny_model
@@ -103,7 +104,7 @@ def test_a_trimmed_draft_head_reads_hidden_states_through_the_buffers():
     a = replayed.propose(tokens, 4, SamplingConfig(1.0), gen_a)
     b = plain.propose(tokens, 4, SamplingConfig(1.0), gen_b)
     assert torch.equal(a.ids, b.ids) and torch.allclose(a.q, b.q, atol=1e-5)
-    assert any(key[1] == 1 for key in draft.__dict__["_specviz_graphs_hidden"].forwards)
+    assert any(key[1] == 1 for key in runtime_of(draft).graphs[True].forwards)
 
 
 # ------------------------------------------------------------ bookkeeping
@@ -113,7 +114,7 @@ def test_one_entry_per_shape_its_buffers_overwritten_and_its_output_copied_out()
     assert cache.length == 2                                       # the last prompt token is the first step's
     first = forward_logits(model, torch.tensor([3]), cache, 1)
     second = forward_logits(model, torch.tensor([5]), cache, 1)
-    held = model.__dict__["_specviz_graphs"]
+    held = runtime_of(model).graphs[False]
     assert list(held.forwards) == [((1, 1), 1)]                    # one entry served both calls
     entry = held.forwards[((1, 1), 1)]
     assert entry.ids.tolist() == [[5]] and entry.positions.tolist() == [3]
@@ -162,4 +163,4 @@ def test_the_decoder_reports_a_capture_failure(monkeypatch):
     assert stats["graphs_fallback"]
     for model in (target, draft):
         graphs.forget(model)
-        model.__dict__.pop("_specviz_static_cache", None)
+        runtime_of(model).static_cache = None

@@ -14,6 +14,7 @@ from specviz.trace.records import Trace
 from specviz.ui import inputs, worker
 from specviz.ui.inputs import PACKAGED, TREE, InputError
 from specviz.ui.session import Run
+from specviz.ui.run import make_trace
 from specviz.ui.stream import StreamView
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -99,8 +100,6 @@ def test_a_sampled_tree_job_runs_too(tiny_pair):
 
 # ---------------------------------------------------------------- the download and the replay
 def test_a_tree_runs_trace_file_keeps_its_trees_and_the_replay_draws_them(tiny_pair):
-    from specviz.ui.tabs.generate import Outcome, make_trace
-
     job = tree_job(tiny_pair, k=5, compare=False)
     rounds = [e.round for e in events_of(job) if isinstance(e, worker.RoundDone)]
     view = StreamView("hi", greedy=True)
@@ -109,7 +108,7 @@ def test_a_tree_runs_trace_file_keeps_its_trees_and_the_replay_draws_them(tiny_p
     pair = SimpleNamespace(draft_name="d", target_name="t", device="cpu", dtype="torch.float32",
                            tokenizer=SimpleNamespace(decode=lambda ids, **kw: " ".join(map(str, ids))),
                            weights_label=lambda: "")
-    trace = make_trace(pair, inputs.run_settings(values()), PROMPT, view, Outcome())
+    trace = make_trace(pair, inputs.run_settings(values()), PROMPT, view.rounds, {})
     assert trace.draft_model == "d + draft tree"
     back = Trace.from_json(trace.to_json())
     assert [r.tree for r in back.rounds] == [r.tree for r in rounds]

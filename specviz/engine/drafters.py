@@ -19,6 +19,8 @@ from ..runtime.decoding import (KVCache, crop_to, forward_hidden, forward_logits
                                 warm_up)
 from .options import Chain
 from .sampling import SamplingConfig, probabilities, sample
+from . import vocab_trim
+from .vocab_trim import trimmed_head
 
 if TYPE_CHECKING:   # a proposal names its shape; tree.py needs nothing from here
     from .tree import TreeShape
@@ -85,7 +87,6 @@ class ModelDrafter:
                     backend=self.cache_options.get("backend", "inductor"), stop=self.cache_options.get("stop"))
 
     def _trim(self, subset: torch.Tensor) -> None:
-        from .vocab_trim import trimmed_head
 
         subset = torch.as_tensor(subset, dtype=torch.long).flatten()
         if not len(subset) or bool((subset[1:] <= subset[:-1]).any()) or not 0 <= int(subset[0]) \
@@ -318,8 +319,6 @@ def _trimmed_subset(draft_model, vocab: int, size: int | None, tokenizer, table,
 
     None (the full head) when the whole vocabulary fits in N: nothing to trim, no table needed.
     """
-    from . import vocab_trim
-
     size = size or vocab_trim.DEFAULT_SIZE
     if size >= vocab:
         return None

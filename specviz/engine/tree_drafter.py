@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from ..runtime.decoding import KVCache, forward_logits, prefill
-from .drafters import Proposal
+from .drafters import PromptLookupDrafter, Proposal
 from .sampling import SamplingConfig, probabilities, sample
 from ..limits import MAX_TREE_NODES
 from .tree import TreeShape, forward_masked, keep_path
@@ -250,8 +250,6 @@ class HybridTreeDrafter(DynamicTreeDrafter):
     def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
                  frontier: int | None = None, costs: TreeCosts | None = None, min_match: int = 3,
                  min_tokens: int = 2):
-        from .drafters import PromptLookupDrafter
-
         super().__init__(model, vocab, nodes, depth, top_k, frontier, costs)
         self.lookup, self.min_match, self.min_tokens = PromptLookupDrafter(vocab), min_match, min_tokens
 

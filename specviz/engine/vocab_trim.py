@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from ..limits import REPO_ROOT
+from ..runtime.state import runtime_of
 
 TABLE_FORMAT = "specviz-vocab-table/1"
 VOCAB_DIR = REPO_ROOT / "assets" / "vocab"
@@ -135,25 +136,29 @@ def subset_from_ranking(ranking: torch.Tensor, size: int, fixed=()) -> torch.Ten
 
 # ---------------------------------------------------------------- the head
 def trimmed_head(model, subset: torch.Tensor) -> torch.nn.Module:
-    """nn.Linear(H, N) holding the subset's rows of the output weight, on the model's kernel path
-    (specviz.models.quant.weights.stored_linear); built once per model and subset (cached on the model)."""
-    from ..models.quant.kernels import linear_path, output_weight
-    from ..models.quant.weights import stored_linear
-
+    """nn.Linear(H, N) holding the subset's rows of the output weight, on the model's kernel path (the
+    Runtime's store_linear, set by specviz.models.quant); built once per model and subset (kept in its Runtime)."""
     out = model.get_output_embeddings()
     if getattr(out, "bias", None) is not None:
         raise ValueError("trimmed heads support output layers without a bias (Qwen2, Llama)")
-    path = linear_path(model)
-    # Keyed by the output module, not its weight: on the oneDNN path output_weight() is a fresh dense copy.
-    key = (hashlib.sha1(subset.cpu().numpy().tobytes()).hexdigest(), id(out), path)
-    heads = model.__dict__.setdefault("_specviz_trimmed_heads", {})
+    runtime = runtime_of(model)
+    # Keyed by the output module, not its weight: on the oneDNN path the dense weight is a fresh copy.
+    key = (hashlib.sha1(subset.cpu().numpy().tobytes()).hexdigest(), id(out), runtime.linear_path)
+    heads = runtime.trimmed_heads
     if key not in heads:
         with torch.no_grad():
-            weight = output_weight(model)
+            weight = _dense_weight(out)
             rows = weight.index_select(0, subset.to(weight.device))
             head = torch.nn.Linear(rows.shape[1], rows.shape[0], bias=False, device=weight.device, dtype=weight.dtype)
             head.weight.copy_(rows)
             del weight, rows
         heads.clear()   # one subset per model in practice: do not keep old copies of 100+ MB alive
-        heads[key] = stored_linear(head.eval(), path)
+        heads[key] = runtime.store_linear(head.eval()) if runtime.store_linear else head.eval()
     return heads[key]
+
+
+def _dense_weight(linear: torch.nn.Module) -> torch.Tensor:
+    """The dense [V, H] weight of an output layer on any kernel path: every specviz linear type offers
+    `dense_weight()` (specviz.models.quant), a plain nn.Linear its `weight`."""
+    dense = getattr(linear, "dense_weight", None)
+    return dense() if callable(dense) else linear.weight

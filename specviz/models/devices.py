@@ -71,7 +71,7 @@ def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
     return _DTYPES[key]
 
 
-def _resolve_device_dtype(device, dtype) -> tuple[torch.device, torch.dtype]:
+def resolve_device_dtype(device, dtype) -> tuple[torch.device, torch.dtype]:
     dtype = parse_dtype(dtype)
     default_dev, default_dt = default_device_and_dtype()
     if device is None:

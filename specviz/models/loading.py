@@ -18,16 +18,18 @@ from pathlib import Path
 
 import torch
 
-from .devices import _resolve_device_dtype, default_device_and_dtype, parse_dtype  # noqa: F401 (API)
+from .devices import resolve_device_dtype, default_device_and_dtype, parse_dtype  # noqa: F401 (API)
 from ..errors import ModelLoadError, role as role_word, step
 from ..runtime.zerogpu import on_zero_gpu
-from .sources import _looks_like_path, _resolve_source, _Source, validate_model_id  # noqa: F401 (API)
+from .sources import looks_like_path, resolve_source, Source, validate_model_id  # noqa: F401 (API)
 from .quant.kernels import (ENV_VAR as LINEAR_ENV_VAR, probe_linear_paths, resolve_draft_weights,
                             resolve_linear_path, use_linear_path)
 from .quant.weights import (candidate_weights, probe_target_weights, q4a8_fallback, resolve_target_weights,
                             weights_name)
+from .quant import q4a8
 from .quant.weights_cache import convert_cached
-from .packaged import _PACKAGED_DRAFT, _PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, _convert, cache_dir  # noqa: F401
+from .packaged import PACKAGED_DRAFT, PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, convert_packaged, cache_dir  # noqa: F401
+from . import memory   # memory.check_pair read at call time: tests stand in for it
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +37,12 @@ __all__ = ["ModelLoadError", "ModelPair", "PACKAGED_PAIR_NAME", "cache_dir", "de
            "parse_dtype", "validate_model_id"]
 
 
-def _load_model(src: _Source | Path, role: str, device: torch.device, dtype: torch.dtype, auto_map: bool):
+def _load_model(src: Source | Path, role: str, device: torch.device, dtype: torch.dtype, auto_map: bool):
     from transformers import AutoModelForCausalLM
 
     ref = str(src) if isinstance(src, Path) else src.ref
     kwargs = {"dtype": dtype}
-    if isinstance(src, _Source) and src.local_files_only:
+    if isinstance(src, Source) and src.local_files_only:
         kwargs["local_files_only"] = True
     if device.type == "cuda" and not on_zero_gpu():
         # "auto" lets accelerate spread a large target over several GPUs (and CPU);
@@ -67,11 +69,11 @@ def _first_line(e: BaseException) -> str:
     return (text.splitlines()[0] if text else type(e).__name__)[:200]
 
 
-def _load_tokenizer(src: _Source | Path, role: str):
+def _load_tokenizer(src: Source | Path, role: str):
     from transformers import AutoTokenizer
 
     ref = str(src) if isinstance(src, Path) else src.ref
-    kwargs = {"local_files_only": True} if isinstance(src, _Source) and src.local_files_only else {}
+    kwargs = {"local_files_only": True} if isinstance(src, Source) and src.local_files_only else {}
     try:
         return AutoTokenizer.from_pretrained(ref, **kwargs)
     except (OSError, ValueError, KeyError) as e:
@@ -194,7 +196,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     """
     t0 = time.perf_counter()
     report = progress or _noop
-    dev, dt = _resolve_device_dtype(device, dtype)
+    dev, dt = resolve_device_dtype(device, dtype)
     try:
         path = resolve_linear_path(linear, dev, dt)   # checked before minutes of loading
         draft_weights = resolve_draft_weights(draft_weights, dev, dt)
@@ -233,9 +235,9 @@ class _Loaded:
 def _load_both(draft: str | None, target: str | None, dev, dt, target_dt, allow_local: bool, report) -> _Loaded:
     """The packaged pair (both None) or two Hub ids / folders, loaded in `dt` (the target in `target_dt`)."""
     if draft is None:
-        draft_dir = _convert(_PACKAGED_DRAFT, with_tokenizer=False, progress=report, lo=0.0, hi=0.3)
+        draft_dir = convert_packaged(PACKAGED_DRAFT, with_tokenizer=False, progress=report, lo=0.0, hi=0.3)
         # The two GGUFs carry the same Qwen2.5 tokenizer; convert it once, with the target.
-        target_dir = _convert(_PACKAGED_TARGET, with_tokenizer=True, progress=report, lo=0.3, hi=0.7)
+        target_dir = convert_packaged(PACKAGED_TARGET, with_tokenizer=True, progress=report, lo=0.3, hi=0.7)
         report(0.7, step("load.tokenizer"))
         tokenizer = _load_tokenizer(target_dir, "target")
         report(0.72, step("load.draft"))
@@ -243,11 +245,11 @@ def _load_both(draft: str | None, target: str | None, dev, dt, target_dt, allow_
         report(0.8, step("load.target"))
         target_model = _load_model(target_dir, "target", dev, target_dt,
                                    auto_map=dev.type == "cuda" and dev.index is None)
-        return _Loaded(target_model, draft_model, tokenizer, PACKAGED_PAIR_NAME, _PACKAGED_DRAFT.label,
-                       _PACKAGED_TARGET.label, draft_dir, target_dir)
+        return _Loaded(target_model, draft_model, tokenizer, PACKAGED_PAIR_NAME, PACKAGED_DRAFT.label,
+                       PACKAGED_TARGET.label, draft_dir, target_dir)
     report(0.0, step("load.checking_ids"))
-    dsrc = _resolve_source(draft, "draft", allow_local)
-    tsrc = _resolve_source(target, "target", allow_local)
+    dsrc = resolve_source(draft, "draft", allow_local)
+    tsrc = resolve_source(target, "target", allow_local)
     report(0.05, step("load.tokenizers"))
     draft_tok = _load_tokenizer(dsrc, "draft")
     tokenizer = _load_tokenizer(tsrc, "target")
@@ -262,11 +264,9 @@ def _load_both(draft: str | None, target: str | None, dev, dt, target_dt, allow_
                    dsrc, tsrc)
 
 
-def _refuse_what_does_not_fit(dsrc: _Source, tsrc: _Source, dev, dtype) -> None:
+def _refuse_what_does_not_fit(dsrc: Source, tsrc: Source, dev, dtype) -> None:
     """Parameters x bytes plus the KV caches against free memory, before any weight is read (specviz.models.memory)."""
-    from .memory import check_pair
-
-    refused = check_pair(dsrc.ref, tsrc.ref, dev, dtype, local_files_only=tsrc.local_files_only)
+    refused = memory.check_pair(dsrc.ref, tsrc.ref, dev, dtype, local_files_only=tsrc.local_files_only)
     if refused:
         raise ModelLoadError(refused)
 
@@ -309,8 +309,6 @@ def _load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:
 def _ready_q4a8(report) -> None:
     """specviz's 4-bit kernels built (once, cached) or, where they cannot be, one line saying why:
     PyTorch's kernels run instead (a q4a8 choice becomes int4, auto leaves q4a8 out)."""
-    from .quant import q4a8
-
     if not q4a8.built():
         report(0.86, step("load.building_kernels"))
     why = q4a8.unavailable()

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 import torch
 
 from ..limits import MEMORY_HEADROOM, MEMORY_KV_TOKENS
+from ..bench import shapes   # shapes.available_memory read at call time: tests stand in for it
+from ..runtime.zerogpu import on_zero_gpu, slice_bytes
+from ..strings import DEFAULT_LANG, t
 
 GB = 1e9
 
@@ -60,19 +63,15 @@ def pair_fit(configs, params: list[int], dtype: torch.dtype, free: float | None,
 
 
 def free_bytes(device: torch.device) -> int | None:
-    from ..bench.shapes import available_memory
-    from ..runtime.zerogpu import on_zero_gpu, slice_bytes
-
     if torch.device(device).type == "cuda" and on_zero_gpu():
         return slice_bytes()
-    return available_memory(torch.device(device))
+    return shapes.available_memory(torch.device(device))
 
 
 def refusal(fit: Fit, name: str, dtype: torch.dtype, device, lang: str | None = None) -> str | None:
     """The sentence that refuses a pair that does not fit, or None when it fits (or the free memory is unknown)."""
     if fit.fits:
         return None
-    from ..strings import DEFAULT_LANG, t
 
     return t("memory.refused", lang or DEFAULT_LANG, name=name, need=f"{fit.need / GB:.1f}",
              weights=f"{fit.weights / GB:.1f}", cache=f"{fit.cache / GB:.1f}",

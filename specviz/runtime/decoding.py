@@ -6,6 +6,7 @@ not be a fair reference. Nothing here knows about drafting or the rejection rule
 """
 from __future__ import annotations
 
+import functools
 import re
 import time
 from contextlib import contextmanager
@@ -16,7 +17,9 @@ import torch
 from transformers import DynamicCache, StaticCache
 
 from .attention import use_row_invariant_attention
-from .forwards import COMPILE_CHOICES, Forwards, resolve_forwards  # noqa: F401 - COMPILE_CHOICES and Forwards: re-exported
+from .graphs import failure_of, graph_set
+from .state import runtime_of
+from .forwards import COMPILE_CHOICES, Forwards, compiled_unbound, resolve_forwards  # noqa: F401 - COMPILE_CHOICES and Forwards: re-exported
 from ..limits import DECODER_MAX_NEW_TOKENS, PREFILL_CHUNK
 
 StopCheck = Callable[[], bool]
@@ -99,8 +102,6 @@ class Run:
 
     def note_graph_failure(self, *models) -> None:
         """A failed CUDA-graph capture (the run then decodes eagerly) in `stats["graphs_fallback"]`, for the status."""
-        from .graphs import failure_of
-
         failure = failure_of(*(m for m in models if m is not None)) if self.compiled else None
         if failure and self.stats is not None:
             self.stats["graphs_fallback"] = failure
@@ -173,11 +174,12 @@ class KVCache:
 def _shared_static_cache(model, max_len: int) -> StaticCache:
     """One static cache per model and process, grown when needed and reset between runs."""
     # The length is kept beside the cache: transformers versions name it differently (or not at all).
-    held, held_len = model.__dict__.get("_specviz_static_cache", (None, 0))
+    runtime = runtime_of(model)
+    held, held_len = runtime.static_cache or (None, 0)
     if held is None or held_len < max_len:
         held_len = max(max_len, 256)
         held = StaticCache(config=model.config, max_cache_len=held_len)
-        model.__dict__["_specviz_static_cache"] = (held, held_len)
+        runtime.static_cache = (held, held_len)
     else:
         held.reset()
     return held
@@ -185,11 +187,10 @@ def _shared_static_cache(model, max_len: int) -> StaticCache:
 
 def compiled_forward(model):
     """`model.forward` compiled once per model and process; one CUDA graph per input shape."""
-    fn = model.__dict__.get("_specviz_compiled")
-    if fn is None:
-        fn = torch.compile(model.forward, mode="reduce-overhead", dynamic=False)
-        model.__dict__["_specviz_compiled"] = fn
-    return fn
+    runtime = runtime_of(model)
+    if runtime.compiled is None:
+        runtime.compiled = compiled_unbound(model)
+    return functools.partial(runtime.compiled, model)
 
 
 def forward_logits(model, ids: torch.Tensor, cache, keep: int, eager: bool = False) -> torch.Tensor:
@@ -244,8 +245,6 @@ def forward_hidden(model, ids: torch.Tensor, cache, keep: int, eager: bool = Fal
 
 def _replayed(model, cache: KVCache, ids: torch.Tensor, keep: int, hidden: bool) -> torch.Tensor:
     """A forward through the model's graphs (specviz.runtime.graphs), captured on first use of its shape unless "buffers"."""
-    from .graphs import graph_set
-
     out = graph_set(model, cache.cache, hidden, capture=cache.backend == "graphs").forward(ids, cache.length, keep)
     cache.length += ids.shape[1]
     return out
@@ -253,11 +252,10 @@ def _replayed(model, cache: KVCache, ids: torch.Tensor, keep: int, hidden: bool)
 
 def _compiled_base(model):
     """The base model's forward compiled once per model, as `compiled_forward` does for the whole model."""
-    fn = model.__dict__.get("_specviz_compiled_base")
-    if fn is None:
-        fn = torch.compile(model.get_decoder().forward, mode="reduce-overhead", dynamic=False)
-        model.__dict__["_specviz_compiled_base"] = fn
-    return fn
+    runtime = runtime_of(model)
+    if runtime.compiled_base is None:
+        runtime.compiled_base = compiled_unbound(model.get_decoder())
+    return functools.partial(runtime.compiled_base, model.get_decoder())
 
 
 def prefill(model, tokens: torch.Tensor, static: bool = False, max_len: int = 0,

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .zerogpu import inductor_wanted
+
 COMPILE_CHOICES = ("auto", "on", "off", "graphs")
 # Modes that only mean something on CUDA: on a CPU, torch.compile's reduce-overhead compiles for minutes and
 # captures nothing (issue 30 saw a core busy for 2.5 minutes after Stop). The page, the API and the command line
@@ -47,8 +49,6 @@ def resolve_forwards(compile: str, device, static_cache: bool | None = None) -> 
         raise ValueError(f"compile must be one of {', '.join(COMPILE_CHOICES)}, got {compile!r}")
     cuda = torch.device(device).type == "cuda"
     if compile == "auto" and cuda:
-        from .zerogpu import inductor_wanted
-
         compile = "on" if inductor_wanted() else "graphs"
     compiled = compile in ("on", "graphs")
     static = compiled if static_cache is None else bool(static_cache)
@@ -63,3 +63,15 @@ def resolve_forwards(compile: str, device, static_cache: bool | None = None) -> 
     if compile == "graphs":
         return Forwards(static, True, "graphs" if cuda else "buffers")
     return Forwards(static, False, "eager")
+
+
+def compiled_unbound(module):
+    """torch.compile of the module's forward as a function of the module: called `fn(module, ...)`, it traces the
+    same frame as the bound method, and the Runtime that keeps it does not keep the module alive (runtime.state)."""
+    forward = module.forward
+    if getattr(forward, "__self__", None) is module:
+        plain = forward.__func__
+    else:   # a forward replaced on the instance (a hook): compiled as it is, which then keeps the module alive
+        def plain(_module, *args, **kwargs):
+            return forward(*args, **kwargs)
+    return torch.compile(plain, mode="reduce-overhead", dynamic=False)

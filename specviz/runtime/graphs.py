@@ -22,9 +22,12 @@ is kept (`failure`) so the run can say so in one sentence.
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Callable
 
 import torch
+
+from .state import known_runtime, runtime_of
 
 BACKENDS = ("graphs", "buffers")   # captured on CUDA | the same buffers run eagerly (CPU, or a failed capture)
 WARMUP_CALLS = 2                   # eager calls on a side stream before capture (cuBLAS handles, lazy cache init)
@@ -73,7 +76,8 @@ class GraphSet:
     """A model's replayed forwards by ((batch, n), keep), for one static cache; captured on first use of each shape."""
 
     def __init__(self, model, cache, hidden: bool, capture: bool):
-        self.model, self.cache, self.hidden, self.capture = model, cache, hidden, capture
+        # A weak proxy: the set lives in the model's Runtime, which must not keep the model alive (state.py).
+        self.model, self.cache, self.hidden, self.capture = weakref.proxy(model), cache, hidden, capture
         self.forwards: dict[tuple, ReplayedForward] = {}
         self.pool = None                     # one memory pool for all of the model's graphs, made at first capture
         self.failure: str | None = None      # why capture failed, once it has
@@ -116,25 +120,22 @@ class GraphSet:
 
 def graph_set(model, cache, hidden: bool, capture: bool) -> GraphSet:
     """The model's GraphSet for this cache (a new cache, e.g. a grown one, drops the graphs of the old one)."""
-    key = "_specviz_graphs_hidden" if hidden else "_specviz_graphs"
-    held = model.__dict__.get(key)
+    held_sets = runtime_of(model).graphs
+    held = held_sets.get(hidden)
     if held is None or held.cache is not cache or held.capture != capture:
-        held = GraphSet(model, cache, hidden, capture)
-        model.__dict__[key] = held
+        held = held_sets[hidden] = GraphSet(model, cache, hidden, capture)
     return held
 
 
 def failure_of(*models) -> str | None:
     """The first capture failure among the models' graph sets, if any (the run then decoded eagerly)."""
     for model in models:
-        for key in ("_specviz_graphs", "_specviz_graphs_hidden"):
-            held = model.__dict__.get(key)
-            if held is not None and held.failure:
+        for held in known_runtime(model).graphs.values():
+            if held.failure:
                 return held.failure
     return None
 
 
 def forget(model) -> None:
     """Drop a model's graphs and buffers (tests; a model about to be freed)."""
-    for key in ("_specviz_graphs", "_specviz_graphs_hidden"):
-        model.__dict__.pop(key, None)
+    known_runtime(model).graphs.clear()

@@ -26,12 +26,12 @@ from ..trace.records import Round, Step, Trace
 from ..trace.files import TraceFormatError
 from ..viz.format import strip_special
 from ..viz.html import plain_rounds_text
-from . import classroom_inputs, inputs, worker
-from .inputs import InputError, RunSettings
+from . import classroom_inputs, inputs
 from .gpu_calls import gpu
-from .session import AppContext, Run
-from .tabs.generate import clean_text, draft_label
-from .worker import BaselineDone, Failed, RoundDone, SpecDone
+from .inputs import InputError
+from .run import collect, job_of, make_trace
+from .session import AppContext
+from .worker import DecodeJob
 
 LANG = DEFAULT_LANG          # the API's sentences: English (a program has no page language)
 ENDPOINTS = ("generate", "replay", "sweep", "what_if")
@@ -150,9 +150,8 @@ class Endpoints:
             ids = inputs.encode_prompt(loaded, s.prompt, s.raw, s.max_new_tokens, s.k, LANG)
         except InputError as e:
             raise _refused(e) from None
-        rounds, stats, steps = decode(worker.DecodeJob(loaded, ids, s.k, s.sampling, s.max_new_tokens, s.seed,
-                                                       s.compare, s.adaptive_threshold, s.drafter, s.compile))
-        trace = run_trace(loaded, s, ids, rounds, stats)
+        rounds, stats, steps = decode(job_of(loaded, s, ids))
+        trace = make_trace(loaded, s, ids, rounds, stats)
         m = trace.metrics()
         return {"text": trace.output_text, "metrics": finite(m), "trace": json.loads(trace.to_json()),
                 "comparison": comparison(trace, m, steps)}
@@ -243,23 +242,14 @@ class Endpoints:
                            print_exception=False) from e
 
 
-def decode(job: worker.DecodeJob) -> tuple[list[Round], dict, list[Step]]:
-    """The run through the page's own decode worker (same decoder call, drafters, EOS): its rounds, its stats and
-    the target alone's steps (with `job.compare`; else none)."""
-    rounds, stats, steps, error = [], {}, [], None
-    for batch in worker.batches(worker.start(job, Run())):
-        for event in batch:
-            if isinstance(event, RoundDone):
-                rounds.append(event.round)
-            elif isinstance(event, SpecDone):
-                stats = event.stats
-            elif isinstance(event, BaselineDone):
-                steps = event.steps
-            elif isinstance(event, Failed):
-                error = event.error
-    if error is not None:
-        raise gr.Error(t("status.failed", LANG, error=inputs.error_message(error, LANG)), print_exception=False)
-    return rounds, stats, steps
+def decode(job: DecodeJob) -> tuple[list[Round], dict, list[Step]]:
+    """The run through the page's own run path (`ui.run`: same job, worker, decoder call and events): its rounds, its
+    stats and the target alone's steps (with `job.compare`; else none). A failure is a sentence."""
+    outcome = collect(job)
+    if outcome.error is not None:
+        raise gr.Error(t("status.failed", LANG, error=inputs.error_message(outcome.error, LANG)),
+                       print_exception=False)
+    return outcome.rounds, outcome.spec_stats, outcome.steps or []
 
 
 def comparison(trace: Trace, m: dict, steps: list[Step]) -> dict | None:
@@ -270,17 +260,6 @@ def comparison(trace: Trace, m: dict, steps: list[Step]) -> dict | None:
     return finite({"target_tokens_per_s": c.base_tokens_per_s, "tokens_per_s": c.spec_tokens_per_s,
                    "speedup": c.speedup, "greedy": c.greedy, "identical": c.identical,
                    "first_difference": c.first_diff, "target_tokens": c.n_base})
-
-
-def run_trace(pair, s: RunSettings, ids: list[int], rounds: list[Round], stats: dict) -> Trace:
-    """The run as a trace, with the fields the page's download has (`tabs.generate.make_trace`)."""
-    return Trace(prompt=s.prompt, prompt_ids=list(ids), draft_model=draft_label(pair, s.drafter),
-                 target_model=pair.target_name, k=s.k, max_new_tokens=s.max_new_tokens, seed=s.seed,
-                 sampling=s.sampling.to_dict(), rounds=rounds,
-                 output_text=clean_text(pair, [tok for r in rounds for tok in r.emitted]),
-                 prefill_seconds=float(stats.get("prefill_seconds", 0.0)), device=str(pair.device),
-                 dtype=str(pair.dtype).replace("torch.", ""), target_weights=pair.weights_label(),
-                 adaptive_threshold=s.adaptive_threshold)
 
 
 def read_trace(value: Any) -> Trace:

@@ -16,9 +16,13 @@ import inspect
 import time
 from typing import Any, Callable, Mapping, Sequence
 
+import gradio as gr
+
 from ..runtime import zerogpu
 from ..limits import APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_SWEEP_TOKENS, ZEROGPU_MAX_DURATION_S
 from ..strings import DEFAULT_LANG, t
+from .inputs import default_pair, pair_ids
+from .session import default_cache
 
 
 def _int(form: Mapping[str, Any], name: str, default: int, hi: int) -> int:
@@ -127,8 +131,6 @@ def _decorate(event: Callable, duration: Callable, size: str = zerogpu.ZEROGPU_D
 
 
 def _warning(message: str) -> None:
-    import gradio as gr
-
     gr.Warning(message)
 
 
@@ -137,9 +139,6 @@ def preload(choice: str | None, cache=None, say: Callable[[str], Any] = print) -
     calls, so the first visitor waits only for the graphs' capture; True when something was loaded."""
     if not zerogpu.on_zero_gpu():
         return False
-    from .inputs import default_pair, pair_ids
-    from .session import default_cache
-
     draft, target = pair_ids(default_pair(choice, gpu=True), None, None)
     say(f"specviz: loading {target or 'the packaged pair'} at start-up (ZeroGPU)")
     (cache or default_cache()).get(draft, target, lambda fraction, message: None)

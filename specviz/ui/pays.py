@@ -23,6 +23,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
+from ..bench import costs as bench_costs
 from ..runtime.decoding import resolve_compile
 from ..models.devices import gpu_available  # noqa: F401 - re-exported: the app asks pays whether a GPU is here
 from ..strings import t
@@ -52,9 +53,7 @@ def compiles(mode: str, pair) -> bool:
 
 
 def _forward_costs():
-    from ..bench.costs import forward_costs   # lazily: the bench pulls in more than the page needs at start-up
-
-    return forward_costs
+    return bench_costs.forward_costs   # read at call time: tests stand in for it
 
 
 class CostCache:
@@ -135,8 +134,6 @@ def check(costs, k: int, metrics: dict, rounds, measured: float, device: str) ->
     """The numbers behind the sentence, or None when the theory's c does not describe the run."""
     if costs is None or any(getattr(tk, "source", "model") != "model" for r in rounds for tk in r.drafted):
         return None
-    from ..bench.costs import theory_speedup, tree_speedup_bound
-
     alpha = metrics.get("alpha_verified", math.nan)
     c, verify = costs.c, costs.verify_cost(k)
     common = dict(c=c, verify_cost=verify, k=k, alpha=alpha, measured=math.nan if measured is None else measured,
@@ -144,8 +141,8 @@ def check(costs, k: int, metrics: dict, rounds, measured: float, device: str) ->
     trees = [r.tree for r in rounds if r.tree]
     if trees:   # a tree: τ measured over its depth's draft forwards and one verify of K nodes
         reads, tau = sum(map(tree_depth, trees)) / len(trees), metrics.get("tau", math.nan)
-        return PaysCheck(**common, theory=tree_speedup_bound(tau, reads, c, verify), reads=reads, tau=tau)
-    return PaysCheck(**common, theory=theory_speedup(alpha, k, c, verify))
+        return PaysCheck(**common, theory=bench_costs.tree_speedup_bound(tau, reads, c, verify), reads=reads, tau=tau)
+    return PaysCheck(**common, theory=bench_costs.theory_speedup(alpha, k, c, verify))
 
 
 def tree_depth(tree) -> int:

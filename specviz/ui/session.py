@@ -16,18 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import bench
 from ..errors import step_text
 from ..limits import APP_CHART_INTERVAL_S, APP_LIVE_UPDATES_PER_S, APP_TICK_S
 from ..strings import DEFAULT_LANG
 from ..trace.records import Trace
+from ..models import loading
+from ..runtime.zerogpu import load_device
 
 PairLoader = Callable[[str | None, str | None, Callable[[float, str], None]], Any]
 
 def default_pair_loader(draft: str | None, target: str | None, progress) -> Any:
-    from ..models.loading import load_pair
-    from ..runtime.zerogpu import load_device
 
-    return load_pair(draft, target, device=load_device(), progress=progress, allow_local=False)
+    return loading.load_pair(draft, target, device=load_device(), progress=progress, allow_local=False)
 
 
 class PairCache:
@@ -204,9 +205,7 @@ class AppContext:
     def sweep(self) -> Callable:
         if self.sweep_fn is not None:
             return self.sweep_fn
-        from ..bench import sweep_k  # lazily: the bench pulls in more than the app needs at start-up
-
-        return sweep_k
+        return bench.sweep_k
 
     def write_trace(self, trace: Trace, request) -> str:
         """The trace as a JSON file in this app's temporary folder, for the download button."""

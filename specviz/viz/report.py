@@ -14,6 +14,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from ..stats import format_measurement, is_number, median
+from .charts import throughput_vs_k_figure
 
 METHOD_COLORS = {
     "target": "#6b7280", "hf_generate": "#9ca3af", "hf_static": "#4b5563", "hf_assisted": "#f59e0b",
@@ -93,7 +94,6 @@ def _app_throughput_chart(sweep, temperature: float) -> go.Figure | None:
     if sweep is None:
         return None
     try:
-        from .charts import throughput_vs_k_figure
         fig = throughput_vs_k_figure(sweep)
         fig.update_layout(title=f"Throughput vs K: specviz without trace, temperature {temperature:.1f} "
                                 f"(medians over prompts; the app's chart)")

@@ -14,11 +14,14 @@ bench) then uses the same kernels, so comparisons stay fair.
 """
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import time
 
 import torch
+
+from ...runtime.state import known_runtime, runtime_of
 
 LINEAR_PATHS = ("auto", "default", "onednn")
 # How the draft's weights are stored. The draft only has to propose: whatever it computes is
@@ -129,7 +132,7 @@ def int8_usable(device, dtype) -> bool:
             and hasattr(torch, "_weight_int8pack_mm"))
 
 
-def _checked_choice(choice: str, allowed: tuple, what: str, env_var: str) -> str:
+def checked_choice(choice: str, allowed: tuple, what: str, env_var: str) -> str:
     """`choice` checked against `allowed`; "auto" is replaced by the env var's value when it is set."""
     if choice not in allowed:
         raise ValueError(f"{what} must be one of {', '.join(allowed)}, got {choice!r}")
@@ -143,7 +146,7 @@ def _checked_choice(choice: str, allowed: tuple, what: str, env_var: str) -> str
 
 def resolve_draft_weights(choice: str, device, dtype) -> str:
     """"as-loaded", "int8" or "int4" for `choice` = auto | as-loaded | int8 | int4 (the env var overrides auto)."""
-    choice = _checked_choice(choice, DRAFT_WEIGHTS, "draft weights", DRAFT_ENV_VAR)
+    choice = checked_choice(choice, DRAFT_WEIGHTS, "draft weights", DRAFT_ENV_VAR)
     if choice == "auto":   # 4-bit where the kernel exists: the packaged draft's step 33 ms against 46 in int8
         if not int8_usable(device, dtype):
             return "as-loaded"
@@ -167,7 +170,7 @@ def resolve_linear_path(path: str, device, dtype, probe_model=None) -> str:
     faster on that model's largest linear layer (`probe_linear_paths`): what is
     fastest depends on the processor, the thread count and what else runs.
     """
-    path = _checked_choice(path, LINEAR_PATHS, "linear path", ENV_VAR)
+    path = checked_choice(path, LINEAR_PATHS, "linear path", ENV_VAR)
     if path == "auto":
         if not onednn_usable(device, dtype):
             return "default"
@@ -190,7 +193,9 @@ def use_linear_path(model: torch.nn.Module, path: str, rows_hint: int = ROWS_HIN
                     setattr(module, name, fast_linear(child, path, rows_hint))
     elif path != "default":
         raise ValueError(f"unknown linear path {path!r}")
-    model.__dict__["_specviz_linear_path"] = path
+    runtime = runtime_of(model)
+    runtime.linear_path = path
+    runtime.store_linear = functools.partial(fast_linear, path=path)   # a new layer: the default rows hint
     return model
 
 
@@ -226,7 +231,7 @@ def probe_linear_paths(model, repeats: int = 7) -> dict:
 
 def linear_path(model) -> str:
     """How the model's linear layers run: "default", "onednn" or "int8"."""
-    return model.__dict__.get("_specviz_linear_path", "default")
+    return known_runtime(model).linear_path
 
 
 def output_weight(model) -> torch.Tensor:

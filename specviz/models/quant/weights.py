@@ -20,12 +20,15 @@ copy reproduces it up to the kernel's bf16 scales; a layer that is not on a
 """
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 
 import torch
 
-from .kernels import Int8WeightLinear, OneDNNLinear, _checked_choice, dense_weight, fast_linear
+from ...runtime.state import known_runtime, runtime_of
+from .kernels import Int8WeightLinear, OneDNNLinear, checked_choice, dense_weight, fast_linear
+from .q4a8 import Q4A8Linear, Q8A8Linear, unavailable, usable
 
 # q4a8: the same 4-bit grid (and int8 for the 6-bit layers) through specviz's own kernels with int8
 # activations, where they build (specviz/models/quant/q4a8.py): a verify of up to 8 rows for about one row's cost.
@@ -176,7 +179,7 @@ def on_int4_grid(linear: torch.nn.Module, group: int = GROUP) -> bool:
     return grid_error(weight, int4_grid(weight, group), group) <= ON_GRID
 
 
-def _converted(linear: torch.nn.Module, kind: str, strict_grid: bool) -> tuple[torch.nn.Module, str]:
+def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool) -> tuple[torch.nn.Module, str]:
     if kind == "bf16":
         return Bf16WeightLinear(linear), "bf16"
     if kind == "q4a8":
@@ -197,8 +200,6 @@ def _converted(linear: torch.nn.Module, kind: str, strict_grid: bool) -> tuple[t
 def _converted_q4a8(linear: torch.nn.Module, strict_grid: bool) -> tuple[torch.nn.Module, str]:
     """A layer on the 4-bit grid as Q4A8Linear, another (a 6-bit tensor, the output layer) as Q8A8Linear;
     the counts name them "q4a8" and "q8a8". Widths the kernels do not take stay on PyTorch's int8."""
-    from .q4a8 import Q4A8Linear, Q8A8Linear, usable
-
     weight, bias = _linear_parts(linear)
     if not usable(weight.shape[1]):
         return Int8WeightLinear(linear), "int8"
@@ -226,17 +227,23 @@ def convert_target_weights(model: torch.nn.Module, kind: str, strict_grid: bool 
     for module in list(model.modules()):
         for name, child in list(module.named_children()):
             if type(child) in LINEAR_TYPES:
-                new, got = _converted(child, kind, strict_grid)
+                new, got = converted_linear(child, kind, strict_grid)
                 setattr(module, name, new)
                 counts[got] = counts.get(got, 0) + 1
-    model.__dict__["_specviz_target_weights"] = kind
-    model.__dict__["_specviz_linear_path"] = kind   # the kernels are the storage's own
+    record_target_weights(model, kind)
     return counts
+
+
+def record_target_weights(model, kind: str) -> None:
+    """Say in the model's Runtime how its weights are stored; the kernels are the storage's own."""
+    runtime = runtime_of(model)
+    runtime.target_weights = runtime.linear_path = kind
+    runtime.store_linear = functools.partial(stored_linear, path=kind)
 
 
 def target_weights(model) -> str:
     """How the model's weights are stored: "as-loaded", "bf16", "int8", "int4" or "q4a8"."""
-    return model.__dict__.get("_specviz_target_weights", "as-loaded")
+    return known_runtime(model).target_weights
 
 
 def weights_usable(kind: str, device, dtype) -> bool:
@@ -250,7 +257,6 @@ def weights_usable(kind: str, device, dtype) -> bool:
     if kind == "int8":
         return hasattr(torch, "_weight_int8pack_mm")
     if kind == "q4a8":   # builds the kernels on first use (about a minute, then cached)
-        from .q4a8 import unavailable
 
         return unavailable() is None
     return hasattr(torch.ops.aten, "_weight_int4pack_mm_for_cpu")
@@ -263,7 +269,7 @@ def q4a8_fallback(choice: str) -> str:
 
 def resolve_target_weights(choice: str, device, dtype) -> str:
     """A concrete choice for `choice`; "auto" stays "auto" where it must be measured (a CPU)."""
-    choice = _checked_choice(choice, TARGET_WEIGHTS, "target weights", TARGET_ENV_VAR)
+    choice = checked_choice(choice, TARGET_WEIGHTS, "target weights", TARGET_ENV_VAR)
     if choice == "bf16" and dtype == torch.bfloat16:
         return "as-loaded"
     if choice == "q4a8" and torch.device(device).type == "cpu":
@@ -300,7 +306,7 @@ def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
     variants = {"as-loaded": layer}
     for kind in kinds:
         if kind != "as-loaded":
-            variants[kind] = _converted(layer, kind, strict_grid=False)[0]
+            variants[kind] = converted_linear(layer, kind, strict_grid=False)[0]
     width = dense_weight(layer).shape[1]
     xs = {rows: torch.randn(1, rows, width, dtype=dense_weight(layer).dtype) for rows in PROBE_ROWS}
     times: dict[tuple[str, int], list[float]] = {(k, r): [] for k in variants for r in PROBE_ROWS}

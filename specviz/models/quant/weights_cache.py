@@ -20,7 +20,8 @@ import torch
 from .kernels import Int8WeightLinear
 from ..packaged import cache_dir
 from .q4a8 import LAYOUT as Q4A8_LAYOUT, Q4A8Linear, Q8A8Linear
-from .weights import LINEAR_TYPES, Bf16WeightLinear, Int4WeightLinear, _converted, convert_target_weights
+from .weights import (LINEAR_TYPES, Bf16WeightLinear, Int4WeightLinear, converted_linear, convert_target_weights,
+                      record_target_weights)
 
 VERSION = 1
 STORED = {cls.__name__: cls for cls in (Int4WeightLinear, Int8WeightLinear, Bf16WeightLinear, Q4A8Linear, Q8A8Linear)}
@@ -103,7 +104,7 @@ def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | N
         if sorted(name for name, _, _ in slots) != sorted(layers):
             raise ValueError("the model's layers are not the cached ones")
         first, parent, attr = slots[0]
-        fresh, _ = _converted(getattr(parent, attr), kind, strict_grid)
+        fresh, _ = converted_linear(getattr(parent, attr), kind, strict_grid)
         cached = _rebuilt(layers[first], tensors, first)
         pairs = list(zip(fresh.buffers(), cached.buffers()))
         if len(pairs) != len(list(fresh.buffers())) or not all(torch.equal(a, b) for a, b in pairs):
@@ -113,6 +114,5 @@ def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | N
         return None
     for name, parent, attr in slots:
         setattr(parent, attr, _rebuilt(layers[name], tensors, name))
-    model.__dict__["_specviz_target_weights"] = kind
-    model.__dict__["_specviz_linear_path"] = kind
+    record_target_weights(model, kind)
     return counts

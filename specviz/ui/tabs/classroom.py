@@ -15,7 +15,7 @@ import gradio as gr
 from ...classroom import lessons
 from ...classroom.state import StepState
 from ...classroom.steps import Redrawn, mass
-from ...strings import t
+from ...strings import LANGUAGES, t
 from ...viz import classroom as vc
 from ...viz import html as vh
 from .. import classroom_inputs, inputs
@@ -356,6 +356,4 @@ def on_load(ctx: AppContext, request: gr.Request):
 
 
 def _languages():
-    from ...strings import LANGUAGES
-
     return LANGUAGES

@@ -12,6 +12,7 @@ import time
 
 import gradio as gr
 
+from ...bench import costs as bench_costs   # bench_costs.forward_costs read at call time: tests stand in for it
 from ...classroom import whatif
 from ...limits import APP_WHY_MAX_K, APP_WHY_MAX_S, APP_WHY_REPEATS
 from ...strings import t
@@ -94,8 +95,6 @@ def _failed(lang: str, error: Exception) -> dict:
 def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, request: gr.Request, progress=gr.Progress()):
     """Time the target's forward over 1..K+1 positions against the draft's one-token forward, APP_WHY_REPEATS
     times (or until Stop, or until APP_WHY_MAX_S is spent), showing the numbers after each repetition."""
-    from ...bench.costs import forward_costs   # lazily: the bench pulls in more than the page needs at start-up
-
     lang = ctx.lang
     try:
         kk = classroom_inputs.classroom_checked({"why_k": k}, ("why_k",), lang)["why_k"]
@@ -112,7 +111,7 @@ def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, request: g
                 ended = "stopped" if run.stop.is_set() else "budget"
                 break
             try:
-                costs = forward_costs(pair.target, pair.draft, ids, ks=range(0, kk + 1), repeats=3)
+                costs = bench_costs.forward_costs(pair.target, pair.draft, ids, ks=range(0, kk + 1), repeats=3)
             except Exception as e:  # noqa: BLE001
                 yield _failed(lang, e)
                 return

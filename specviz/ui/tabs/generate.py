@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
 
 import gradio as gr
 
@@ -22,16 +21,16 @@ from ...runtime.invariance import identity_limit
 from ...limits import (ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, APP_MAX_TEMPERATURE,
                        APP_MAX_TREE_NODES, APP_STOP_GRACE_S)
 from ...strings import t
-from ...trace.records import Trace, metrics
+from ...trace.records import metrics
 from ...viz import html as vh
 from ...viz import pays as vp
-from ...viz.format import drafter_name, strip_special
 from .. import inputs, pays, waiting, worker
 from ..events import listen, listen_form
 from ..inputs import InputError, RunSettings
 from ..session import AppContext, end_run, end_session, new_run, stop_run, submit
 from ..stream import AFTER_RUN_VIEWS, RUN_VIEWS, StreamView, after_run_updates, status
-from ..worker import BaselineDone, BaselineProgress, DecodeJob, Failed, Finished, RoundDone, SpecDone, WarmupDone
+from ..run import Outcome, clean_text, job_of, make_trace
+from ..worker import BaselineProgress, RoundDone, SpecDone
 
 # ---------------------------------------------------------------- layout
 def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int, pair_label: str | None,
@@ -149,19 +148,6 @@ def submitted(ctx: AppContext, form: dict, request: gr.Request):
     return {}
 
 
-@dataclass
-class Outcome:
-    """What the worker reported besides rounds."""
-
-    spec_stats: dict = field(default_factory=dict)
-    steps: list | None = None          # the target-alone run, when it ran
-    error: BaseException | None = None
-    warmup_seconds: float | None = None  # compiling and capturing the forwards (compiled runs only)
-    finished: bool = False
-    stopped: bool = False              # the user pressed Stop (or the page went away)
-    speedup: float | None = None       # measured against the target alone, when it ran
-
-
 def generate(ctx: AppContext, form: dict, request: gr.Request):
     """The run (`form`: {name: value} of the fields in `inputs.RUN_FORM`), as a stream of page updates."""
     run = new_run(request)
@@ -224,8 +210,7 @@ def stream_run(ctx: AppContext, run, pair, s: RunSettings, ids: list[int], compi
     t0, said, announced = time.monotonic(), time.monotonic(), None
     yield {**status(waiting_line(outcome, compiled, t0, len(ids), s.k, lang), "run"), **view.start(), "compare": "",
            "output": "", "metrics": vh.metrics_html(metrics([]), lang=lang)}
-    events = worker.start(DecodeJob(pair, ids, s.k, s.sampling, s.max_new_tokens, s.seed, s.compare,
-                                    s.adaptive_threshold, s.drafter, s.compile), run)
+    events = worker.start(job_of(pair, s, ids), run)
     rate = ctx.live_updates_per_s
     for batch in worker.batches(events, tick=min(ctx.tick_s, APP_STOP_GRACE_S / 2),
                                 interval=1.0 / rate if rate else None):
@@ -259,26 +244,18 @@ def apply_events(batch: list, view: StreamView, outcome: Outcome, s: RunSettings
     """Fold one batch of worker events into the view and the outcome; returns the page update."""
     message, added = None, False
     for event in batch:
+        outcome.take(event, stopped)
         match event:
-            case WarmupDone(seconds=seconds):
-                outcome.warmup_seconds = seconds
             case RoundDone(round=rnd):
                 view.add(rnd)
                 added = True
             case SpecDone(stats=stats):
-                outcome.spec_stats = stats
                 if stats.get("graphs_fallback"):   # issue 20: a failed capture is said, once, in words
                     message = t("status.graphs_fallback", lang, reason=stats["graphs_fallback"])
                 if s.compare and not stopped():
                     message = t("status.baseline_start", lang)
             case BaselineProgress(tokens=n):
                 message = t("status.baseline_progress", lang, n=n, total=s.max_new_tokens)
-            case BaselineDone(steps=steps):
-                outcome.steps = steps
-            case Failed(error=error):
-                outcome.error = error
-            case Finished():
-                outcome.finished, outcome.stopped = True, stopped()
     update = {}
     if added:
         update = view.progress()
@@ -289,41 +266,12 @@ def apply_events(batch: list, view: StreamView, outcome: Outcome, s: RunSettings
     return update
 
 
-def clean_text(pair, ids: list[int]) -> str:
-    """The output as a reader wants it: decoded as a whole (so multi-byte characters join), special tokens hidden."""
-    try:
-        return pair.tokenizer.decode(list(ids), skip_special_tokens=True)
-    except Exception:  # noqa: BLE001 - a tokenizer without the option: the pair's own decode, specials stripped
-        return strip_special(_decode(pair, ids))
-
-
-def draft_label(pair, drafter: str) -> str:
-    """The trace's draft_model: the draft's name, with the drafter when it is not the model alone (trace files are
-    language-neutral: English names)."""
-    name = pair.draft_name
-    if drafter == "model":
-        return name
-    return drafter_name(drafter, "en") if drafter == "ngram" else f"{name} + {drafter_name(drafter, 'en')}"
-
-
-def make_trace(pair, s: RunSettings, ids: list[int], view: StreamView, outcome: Outcome) -> Trace:
-    rounds = list(view.rounds)
-    return Trace(prompt=s.prompt, prompt_ids=ids, draft_model=draft_label(pair, s.drafter),
-                 target_model=pair.target_name, k=s.k, max_new_tokens=s.max_new_tokens, seed=s.seed,
-                 sampling=s.sampling.to_dict(), rounds=rounds,
-                 output_text=clean_text(pair, [tok for r in rounds for tok in r.emitted]),
-                 prefill_seconds=float(outcome.spec_stats.get("prefill_seconds", 0.0)),
-                 device=str(pair.device), dtype=str(pair.dtype).replace("torch.", ""),
-                 target_weights=pair.weights_label(),
-                 adaptive_threshold=s.adaptive_threshold)
-
-
 def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view: StreamView, outcome: Outcome,
            costs=None) -> dict:
     """The last update of a run (stopped or not): final views, comparison, inspector, download, the closing status,
     and under the tiles the sentence saying when speculation cannot pay here (`costs`: the pair's bare forwards)."""
     lang = ctx.lang
-    trace = make_trace(pair, s, ids, view, outcome)
+    trace = make_trace(pair, s, ids, view.rounds, outcome.spec_stats)
     m = metrics(view.rounds)
     # A stopped comparison would compare a whole run with part of one: leave it out.
     steps = [] if outcome.stopped else (outcome.steps or [])
@@ -362,10 +310,3 @@ def pays_html(pair, s: RunSettings, view: StreamView, outcome: Outcome, costs, l
     if check is not None and weights:
         check = dataclasses.replace(check, weights=weights)
     return vp.html(check, lang)
-
-
-def _decode(pair, ids: list[int]) -> str:
-    try:
-        return pair.decode(ids)
-    except Exception:  # noqa: BLE001 - a display convenience only
-        return ""

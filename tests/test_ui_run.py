@@ -1,0 +1,61 @@
+"""specviz.ui.run: the page and the API run through one path (settings -> job -> events -> trace), so the same
+settings give the same trace whichever asked (tiny pair, event functions and endpoints driven directly)."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from specviz.trace.records import Round
+from specviz.ui import api, inputs, pays, run
+from specviz.ui.session import AppContext, PairCache
+from specviz.ui.tabs import generate
+from specviz.ui.worker import BaselineDone, DecodeJob, Failed, Finished, RoundDone, SpecDone, WarmupDone
+from tests.browser.tiny_app import TinyPair
+
+FORM = dict(prompt="the cat sat on the mat", raw=False, k=2, adaptive=False, temperature=0.0, top_k=0, top_p=1.0,
+            max_new=24, seed=3, pair=inputs.PACKAGED, draft_id="", target_id="", compare_switch=False,
+            drafter="model", compile="auto")
+
+
+def _untimed(value):
+    """The trace without its clock readings: two runs of the same settings differ only in those."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if not k.endswith("seconds")}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def test_the_job_is_the_settings_and_the_prompt():
+    s = inputs.run_settings({**FORM, "adaptive": True, "drafter": "hybrid"})
+    job = run.job_of("PAIR", s, [1, 2])
+    assert job == DecodeJob("PAIR", [1, 2], 2, s.sampling, 24, 3, False, s.adaptive_threshold, "hybrid", "auto")
+
+
+def test_the_outcome_folds_every_event_and_asks_about_stop_at_the_end():
+    rnd = Round(index=0, drafted=[], rejected_at=None, correction=None, bonus=None, emitted=[5], draft_seconds=0.0,
+                verify_seconds=0.0)
+    outcome = run.Outcome()
+    error = RuntimeError("x")
+    for event in (WarmupDone(1.5), RoundDone(rnd), SpecDone({"prefill_seconds": 0.25}), BaselineDone(["s"]),
+                  Failed(error), Finished()):
+        outcome.take(event, stopped=lambda: True)
+    assert (outcome.warmup_seconds, outcome.rounds, outcome.spec_stats, outcome.steps, outcome.error) == (
+        1.5, [rnd], {"prefill_seconds": 0.25}, ["s"], error)
+    assert outcome.finished and outcome.stopped
+    quiet = run.Outcome()
+    quiet.take(Finished())
+    assert quiet.finished and not quiet.stopped and quiet.rounds == [] and quiet.error is None
+
+
+def test_the_page_and_the_api_give_the_same_trace(monkeypatch):
+    monkeypatch.setattr(pays, "wanted", lambda pair, drafter, compiled: False)   # no "cannot pay" timing
+    pair = TinyPair(0.0)
+    ctx = AppContext(cache=PairCache(lambda d, t, progress: pair), tick_s=0.05)
+    page = list(generate.generate(ctx, FORM, request=SimpleNamespace(session_hash="run-page")))[-1]["trace"]
+    answer = api.Endpoints(ctx).generate(FORM["prompt"], k=FORM["k"], max_new_tokens=FORM["max_new"],
+                                         seed=FORM["seed"])
+    from_page = _untimed(json.loads(page.to_json()))
+    assert from_page == _untimed(answer["trace"]) and len(page.rounds) >= 2
+    other_seed = api.Endpoints(ctx).generate(FORM["prompt"], k=1, max_new_tokens=FORM["max_new"], seed=FORM["seed"])
+    assert _untimed(other_seed["trace"]) != from_page                  # the comparison sees a different run
