@@ -96,3 +96,12 @@ def test_stop_while_queued_is_said_withdrawn_at_once(lang):
     assert classroom_race.race_stop(ctx, request(name)) == classroom_race.say(t("status.withdrawn", lang), "warn")
     outs = list(classroom_race.race(AppContext(cache=PairCache(tiny_loader()), lang=lang), form(), request(name)))
     assert outs == [classroom_race.say(t("status.withdrawn", lang), "warn")]
+
+
+def test_on_zerogpu_a_race_asks_for_its_own_five_runs():
+    """The race's GPU time is sized from its own boxes: four speculative runs at its K and the target alone."""
+    from specviz.runtime import zerogpu
+    from specviz.ui.gpu_calls import request_of
+
+    assert request_of(form(race_tokens=100, race_k=6)) == zerogpu.GpuRequest(100, (6, 6, 6, 6), baseline=True)
+    assert request_of(form(race_tokens="junk")).tokens == 48                     # refused later; sized by default
