@@ -152,16 +152,18 @@ LESSONS = [
                             "when this lesson was recorded with the packaged pair: prompt lookup drafted in "
                             "{lookup_rounds} of {rounds} rounds, {drafted} tokens, and the target kept {kept} of them "
                             "({share}); the most it kept in one round was {longest}. τ = {tau} tokens per target "
-                            "pass, against {tau_model} with the draft model alone on the same prompt. Opens at the "
-                            "round with the longest run.",
+                            "pass, against {tau_model} with the draft model alone on the same prompt; a lookup round "
+                            "runs no draft forward at all, so its tokens cost less. Opens at the round with the "
+                            "longest run.",
                       "es": "Greedy, K = 8, borrador híbrido (búsqueda en el prompt cuando el texto se repite; si "
                             "no, el modelo borrador) en un cambio de nombre dentro de una función pequeña: la "
                             "respuesta repite el código del prompt. Medido al grabar esta lección con el par "
                             "incluido: la búsqueda en el prompt propuso en {lookup_rounds} de {rounds} rondas, "
                             "{drafted} tokens, y el objetivo se quedó {kept} ({share}); lo más que se quedó en una "
                             "ronda fue {longest}. τ = {tau} tokens por pasada del objetivo, frente a {tau_model} "
-                            "con solo el modelo borrador en el mismo prompt. Empieza en la ronda del tramo más "
-                            "largo."}),
+                            "con solo el modelo borrador en el mismo prompt; una ronda de búsqueda no hace ninguna "
+                            "pasada del borrador, así que sus tokens cuestan menos. Empieza en la ronda del tramo "
+                            "más largo."}),
 ]
 
 

@@ -138,3 +138,27 @@ def test_pieces_follow_an_eos_cut_round():
     assert race.pieces_of(rnd) == [race.Piece(3, "ngram"), race.Piece(9, "ngram")]
     rnd = Round(0, [tok(3, "model"), tok(4, "model", False)], 1, None, None, [3, 7], 0.0, 0.0)
     assert race.pieces_of(rnd) == [race.Piece(3, "model"), race.Piece(7, "target")]
+
+
+def test_the_code_edit_lesson_says_what_its_own_trace_measured():
+    """The prepared lesson's claim (prompt lookup keeps long runs) is its recorded run's: every figure its
+    description gives about that run is recomputed here from the trace, in both languages, and it opens at the
+    round where lookup had the most drafts kept. The race's default prompt is the lesson's prompt."""
+    from specviz.classroom import lessons
+    from specviz.strings import t
+
+    lesson, trace = lessons.load("code-edit-lookup")
+    assert trace.prompt == t("race.default_prompt", "en") and trace.sampling["temperature"] == 0.0
+    kept_per_round = [sum(1 for tk in r.drafted if tk.accepted and tk.source == "ngram") for r in trace.rounds]
+    lookup = [r for r in trace.rounds if any(tk.source == "ngram" for tk in r.drafted)]
+    drafted = sum(r.k for r in lookup)
+    kept = sum(kept_per_round)
+    emitted = sum(len(r.emitted) for r in trace.rounds)
+    longest = max(kept_per_round)
+    assert longest >= 4 and kept / drafted > 0.5            # the lesson's promise: lookup's long runs are kept
+    assert lesson.start == kept_per_round.index(longest) + 1
+    for lang in ("en", "es"):
+        said = lesson.text("description", lang)
+        for figure in (f"{len(lookup)} ", f" {len(trace.rounds)} ", f" {drafted} ", f" {kept} ",
+                       f"({100 * kept / drafted:.0f}%)", f" {longest}.", f"τ = {emitted / len(trace.rounds):.2f}"):
+            assert figure in said, (lang, figure, said)
