@@ -2,7 +2,7 @@
 
 Each lesson is a specviz trace (the JSON of `python -m specviz generate --json`)
 plus a title and a description in every language, listed in index.json. Runs
-are short (≤ 40 tokens) so the whole set takes a few minutes on a 2-core CPU.
+are short (≤ 64 tokens) so the whole set takes a few minutes on a 2-core CPU.
 Where a lesson promises something (a rejection early, an all-accepted round),
 the script tries a few seeds or prompts and keeps the first run that shows it,
 and `start` points the step mode at that round (`step`, where given, at one decision of it: the rejection
@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import sys
 
+from specviz.classroom import race
 from specviz.classroom.lessons import LESSONS_DIR   # the lessons themselves stay in assets/lessons/
 from specviz.classroom.state import StepState
 from specviz.classroom.steps import stops
 from specviz.models.loading import load_pair
 from specviz.engine.sampling import SamplingConfig
 from specviz.engine.speculative import speculative_generate
+from specviz.strings import t
 from specviz.trace.records import Trace
 
 
@@ -38,6 +40,46 @@ def at_residual(trace: Trace, start: int) -> int:
     stop = next(i for i, s in enumerate(all_stops) if s.kind == "residual"
                 and rnd.tree[all_stops[i + 1].pos].status == "accepted")
     return StepState(round=start, stop=stop).step_number(trace.rounds)
+
+
+def ngram_kept(rnd) -> int:
+    """Drafts proposed by prompt lookup that the target kept in this round."""
+    return sum(1 for tk in rnd.drafted if tk.accepted and tk.source == "ngram")
+
+
+def longest_lookup(trace: Trace) -> int | None:
+    """The round where prompt lookup had the most drafts kept (the first such), if it had any kept at all."""
+    best = max(trace.rounds, key=ngram_kept)
+    return best.index if ngram_kept(best) > 0 else None
+
+
+def lookup_figures(pair, spec: dict, trace: Trace, seed: int) -> dict:
+    """What the code-edit lesson says it measured: prompt lookup's drafted and kept tokens, its longest kept run in
+    one round, τ of this run, and τ of the draft model alone on the same prompt (a second run, same settings)."""
+    lookup = [r for r in trace.rounds if any(tk.source == "ngram" for tk in r.drafted)]
+    drafted = sum(1 for r in lookup for tk in r.drafted)
+    kept = sum(ngram_kept(r) for r in lookup)
+    emitted = sum(len(r.emitted) for r in trace.rounds)
+    alone = run(pair, {**spec, "drafter": "model"}, seed)
+    figures = dict(lookup_rounds=len(lookup), rounds=len(trace.rounds), drafted=drafted, kept=kept,
+                   share=f"{100 * kept / max(drafted, 1):.0f}%", longest=max(map(ngram_kept, trace.rounds)),
+                   tokens=emitted, tau=f"{emitted / len(trace.rounds):.2f}",
+                   tau_model=f"{sum(len(r.emitted) for r in alone.rounds) / len(alone.rounds):.2f}",
+                   same="yes" if [t for r in alone.rounds for t in r.emitted] ==
+                   [t for r in trace.rounds for t in r.emitted] else "NO")
+    print(f"{spec['name']}: measured {figures}", file=sys.stderr)
+    # The classroom's race on the same prompt (not written into the lesson: its times depend on the machine).
+    lanes = race.run_race(pair, pair.encode_chat(spec["prompt"]), spec["k"], spec["tokens"])
+    for lane in lanes:
+        print(f"  race {lane.entrant:7s} tokens {lane.tokens:3d}  tau {lane.tau:5.2f}  accept {lane.acceptance:.2f}  "
+              f"lookup {lane.count('ngram'):3d}  {lane.tokens_per_s:6.2f} tok/s  "
+              f"same as target alone: {race.verdict(lanes[0], lane).same}", file=sys.stderr)
+    return figures
+
+
+# The code-edit lesson (issue 30 §6): the race's own default prompt, a rename, so the answer repeats the prompt's
+# code and prompt lookup copies it.
+CODE_EDIT_PROMPT = t("race.default_prompt", "en")
 
 
 def first_rejection(trace: Trace) -> int | None:
@@ -100,15 +142,39 @@ LESSONS = [
                       "es": "El borrador propone dos candidatos en cada posición y el objetivo comprueba el árbol "
                             "entero en una pasada. Empieza donde el primer candidato es rechazado: el segundo se "
                             "prueba contra lo que queda de p, el residuo max(0, p − q) normalizado, y es aceptado."}),
+    # The figures in the description are this script's own measurement ({...}, filled by `lookup_figures`).
+    dict(name="code-edit-lookup", prompt=CODE_EDIT_PROMPT, k=8, drafter="hybrid", temperature=0.0, tokens=64,
+         start=longest_lookup, measure=lookup_figures,
+         title={"en": "A code edit: prompt lookup copies long runs",
+                "es": "Una edición de código: la búsqueda en el prompt copia tramos largos"},
+         description={"en": "Greedy, K = 8, hybrid drafting (prompt lookup when the text repeats, else the draft "
+                            "model) on a rename in a small function: the answer repeats the prompt's code. Measured "
+                            "when this lesson was recorded with the packaged pair: prompt lookup drafted in "
+                            "{lookup_rounds} of {rounds} rounds, {drafted} tokens, and the target kept {kept} of them "
+                            "({share}); the most it kept in one round was {longest}. τ = {tau} tokens per target "
+                            "pass, against {tau_model} with the draft model alone on the same prompt; a lookup round "
+                            "runs no draft forward at all, so its tokens cost less. Opens at the round with the "
+                            "longest run.",
+                      "es": "Greedy, K = 8, borrador híbrido (búsqueda en el prompt cuando el texto se repite; si "
+                            "no, el modelo borrador) en un cambio de nombre dentro de una función pequeña: la "
+                            "respuesta repite el código del prompt. Medido al grabar esta lección con el par "
+                            "incluido: la búsqueda en el prompt propuso en {lookup_rounds} de {rounds} rondas, "
+                            "{drafted} tokens, y el objetivo se quedó {kept} ({share}); lo más que se quedó en una "
+                            "ronda fue {longest}. τ = {tau} tokens por pasada del objetivo, frente a {tau_model} "
+                            "con solo el modelo borrador en el mismo prompt; una ronda de búsqueda no hace ninguna "
+                            "pasada del borrador, así que sus tokens cuestan menos. Empieza en la ronda del tramo "
+                            "más largo."}),
 ]
 
 
 def run(pair, spec: dict, seed: int) -> Trace:
     sampling = SamplingConfig(temperature=spec["temperature"])
     ids = pair.encode_chat(spec["prompt"])
-    rounds = list(speculative_generate(pair.target, pair.draft, ids, k=spec["k"], sampling=sampling,
-                                       max_new_tokens=spec["tokens"], seed=seed, tokenizer=pair.tokenizer,
-                                       eos_token_id=list(pair.eos_token_ids or []) or None, tree=spec.get("tree")))
+    drafter = spec.get("drafter", "model")
+    rounds = list(speculative_generate(pair.target, None if drafter == "ngram" else pair.draft, ids, k=spec["k"],
+                                       sampling=sampling, max_new_tokens=spec["tokens"], seed=seed,
+                                       tokenizer=pair.tokenizer, eos_token_id=list(pair.eos_token_ids or []) or None,
+                                       tree=spec.get("tree"), drafter=drafter))
     return Trace(prompt=spec["prompt"], prompt_ids=list(ids), draft_model=pair.draft_name,
                  target_model=pair.target_name, k=spec["k"], max_new_tokens=spec["tokens"], seed=seed,
                  sampling=sampling.to_dict(), rounds=rounds,
@@ -139,7 +205,11 @@ def main() -> None:
         entry = {"name": spec["name"], "file": f"{spec['name']}.json", "start": start + 1}
         if spec.get("step"):
             entry["step"] = spec["step"](trace, start)
-        index.append({**entry, "title": spec["title"], "description": spec["description"]})
+        description = spec["description"]
+        if spec.get("measure"):
+            figures = spec["measure"](pair, spec, trace, seed)
+            description = {lang: text.format(**figures) for lang, text in description.items()}
+        index.append({**entry, "title": spec["title"], "description": description})
         print(f"{spec['name']}: seed {seed}, {len(trace.rounds)} rounds, start at round {start + 1}", file=sys.stderr)
     (LESSONS_DIR / "index.json").write_text(json.dumps({"lessons": index}, indent=1, ensure_ascii=False) + "\n",
                                      encoding="utf-8")

@@ -562,3 +562,57 @@ def test_no_classroom_box_lets_gradio_clamp_round_cut_or_raise_its_bare_error():
             assert getattr(block, "max_length", None) is None, block.elem_id
         if isinstance(block, gr.Slider) and str(block.elem_id).startswith(("sv-cls-", "sv-wi-", "sv-why-", "sv-lab-")):
             assert block.elem_id == "sv-cls-speed", block.elem_id
+
+
+# ---------------------------------------------------------------- the classroom's drafter race (issue 30 §6)
+def race_form(**over):
+    values = dict(race_prompt="hi", race_tokens=16, race_k=4, pair=PACKAGED, draft_id="", target_id="")
+    values.update(over)
+    return values
+
+
+RACE_NUMBERS = [("race_tokens", "race.tokens", v) for v in HOSTILE_NUMBERS + [0, 129, 2.5, "4.5", 10**30]] + \
+    [("race_k", "field.k", v) for v in HOSTILE_NUMBERS + [0, 17, 2.5, "4.5", 10**30]]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("name,key,value", RACE_NUMBERS, ids=repr)
+def test_the_races_numbers_are_refused_with_a_sentence_and_nothing_runs(name, key, value, lang):
+    from specviz.ui.tabs import classroom_race
+
+    with pytest.raises(InputError) as e:
+        classroom_inputs.race_settings(race_form(**{name: value}), lang)
+    assert str(e.value).startswith(t(key, lang)), str(e.value)
+    assert_sentence(str(e.value), lang)
+    ctx = AppContext(cache=None, lang=lang)                # no loader: nothing may be loaded or run
+    outs = list(classroom_race.race(ctx, race_form(**{name: value}), type("R", (), {"session_hash": "h"})()))
+    assert outs == [classroom_race.say(str(e.value), "error")]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_races_prompt_is_refused_not_cut_and_its_choices_get_sentences(lang):
+    from specviz.limits import APP_MAX_RACE_PROMPT_CHARS
+
+    long = "x" * (APP_MAX_RACE_PROMPT_CHARS + 1)
+    cases = {"prompt_chars": dict(race_prompt=long), "blank": dict(race_prompt=" \n\t"),
+             "none": dict(race_prompt=None), "pair": dict(pair="<img src=x onerror=alert(1)>"),
+             "custom": dict(pair=CUSTOM, draft_id="<script>alert(1)</script>", target_id="a/b")}
+    for name, over in cases.items():
+        with pytest.raises(InputError) as e:
+            classroom_inputs.race_settings(race_form(**over), lang)
+        message = str(e.value)
+        assert_sentence(message.replace("<script>alert(1)</script>", "").replace("<img src=x onerror=alert(1)>", ""),
+                        lang)
+        assert "<script" not in status_html(message, "error") and "<img" not in status_html(message, "error"), name
+    with pytest.raises(InputError, match=re.escape(t("input.prompt_chars", lang, n=len(long),
+                                                     limit=APP_MAX_RACE_PROMPT_CHARS))):
+        classroom_inputs.race_settings(race_form(race_prompt=long), lang)
+    exact = "y" * APP_MAX_RACE_PROMPT_CHARS
+    assert classroom_inputs.race_settings(race_form(race_prompt=exact), lang)[0] == exact
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("prompt", ZERO_WIDTH, ids=repr)
+def test_a_race_prompt_that_shows_nothing_is_refused_like_a_blank_one(prompt, lang):
+    with pytest.raises(InputError, match=re.escape(t("input.no_prompt", lang))):
+        classroom_inputs.race_settings(race_form(race_prompt=prompt), lang)

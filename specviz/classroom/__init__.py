@@ -5,6 +5,8 @@
     lab       first tokens sampled through `rule.verify` and through deliberately broken rules (torch)
     whatif    the theory's curves, the seed text's worked example, the measured point (pure)
     lessons   prepared traces in assets/lessons (pure)
+    race      the drafter race: the target alone and four drafters on one prompt through the real decoder (the
+              decoder is imported only where a lane runs)
 
 No Gradio here: `specviz.ui.tabs.classroom` wires these to the page and
 `specviz.viz.classroom` draws them.

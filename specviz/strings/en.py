@@ -337,6 +337,9 @@ STRINGS: dict[str, str] = {
     "cls.state_bonus": "bonus",
     "cls.draft_text": ("The **draft** proposes {k:token|tokens}, one after another, each drawn from its own distribution "
                        "**q** (shown under each token)."),
+    "cls.draft_lookup_text": ("**Prompt lookup** proposes {k:token|tokens}: what followed the same last tokens "
+                              "earlier in the prompt or the output. Nothing is drawn at random, so **q** = 1 for "
+                              "each (shown under each token), and the test keeps a token with probability p."),
     "cls.verify_text": ("The **target** reads the {k:drafted token|drafted tokens} in **one** forward pass and gets its "
                         "probability **p** at each of {n:position|positions} (shown under each token)."),
     "cls.test_text": "Test of draft {pos}, {token}: keep it when a uniform **u** falls below **a = min(1, p/q)**.",
@@ -396,6 +399,50 @@ STRINGS: dict[str, str] = {
     "cls.lesson_bad": "The lesson {name!r} is not a usable trace: {error}",
     "cls.no_run": "No run yet: press Generate (or replay a trace) first, or open a lesson.",
     "cls.run_opened": "Stepping through the shown run: {n:round|rounds}.",
+
+    "cls.tab_race": "Drafter race",
+    "race.intro": ("**The same prompt, four drafters.** The target alone runs first; then the draft model, prompt "
+                   "lookup, hybrid and a draft tree each decode the same prompt with the same K, greedily (T = 0) and "
+                   "on the same uncompiled forwards. Greedy speculative decoding must write exactly the target's own "
+                   "tokens, so the race is also a losslessness check. Each token is coloured by who proposed it."),
+    "race.prompt": "Prompt",
+    "race.default_prompt": ("Rename the variable total to running_sum in this function and return the whole "
+                            "function.\n\n```python\ndef mean(values):\n    total = 0\n    count = 0\n"
+                            "    for v in values:\n        total += v\n        count += 1\n    if count == 0:\n"
+                            "        return 0.0\n    return total / count\n```"),
+    "race.tokens": "Tokens per drafter",
+    "race.k": "K (draft tokens per round; the tree's nodes)",
+    "race.run": "Start the race",
+    "race.stop": "Stop the race",
+    "race.target": "target alone",
+    "race.running": "Racing {lane} ({i} of {n}), {seconds} s…",
+    "race.loading": "Loading the model pair for the race…",
+    "race.stopping": "Stopping the race after the current round…",
+    "race.stopped": "Race stopped: the drafters that finished are shown; the rest did not run.",
+    "race.failed": "The race stopped with an error: {error}",
+    "race.done_same": "Done: every drafter wrote exactly the target alone's {n:token|tokens}.",
+    "race.done_differs": ("Done, but {lanes} did not write the target alone's tokens. Greedy speculative decoding "
+                          "is exact only up to the forwards' floating-point rounding: a near tie can tip."),
+    "race.col_drafter": "drafter",
+    "race.col_tau": "τ (tokens per round)",
+    "race.col_accept": "acceptance",
+    "race.col_tps": "tokens/s",
+    "race.col_speedup": "vs target alone",
+    "race.col_lookup": "from prompt lookup",
+    "race.col_same": "same text as the target alone",
+    "race.same": "yes",
+    "race.differs": "no: differs from token {n}",
+    "race.reference": "(the reference)",
+    "race.legend": "Who proposed each token:",
+    "race.src_model": "the draft model (accepted)",
+    "race.src_ngram": "prompt lookup (accepted)",
+    "race.src_target": "the target itself (correction or bonus, or the target alone)",
+    "race.tip": "token {i}: {source}",
+    "race.figures_note": ("τ counts tokens per target forward; acceptance is accepted / drafted; tokens/s is "
+                          "decoding only (reading the prompt is the same for every lane and not counted). "
+                          "Measured once, on this machine, while others may share it."),
+    "race.lesson_note": ("The prepared lesson “A code edit: prompt lookup copies long runs” steps through a "
+                         "recorded run of this prompt, round by round."),
 
     "lab.intro": ("**One position, many samples.** p and q come from one forward of each model over the prefix; "
                   "then N first tokens are drawn through the real rule (K = 1) or through a known real-world "

@@ -321,6 +321,10 @@ STRINGS: dict[str, str] = {
     "cls.state_bonus": "extra",
     "cls.draft_text": ("El **borrador** propone {k:token|tokens}, uno tras otro, cada uno extraído de su propia "
                        "distribución **q** (debajo de cada token)."),
+    "cls.draft_lookup_text": ("La **búsqueda en el prompt** propone {k:token|tokens}: lo que siguió a los mismos "
+                              "últimos tokens antes, en el prompt o en la salida. Nada se extrae al azar, así que "
+                              "**q** = 1 para cada uno (debajo de cada token), y la prueba se queda un token con "
+                              "probabilidad p."),
     "cls.verify_text": ("El **objetivo** lee {k:token propuesto|tokens propuestos} en **una** sola pasada y obtiene su "
                         "probabilidad **p** en cada posición ({n:posición|posiciones}) (debajo de cada token)."),
     "cls.test_text": ("Prueba del borrador {pos}, {token}: se queda cuando un **u** uniforme cae por debajo de "
@@ -383,6 +387,53 @@ STRINGS: dict[str, str] = {
     "cls.lesson_bad": "La lección {name!r} no es una traza utilizable: {error}",
     "cls.no_run": "Aún no hay ejecución: pulsa Generar (o reproduce una traza) primero, o abre una lección.",
     "cls.run_opened": "Recorriendo la ejecución mostrada: {n:ronda|rondas}.",
+
+    "cls.tab_race": "Carrera de borradores",
+    "race.intro": ("**El mismo prompt, cuatro borradores.** Primero corre el objetivo solo; después el modelo "
+                   "borrador, la búsqueda en el prompt, el híbrido y un árbol de borradores decodifican el mismo "
+                   "prompt con la misma K, en modo greedy (T = 0) y con las mismas pasadas sin compilar. La "
+                   "decodificación especulativa greedy debe escribir exactamente los tokens del objetivo, así que la "
+                   "carrera es también una prueba de que no hay pérdidas. Cada token se colorea según quién lo "
+                   "propuso."),
+    "race.prompt": "Instrucción",
+    "race.default_prompt": ("Cambia el nombre de la variable total a running_sum en esta función y devuelve la "
+                            "función entera.\n\n```python\ndef mean(values):\n    total = 0\n    count = 0\n"
+                            "    for v in values:\n        total += v\n        count += 1\n    if count == 0:\n"
+                            "        return 0.0\n    return total / count\n```"),
+    "race.tokens": "Tokens por borrador",
+    "race.k": "K (tokens de borrador por ronda; nodos del árbol)",
+    "race.run": "Empezar la carrera",
+    "race.stop": "Detener la carrera",
+    "race.target": "objetivo solo",
+    "race.running": "Corre {lane} ({i} de {n}), {seconds} s…",
+    "race.loading": "Cargando el par de modelos para la carrera…",
+    "race.stopping": "Deteniendo la carrera tras la ronda en curso…",
+    "race.stopped": "Carrera detenida: se muestran los borradores que terminaron; el resto no corrió.",
+    "race.failed": "La carrera se detuvo con un error: {error}",
+    "race.done_same": "Terminado: todos los borradores escribieron exactamente los {n:token|tokens} del objetivo solo.",
+    "race.done_differs": ("Terminado, pero {lanes} no escribieron los tokens del objetivo solo. La decodificación "
+                          "especulativa greedy es exacta solo hasta el redondeo en coma flotante de las pasadas: un "
+                          "casi empate puede inclinarse."),
+    "race.col_drafter": "borrador",
+    "race.col_tau": "τ (tokens por ronda)",
+    "race.col_accept": "aceptación",
+    "race.col_tps": "tokens/s",
+    "race.col_speedup": "frente al objetivo solo",
+    "race.col_lookup": "de la búsqueda en el prompt",
+    "race.col_same": "mismo texto que el objetivo solo",
+    "race.same": "sí",
+    "race.differs": "no: difiere desde el token {n}",
+    "race.reference": "(la referencia)",
+    "race.legend": "Quién propuso cada token:",
+    "race.src_model": "el modelo borrador (aceptado)",
+    "race.src_ngram": "la búsqueda en el prompt (aceptado)",
+    "race.src_target": "el propio objetivo (corrección o token extra, o el objetivo solo)",
+    "race.tip": "token {i}: {source}",
+    "race.figures_note": ("τ cuenta tokens por pasada del objetivo; la aceptación es aceptados / propuestos; "
+                          "tokens/s es solo la decodificación (leer el prompt cuesta lo mismo en cada carril y no se "
+                          "cuenta). Medido una vez, en esta máquina, que otros pueden estar usando."),
+    "race.lesson_note": ("La lección preparada «Una edición de código: la búsqueda en el prompt copia tramos "
+                         "largos» recorre, ronda a ronda, una ejecución grabada de este prompt."),
 
     "lab.intro": ("**Una posición, muchas muestras.** p y q salen de una pasada de cada modelo sobre el prefijo; "
                   "después se extraen N primeros tokens con la regla real (K = 1) o con un error conocido del mundo "

@@ -18,6 +18,7 @@ from ..strings import DEFAULT_LANG, LANGUAGES, t
 from ..trace.records import metrics
 from ..viz import classroom as vc
 from ..viz import classroom_tree as vct
+from ..viz import race as vr
 from ..viz import html as vh
 from . import api
 from .session import AppContext, PairCache, PairLoader, default_cache
@@ -41,7 +42,7 @@ def load_examples(lang: str = DEFAULT_LANG) -> list[list]:
 
 
 def css() -> str:
-    return vh.token_css() + (ASSETS / "specviz.css").read_text(encoding="utf-8") + vc.classroom_css() + vct.classroom_tree_css()
+    return vh.token_css() + (ASSETS / "specviz.css").read_text(encoding="utf-8") + vc.classroom_css() + vct.classroom_tree_css() + vr.race_css()
 
 
 def language_redirect_js(lang: str) -> str:

@@ -9,9 +9,10 @@ from ..classroom.lab import MAX_SAMPLES as LAB_MAX_SAMPLES
 from ..classroom.lab import VARIANTS as LAB_VARIANTS
 from ..classroom.whatif import C_MAX as WHATIF_C_MAX
 from ..classroom.whatif import K_MAX as WHATIF_K_MAX
-from ..limits import APP_MAX_LAB_PROMPT_CHARS, APP_WHY_MAX_K, MAX_SEED
+from ..classroom.race import MAX_RACE_K
+from ..limits import APP_MAX_LAB_PROMPT_CHARS, APP_MAX_RACE_PROMPT_CHARS, APP_MAX_RACE_TOKENS, APP_WHY_MAX_K, MAX_SEED
 from ..strings import DEFAULT_LANG, t
-from .inputs import InputError, check_prompt, number_between, sampling_config, whole_number
+from .inputs import InputError, check_prompt, number_between, pair_ids, sampling_config, whole_number
 
 
 def _whole(field_key: str, lo: int, hi: int) -> Callable:
@@ -45,9 +46,15 @@ CLASSROOM_CHECKS: dict[str, Callable] = {
     "lab_seed": _whole("field.seed", 0, MAX_SEED),
     "lab_prompt": _lab_prompt,
     "cls_seed": _whole("cls.seed", 0, MAX_SEED),
+    "race_prompt": lambda v, lang: check_prompt(v, lang, APP_MAX_RACE_PROMPT_CHARS),
+    "race_tokens": _whole("race.tokens", 1, APP_MAX_RACE_TOKENS),
+    "race_k": _whole("field.k", 1, MAX_RACE_K),
 }
 WHATIF_FORM = ("wi_alpha", "wi_k", "wi_c")
 LAB_FORM = ("lab_temp", "lab_n", "lab_seed", "lab_prompt")
+# The race's own fields, then the page's model pair (the race runs on the pair chosen on the left).
+RACE_FIELDS = ("race_prompt", "race_tokens", "race_k")
+RACE_FORM = (*RACE_FIELDS, "pair", "draft_id", "target_id")
 
 
 def classroom_checked(form: Mapping[str, Any], names: tuple[str, ...], lang: str = DEFAULT_LANG) -> dict[str, Any]:
@@ -74,3 +81,10 @@ def lab_settings(models, variant, temperature_, n, seed, lang: str = DEFAULT_LAN
 def classroom_round(value, n_rounds: int, lang: str = DEFAULT_LANG) -> int:
     """The classroom's round box: a whole number from 1 to the trace's rounds."""
     return whole_number(value, "cls.round", 1, max(1, n_rounds), lang)
+
+
+def race_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> tuple[str, int, int, tuple]:
+    """(prompt, tokens, K, pair ids) of the drafter race (`RACE_FORM`); each refused out of range, never clamped."""
+    v = classroom_checked(form, RACE_FIELDS, lang)
+    return (v["race_prompt"], v["race_tokens"], v["race_k"],
+            pair_ids(form.get("pair"), form.get("draft_id"), form.get("target_id"), lang))

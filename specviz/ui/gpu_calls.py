@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 import gradio as gr
 
 from ..runtime import zerogpu
-from ..limits import APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_SWEEP_TOKENS, ZEROGPU_MAX_DURATION_S
+from ..limits import APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_RACE_TOKENS, APP_MAX_SWEEP_TOKENS, ZEROGPU_MAX_DURATION_S
 from ..strings import DEFAULT_LANG, t
 from .inputs import default_pair, pair_ids
 from .session import default_cache
@@ -33,9 +33,13 @@ def _int(form: Mapping[str, Any], name: str, default: int, hi: int) -> int:
 
 
 def request_of(form: Mapping[str, Any] | None) -> zerogpu.GpuRequest | None:
-    """What a Generate (RUN_FORM) or sweep (SWEEP_FORM) submission will decode; None for other events."""
+    """What a Generate (RUN_FORM), sweep (SWEEP_FORM) or race (RACE_FORM) submission will decode; None for other
+    events."""
     if not form:
         return None
+    if "race_tokens" in form:   # the classroom's race: four drafters at one K, and the target alone
+        return zerogpu.GpuRequest(_int(form, "race_tokens", 48, APP_MAX_RACE_TOKENS),
+                                  (_int(form, "race_k", 8, APP_MAX_K),) * 4, baseline=True)
     if "sweep_tokens" in form:
         lo, hi = _int(form, "k_lo", 1, APP_MAX_K), _int(form, "k_hi", 1, APP_MAX_K)
         return zerogpu.GpuRequest(_int(form, "sweep_tokens", 64, APP_MAX_SWEEP_TOKENS),

@@ -14,7 +14,7 @@ from ..classroom.steps import Decision, Mass, Stop, decision, stops
 from ..strings import DEFAULT_LANG, t
 from ..trace.records import Round
 from .classroom_whatif import premise_figure, premise_html, whatif_figure, whatif_html  # noqa: F401 (re-exported)
-from .format import MARKERS, PALETTE, esc, display_number, rich, token_display
+from .format import MARKERS, PALETTE, esc, display_number, rich, round_drafter_text, token_display
 
 GLYPHS = {**MARKERS, "pending": "?"}
 _STATE_KEYS = {"accepted": "verdict.accepted", "rejected": "verdict.rejected", "discarded": "verdict.discarded",
@@ -117,7 +117,8 @@ def _body(rnd: Round, stop: Stop, greedy: bool, hidden: bool, lang: str, reject_
     """The explanation of one stop: words, and at a test the formula and the u-bar."""
     k = rnd.k
     if stop.kind == "draft":
-        return f'<p>{rich("cls.draft_text", lang, k=k)}</p>'
+        lookup = k > 0 and all(getattr(tk, "source", "model") == "ngram" for tk in rnd.drafted)
+        return f'<p>{rich("cls.draft_lookup_text" if lookup else "cls.draft_text", lang, k=k)}</p>'
     if stop.kind == "verify":
         return f'<p>{rich("cls.verify_text", lang, k=k, n=k + 1)}</p>'
     if stop.kind == "test":
@@ -157,6 +158,10 @@ def stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, *, hidd
              kind=t(_KIND_KEYS[stop.kind], lang))
     summ = summary(rnd, lang) if show_summary else t("cls.sum_hidden", lang)
     extra = f'<p class="sv-cls-note" role="note">{esc(note)}</p>' if note else ""
+    if getattr(rnd, "drafter", "model") not in ("model", "tree"):   # who drafted: prompt lookup or the draft model
+        source = "ngram" if any(getattr(tk, "source", "") == "ngram" for tk in rnd.drafted) else "model"
+        extra = (f'<p class="sv-cls-drafter" data-source="{source}">{esc(round_drafter_text(rnd, lang))}</p>'
+                 + extra)
     return (f'<div class="sv-cls-stage-box" data-round="{rnd.index + 1}" data-stop="{stop_index + 1}" '
             f'data-kind="{esc(stop.kind)}" data-pos="{"" if stop.pos is None else stop.pos + 1}">'
             f'<div class="sv-cls-where">{esc(head)}</div>{strip_html(rnd, stop, lang, not hidden)}'

@@ -25,6 +25,7 @@ from ..session import AppContext
 from .classroom_js import KEYS_JS, PRESENTER_JS, SCROLL_TO_LESSON_JS
 from .classroom_tree import render_tree
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
+from .classroom_race import race_layout, race_wire
 from .classroom_whatif import preset, what_if, whatif_layout, whatif_wire  # noqa: F401 (what_if, preset: tested here)
 
 SEED = 1234            # the seed of re-drawn u, shown on the page
@@ -51,6 +52,8 @@ def tab(lang: str) -> dict:
             c.update(lab_layout(lang))
         with gr.Accordion(t("cls.tab_whatif", lang), open=False, elem_id="sv-cls-whatif"):
             c.update(whatif_layout(lang))
+        with gr.Accordion(t("cls.tab_race", lang), open=False, elem_id="sv-cls-race"):
+            c.update(race_layout(lang))
     return c
 
 
@@ -131,6 +134,7 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
     c["cls_presenter"].change(None, [c["cls_presenter"]], None, js=PRESENTER_JS)
     lab_wire(ctx, c)
     whatif_wire(ctx, c, concurrency_limit)
+    race_wire(ctx, c, concurrency_limit)
 
 
 # ---------------------------------------------------------------- the step view
