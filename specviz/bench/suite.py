@@ -130,7 +130,8 @@ def _phase(target, draft, plan: BenchPlan, options: DecodeOptions, methods: list
                     raise ValueError(f"{m} needs llama-cpp-python and the target's GGUF file")
                 return run_llamacpp(m, llamacpp, ids, k, run.sampling, run.max_new_tokens, run.seed)
             assistant = plan.hf_draft if plan.hf_draft is not None and m in HF_METHODS else draft
-            return run_method(m, target, assistant, ids, k, run, tree_costs(fc) if fc and m in TREE_METHODS else None)
+            return run_method(m, target, assistant, ids, k, run,
+                              tree_costs=tree_costs(fc) if fc and m in TREE_METHODS else None)
         except Exception as e:   # one method failing must not cost the whole run
             error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             if m not in failed:
