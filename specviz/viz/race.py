@@ -128,10 +128,12 @@ def race_css() -> str:
 .sv-race-target {{ color: {c['target']}; text-decoration: underline dotted {c['target']}; }}
 .sv-race-legend .sv-race-tok {{ padding: 0 4px; margin-right: 6px; font-size: 13px; }}
 @media (max-width: 640px) {{
-  .sv-race-table thead {{ display: none; }}
-  .sv-race-table, .sv-race-table tbody, .sv-race-table tr, .sv-race-table th, .sv-race-table td {{ display: block; }}
-  .sv-race-table tr {{ border: 1px solid #d0d7de; border-radius: 6px; margin-bottom: 6px; padding: 2px 0; }}
-  .sv-race-table th, .sv-race-table td {{ border-bottom: none; padding: 2px 8px; }}
-  .sv-race-table td::before {{ content: attr(data-label) ": "; color: #57606a; }}
+  .sv-race .sv-race-table thead {{ display: none; }}
+  .sv-race .sv-race-table, .sv-race .sv-race-table tbody {{ display: block; border: none; }}
+  .sv-race .sv-race-table tr {{ display: flex; flex-wrap: wrap; gap: 2px 14px; border: 1px solid #d0d7de;
+    border-radius: 6px; margin-bottom: 6px; padding: 4px 8px; }}
+  .sv-race .sv-race-table th {{ flex-basis: 100%; }}
+  .sv-race .sv-race-table th, .sv-race .sv-race-table td {{ display: block; border: none; padding: 0; background: none; }}
+  .sv-race .sv-race-table td::before {{ content: attr(data-label) ": "; color: #57606a; }}
 }}
 """
