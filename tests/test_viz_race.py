@@ -57,6 +57,8 @@ def test_the_figures_sit_side_by_side_and_a_differing_lane_is_named(lang):
     html = vr.race_html(lanes(), text_of, lang)
     rows = dict(re.findall(r'<tr data-lane="(\w+)" data-tau="[0-9.]+" data-tokens="\d+" data-same="(\w+)"', html))
     assert rows == {"target": "reference", "model": "yes", "hybrid": "yes", "ngram": "no"}
+    assert html.count('<td data-label="') == 4 * 6                       # each cell names its column (phone cards)
+    assert f'<td data-label="{esc(t("race.col_same", lang))}">' in html
     assert esc(t("race.differs", lang, n=3)) in html                   # token 3 (1-based) left the target's text
     assert esc(t("race.col_tau", lang)) in html and "3.00" in html     # τ of the model lane: 6 tokens / 2 rounds
     assert "67%" in html and "80%" in html                             # acceptance: 4 of 6, 4 of 5

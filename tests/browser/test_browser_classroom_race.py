@@ -79,13 +79,17 @@ def test_the_race_renders_coloured_by_source_and_lossless(browser, server, shots
         assert all(len(c) == 1 for c in colours.values()) and len({next(iter(c)) for c in colours.values()}) == \
             len(colours)                                        # one colour per source, and no two alike
         assert "target" in colours and "model" in colours
-        # Nothing sticks out of a phone's width: the table scrolls in its own box, the lanes stack.
-        overflow = pg.page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        # Nothing sticks out of a phone's width: the table's rows become cards, the lanes stack.
+        overflow = pg.page.eval_on_selector("#sv-race-view", "e => e.scrollWidth - e.clientWidth")
         assert overflow <= 1, overflow
         for selector in ("#sv-race-view .sv-race-scroll", "#sv-race-view .sv-race-lane"):
             right = pg.page.eval_on_selector_all(selector, "es => Math.max(...es.map(e => "
                                                            "e.getBoundingClientRect().right))")
             assert right <= width + 1, (selector, right)
+        # Every lane's verdict is in view without scrolling sideways (on a phone the rows are cards).
+        cells = pg.page.eval_on_selector_all("#sv-race-view tr[data-lane] td:last-child", "es => es.map(e => {"
+                                             " const r = e.getBoundingClientRect(); return [r.left, r.right]; })")
+        assert len(cells) == 5 and all(0 <= left and right <= width + 1 for left, right in cells), cells
         pg.shot(f"race-{width}-{lang}")
         # A bad box: a sentence in the page's language, and the shown race stays.
         set_box(pg, "sv-race-k", 17)
@@ -117,9 +121,29 @@ def test_the_prepared_code_edit_lesson_opens_at_its_longest_lookup_run(browser, 
         assert t("drafter.ngram", lang) in stage
         chips = pg.page.locator("#sv-cls-stage .sv-cls-chip").count()
         assert chips == trace.rounds[lesson.start - 1].k >= 4
-        overflow = pg.page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
-        assert overflow <= 1, overflow
+        right = pg.page.eval_on_selector("#sv-cls-stage .sv-cls-stage-box", "e => e.getBoundingClientRect().right")
+        assert right <= width + 1, right
         assert pg.status_kind() == "info"                          # no model was loaded
+        assert not pg.dialogs
+    finally:
+        pg.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_stop_ends_the_race_with_a_sentence(browser, server, shots, lang):
+    """A long race (128 tokens a lane, K = 1) stopped while it runs: it says it stopped, in the page's language,
+    within the few seconds a round and the grace take, and the lanes that had finished stay."""
+    pg = open_page(browser, server, shots, 1366, 900, lang)
+    try:
+        open_race(pg, lang)
+        set_box(pg, "sv-race-tokens", 128)
+        set_box(pg, "sv-race-k", 1)
+        start(pg)
+        pg.page.wait_for_selector("#sv-race-view .sv-race-lane", timeout=60_000)   # the target alone is done
+        pg.page.click("#sv-race-stop")
+        pg.page.wait_for_selector("#sv-race-status [data-kind=warn]", timeout=10_000)
+        assert t("race.stopped", lang) in pg.page.locator("#sv-race-status").inner_text()
+        assert pg.page.locator("#sv-race-view .sv-race-lane").count() < 5
         assert not pg.dialogs
     finally:
         pg.close()
