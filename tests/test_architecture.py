@@ -306,12 +306,13 @@ def test_the_private_check_sees_both_forms(tmp_path):
 # for one of its functions, is imported whole: `from . import memory`, then `memory.check_pair(...)`).
 HEAVY = "defers a heavy library until a model is really loaded or converted"
 OPTIONAL = "an optional dependency, absent where the feature is not used"
+PURE_CLASSROOM = ("the classroom's logic is read without torch (tests/test_strings.py's guard: the page's checks and "
+                  "views use it); the decoder is imported when a lane runs")
 COMPILER = "the compiler's stack (dynamo, triton, the C++ toolchain) only when compiling is asked about"
 # Not yet justified: no cycle, and nothing heavy deferred (importing any specviz module already loads torch through
 # specviz/__init__.py). Kept until they are hoisted; the tests stand in for models.loading.load_pair at call time,
 # so the CLI must then read it through the module.
 CLI_PENDING = "pending (issue 28): the CLI's commands import their machinery on use; no cycle, nothing heavy deferred"
-LOOP_PENDING = "pending (issue 28, one loop): the tree path's second pipeline, replaced by the one loop; no cycle"
 LAZY_IMPORTS = {
     ("specviz", "specviz.models.loading"):
         "specviz.load_pair reads the loader at call time: tests and the CLI stand in for models.loading.load_pair",
@@ -322,6 +323,8 @@ LAZY_IMPORTS = {
     ("specviz.bench.shapes", "transformers"): HEAVY,
     ("specviz.bench.suite", "tqdm.auto"): OPTIONAL + " (a progress bar on a terminal)",
     ("specviz.classroom.lab", "transformers"): HEAVY + " (the lab's tiny pair)",
+    **{("specviz.classroom.race", m): PURE_CLASSROOM for m in (
+        "specviz.engine.baseline", "specviz.engine.sampling", "specviz.engine.speculative")},
     **{("specviz.cli.agreement", m): CLI_PENDING for m in (
         "specviz.engine.baseline", "specviz.engine.speculative", "specviz.models.loading", "specviz.runtime.attention",
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},
@@ -338,10 +341,6 @@ LAZY_IMPORTS = {
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},
     ("specviz.cli.prepare", "specviz.models.loading"): CLI_PENDING,
     ("specviz.cli.prepare", "specviz.models.packaged"): CLI_PENDING,
-    **{("specviz.engine.lossless", m): LOOP_PENDING for m in (
-        "specviz.engine.speculative", "specviz.engine.tree_drafter", "specviz.engine.tree_rule")},
-    **{("specviz.engine.speculative", m): LOOP_PENDING for m in (
-        "specviz.engine.tree_drafter", "specviz.engine.tree_rule", "specviz.trace.tree_recording")},
     ("specviz.models.loading", "transformers"): HEAVY,
     ("specviz.models.memory", "transformers"): HEAVY,
     ("specviz.models.packaged", "safetensors.torch"): HEAVY + " (only when the packaged pair is converted)",
