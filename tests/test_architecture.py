@@ -341,6 +341,10 @@ LAZY_IMPORTS = {
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},
     ("specviz.cli.prepare", "specviz.models.loading"): CLI_PENDING,
     ("specviz.cli.prepare", "specviz.models.packaged"): CLI_PENDING,
+    ("specviz.trace.files", "specviz.strings"):
+        "the records stay below the words (tests/test_trace.py): only a reader of an error's sentence loads the table",
+    ("specviz.runtime.zerogpu", "specviz.strings"):
+        "the decoder stays below the words (tests/test_trace.py): the table loads only to refuse a bad slice size",
     ("specviz.models.loading", "transformers"): HEAVY,
     ("specviz.models.memory", "transformers"): HEAVY,
     ("specviz.models.packaged", "safetensors.torch"): HEAVY + " (only when the packaged pair is converted)",

@@ -129,7 +129,8 @@ def target_lane(target, prompt_ids: list[int], max_new_tokens: int, *, eos_token
     from ..engine.sampling import SamplingConfig
 
     lane = Lane(TARGET)
-    steps = autoregressive_generate(target, prompt_ids, SamplingConfig(temperature=0.0), max_new_tokens, 0, eos_token_id=eos_token_id,
+    steps = autoregressive_generate(target, prompt_ids, sampling=SamplingConfig(temperature=0.0),
+                                    max_new_tokens=max_new_tokens, seed=0, eos_token_id=eos_token_id,
                                     compile="off", stop=stop)
     try:
         for s in steps:

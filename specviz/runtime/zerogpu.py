@@ -22,7 +22,6 @@ import os
 import threading
 from dataclasses import dataclass
 
-from ..strings import t
 from ..limits import (ZEROGPU_CALL_OVERHEAD_S, ZEROGPU_DEFAULT_STEP_S, ZEROGPU_DRAFT_SHARE, ZEROGPU_MARGIN,
                       ZEROGPU_MAX_DURATION_S, ZEROGPU_MIN_DURATION_S)
 
@@ -77,6 +76,8 @@ def gpu_size(env=None) -> str:
         return ZEROGPU_DEFAULT_SIZE
     size = raw.strip().lower()
     if size not in ZEROGPU_SIZES:
+        from ..strings import t   # the runtime stays below the words: loaded only to say this refusal
+
         raise ValueError(t("zerogpu.bad_size", name=ZEROGPU_SIZE_ENV, value=raw.strip()[:40],
                            choices=", ".join(ZEROGPU_SIZES)))
     return size

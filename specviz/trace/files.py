@@ -25,7 +25,6 @@ from typing import Any
 
 from ..limits import (DECODER_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, MAX_TOKEN_ID, MAX_TRACE_DEPTH,
                       MAX_TRACE_ROUNDS, MAX_TREE_NODES)
-from ..strings import DEFAULT_LANG, t
 
 TRACE_FORMAT = "specviz-trace"
 TRACE_VERSION = 1
@@ -49,6 +48,7 @@ class TraceFormatError(ValueError):
         return functools.partial(type(self), self.key, **self.values), ()
 
     def text(self, lang: str | None = None) -> str:
+        from ..strings import DEFAULT_LANG, t  # only a reader of the sentence needs the word table
 
         lang = lang or DEFAULT_LANG
         return t(self.key, lang, **{n: t(v, lang) if isinstance(v, Key) else v for n, v in self.values.items()})
