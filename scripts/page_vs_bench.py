@@ -2,6 +2,7 @@
 
     python scripts/page_vs_bench.py [--prompts 5] [--k 3] [--max-new-tokens 64] [--rate 4 0] [--profile]
                                     [--modes bench api page browser] [--bench-thread] [--torch-threads N]
+                                    [--check [TOL]]
 
 Each prompt runs every way, in an order that rotates from prompt to prompt (so drift on the machine hits them all
 alike); each way runs the speculative decode, then the target alone, one after the other:
@@ -26,6 +27,11 @@ encoding times, bytes, how old its newest round was) and where the decode thread
 its own CPU time, its voluntary context switches (waiting for the GIL or a lock) and involuntary ones (preempted by
 another thread), and per round the page's draft and verify times against the API's on the same rounds (greedy
 rounds are the same rounds).
+
+`--check [TOL]` is the issue's "watching a run does not slow it" check as one run: the page drawn live (page@R and,
+with --modes ... browser, Chromium) against the API's worker with nothing drawn, interleaved; it prints each ratio of
+decode tokens/s (speculative and target alone, median over prompts of each prompt's ratio) with a verdict, and exits
+1 when one falls outside 1 +- TOL (default 0.10). It adds the api way to --modes when missing.
 
 Run it with the machine alone: on a shared machine its figures say nothing.
 """
@@ -510,6 +516,23 @@ def print_summary(results: dict[str, list[Result]], args) -> None:
           "settings (EOS honoured, prefill in chunks).")
 
 
+def check(results: dict[str, list[Result]], tol: float) -> bool:
+    """Whether the live page decodes as fast as the API's worker with nothing drawn (each ratio within 1 +- tol)."""
+    ok = True
+    print(f"CHECK: the live page's decode against the API's (nothing drawn), tokens/s ratios within 1 +- {tol:g}:")
+    api = results["api"]
+    for mode, rs in results.items():
+        if not mode.startswith(("page", "browser")):
+            continue
+        for part, of in (("speculative", lambda r: r.spec_bench), ("target alone", lambda r: r.base_bench)):
+            ratio = med(of(x) / of(y) for x, y in zip(rs, api) if of(y) > 0)
+            good = not math.isnan(ratio) and abs(ratio - 1) <= tol
+            ok = ok and good
+            print(f"  {mode + ' / api':24s}{part:14s}{fmt(ratio, 3):>7s}  {'ok' if good else 'FAILED'}")
+    print(f"CHECK {'passed' if ok else 'FAILED'}")
+    return ok
+
+
 def print_profile(i: int, page: Result, api: Result | None) -> None:
     print(f"  --- profile p{i:02d}, {page.mode}: each update (ms; waited: asleep or waiting for events inside the "
           "call; age: its newest round's time in the queue)")
@@ -574,7 +597,17 @@ def parse(argv):
                    help="tiny: the browser tests' tiny random pair (a smoke run of this script)")
     p.add_argument("--tiny-delay", type=float, default=0.0, help="with --pair tiny: seconds per target forward")
     p.add_argument("--no-warmup", action="store_true")
+    p.add_argument("--check", type=float, nargs="?", const=0.10, default=None, metavar="TOL",
+                   help="the live page against the API in one run: exit 1 unless every page / api and browser / api "
+                        "ratio of decode tokens/s is within 1 +- TOL (default 0.10)")
     args = p.parse_args(argv)
+    if args.check is not None:
+        if not 0 < args.check < 1:
+            p.error("--check's tolerance must be between 0 and 1")
+        if "api" not in args.modes:
+            args.modes = ["api"] + list(args.modes)
+        if not any(m in args.modes for m in ("page", "browser")):
+            p.error("--check needs page or browser in --modes")
     if not 1 <= args.k <= 16 or not 1 <= args.max_new_tokens <= 512 or not 1 <= args.prompts <= 100:
         p.error("K must be 1-16, --max-new-tokens 1-512, --prompts 1-100")
     if any(r < 0 or r > 100 for r in args.rate or []):
@@ -641,6 +674,8 @@ def main(argv=None) -> int:
             d.close()
     BrowserDriver.close_all()
     print_summary(results, args)
+    if args.check is not None:
+        return 0 if check(results, args.check) else 1
     return 0
 
 
