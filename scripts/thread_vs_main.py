@@ -94,7 +94,8 @@ def decode(pair, ids, args, settings: str) -> tuple[list, list]:
     rounds = list(speculative_generate(pair.target, pair.draft, ids, k=args.k, sampling=sampling,
                                        max_new_tokens=args.max_new_tokens, seed=args.seed, tokenizer=pair.tokenizer,
                                        ignore_eos=True, record=True, stats={}))
-    steps = list(autoregressive_generate(pair.target, ids, sampling, args.max_new_tokens, args.seed,
+    steps = list(autoregressive_generate(pair.target, ids, sampling=sampling, max_new_tokens=args.max_new_tokens,
+                                         seed=args.seed,
                                          ignore_eos=True, stats={})) if args.target else []
     return rounds, steps
 
