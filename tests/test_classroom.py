@@ -65,7 +65,7 @@ def test_stage_html_shows_glyphs_and_escapes():
     assert "<img" not in html and "&lt;img" in html
     for glyph in ("✓", "✗", "·", "↻"):
         assert glyph in html
-    hidden = vc.stage_html(rnd, 3, 4, greedy=False, hidden=True)
+    hidden = vc.stage_html(rnd, 3, 4, greedy=False, options=vc.StageOptions(hidden=True))
     assert 'data-u=""' in hidden and "u = 0.900" not in hidden
 
 

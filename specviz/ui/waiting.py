@@ -1,25 +1,30 @@
-"""Slow steps an event function waits on (loading models, a sweep, the prompt's prefill): status lines that say
-what is happening and for how long, and a Stop that is heard while waiting.
+"""Slow steps an event function waits on (the queue, loading models, a sweep, the prompt's prefill): status lines
+that say what is happening and for how long, and a Stop that is heard while waiting.
 
 Each helper is a generator of page updates (`{view name: value}`) that returns
 its result with `return`, so an event function writes `pair = yield from
 load(...)`. `say(message, kind)` turns a line into the update of every status
-view the caller has (the run's status, the sweep's own box, or both).
+view the caller has (the run's status, the sweep's own box, or both). The
+events that run models (a run, a sweep, the race) share their frame here: the
+click's answer before the queue (`place_in_queue`), the run's life and its
+end however it ends (`guarded`), the pair and the prompt (`prepared`).
 """
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from ..errors import ModelLoadError
 from ..limits import APP_STOP_GRACE_S
 from ..strings import t
 from ..viz.format import ordinal
 from . import inputs, worker
-from .session import AppContext, Run, expected_wait
+from .inputs import InputError
+from .session import AppContext, Run, end_run, expected_wait, new_run, submit
 from .worker import Failed, Progress, Result, Stopped
 
 Say = Callable[[str, str], dict]
+Settings = TypeVar("Settings")
 
 
 def queued_line(ahead: int, slots: int, lang: str) -> str:
@@ -29,6 +34,57 @@ def queued_line(ahead: int, slots: int, lang: str) -> str:
     if wait is None:
         return t("status.queued", lang, place=place)
     return t("status.queued_eta", lang, place=place, seconds=f"{max(5, 5 * round(wait / 5)):.0f}")
+
+
+def place_in_queue(ctx: AppContext, request, check: Callable[[], object], say: Say) -> dict:
+    """Right after the click, before the queue: a bad field's sentence at once (`check()` raises it), or the place
+    in the queue; {} when the event will start at once."""
+    try:
+        check()
+    except InputError as e:
+        return say(str(e), "error")
+    ahead, busy = submit(request)
+    if ahead or busy >= ctx.concurrency_limit:
+        return say(queued_line(ahead, ctx.concurrency_limit, ctx.lang), "run")
+    return {}
+
+
+def guarded(ctx: AppContext, request, check: Callable[[], Settings], say: Say,
+            body: Callable[[Run, Settings], Iterator[dict]]) -> Iterator[dict]:
+    """An event that runs models, from its start to its end: a new run for the session (its previous one told to
+    stop), the form checked again (`check()`: the settings, or the sentence of its InputError said), a run that
+    Stop withdrew from the queue (or stopped before it began) said so, then `body(run, settings)`.
+
+    However it ends (its end, Stop, an error, a page closed or a newer run), the run's flag is raised, so a
+    decoder thread still going stops too, and the run is ended (its slot freed, its time counted when it ran
+    out)."""
+    run = new_run(request)
+    try:
+        try:
+            settings = check()
+        except InputError as e:
+            yield say(str(e), "error")
+            return
+        if run.stop.is_set():
+            yield say(t("status.withdrawn" if run.withdrawn else "status.stopped", ctx.lang), "warn")
+            return
+        yield from body(run, settings)
+    finally:
+        run.stop.set()  # a cancelled or closed page stops the decoder too
+        end_run(run)
+
+
+def prepared(ctx: AppContext, run: Run, pair_ids, say: Say, encode: Callable[[Any], list[int]]) -> Iterator[dict]:
+    """The pair loaded (`load`) and the prompt encoded by `encode(pair)`: (pair, ids), or None after an error or
+    Stop (said)."""
+    pair = yield from load(ctx, run, pair_ids, say)
+    if pair is None:
+        return None
+    try:
+        return pair, encode(pair)
+    except InputError as e:
+        yield say(str(e), "error")
+        return None
 
 
 def seconds_since(t0: float) -> str:

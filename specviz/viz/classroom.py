@@ -10,9 +10,10 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..classroom.steps import Decision, Mass, Stop, decision, stops
+from ..classroom.steps import Decision, Mass, Stop, decision
 from ..strings import DEFAULT_LANG, t
 from ..trace.records import Round
+from .classroom_stage import StageOptions, StageParts, stage_frame
 from .classroom_whatif import premise_figure, premise_html, whatif_figure, whatif_html  # noqa: F401 (re-exported)
 from .format import MARKERS, PALETTE, esc, display_number, rich, round_drafter_text, token_display
 
@@ -147,26 +148,26 @@ def _chance(rnd: Round, reject_chance: float | None, lang: str) -> str:
     return f'<p class="sv-cls-chance" data-reject="{esc(display_number(reject_chance))}">{esc(line)}</p>'
 
 
-def stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, *, hidden: bool = False,
-               show_summary: bool = True, note: str = "", lang: str = DEFAULT_LANG,
-               reject_chance: float | None = None) -> str:
-    """The whole stage of one stop: where we are, the tokens so far, the explanation, the round's summary.
-    `reject_chance`: the mass picture's rejection chance, said at a correction (None: not said)."""
-    all_stops = stops(rnd)
-    stop = all_stops[max(0, min(stop_index, len(all_stops) - 1))]
-    head = t("cls.where", lang, round=rnd.index + 1, rounds=n_rounds, stop=stop_index + 1, stops=len(all_stops),
-             kind=t(_KIND_KEYS[stop.kind], lang))
-    summ = summary(rnd, lang) if show_summary else t("cls.sum_hidden", lang)
-    extra = f'<p class="sv-cls-note" role="note">{esc(note)}</p>' if note else ""
-    if getattr(rnd, "drafter", "model") not in ("model", "tree"):   # who drafted: prompt lookup or the draft model
-        source = "ngram" if any(getattr(tk, "source", "") == "ngram" for tk in rnd.drafted) else "model"
-        extra = (f'<p class="sv-cls-drafter" data-source="{source}">{esc(round_drafter_text(rnd, lang))}</p>'
-                 + extra)
-    return (f'<div class="sv-cls-stage-box" data-round="{rnd.index + 1}" data-stop="{stop_index + 1}" '
-            f'data-kind="{esc(stop.kind)}" data-pos="{"" if stop.pos is None else stop.pos + 1}">'
-            f'<div class="sv-cls-where">{esc(head)}</div>{strip_html(rnd, stop, lang, not hidden)}'
-            f'<div class="sv-cls-body">{_body(rnd, stop, greedy, hidden, lang, reject_chance)}</div>{extra}'
-            f'<p class="sv-cls-summary" role="status" aria-live="polite">{esc(summ)}</p></div>')
+def stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, options: StageOptions | None = None,
+               lang: str = DEFAULT_LANG) -> str:
+    """The whole stage of one stop: where we are, the tokens so far, the explanation, the round's summary, in the
+    frame a tree's stage shares (`classroom_stage.stage_frame`)."""
+    opts = options or StageOptions()
+
+    def parts(stop: Stop) -> StageParts:
+        return StageParts(_KIND_KEYS[stop.kind], strip_html(rnd, stop, lang, not opts.hidden),
+                          _body(rnd, stop, greedy, opts.hidden, lang, opts.reject_chance), summary(rnd, lang),
+                          extra=_drafter_html(rnd, lang))
+
+    return stage_frame(rnd, n_rounds, stop_index, opts, parts, lang)
+
+
+def _drafter_html(rnd: Round, lang: str) -> str:
+    """Who drafted a round of a run that mixes drafters (prompt lookup or the draft model); "" otherwise."""
+    if getattr(rnd, "drafter", "model") in ("model", "tree"):
+        return ""
+    source = "ngram" if any(getattr(tk, "source", "") == "ngram" for tk in rnd.drafted) else "model"
+    return f'<p class="sv-cls-drafter" data-source="{source}">{esc(round_drafter_text(rnd, lang))}</p>'
 
 
 def empty_stage_html(lang: str = DEFAULT_LANG) -> str:

@@ -10,11 +10,12 @@ drawn by the tab beside this stage.
 """
 from __future__ import annotations
 
-from ..classroom.steps import Stop, children, node_decision, stops, tree_order
+from ..classroom.steps import Stop, children, node_decision, tree_order
 from ..classroom.tree_steps import Change, accepted_path, changes, last_rejected, level, node_states, sibling_rank
 from ..strings import DEFAULT_LANG, t
 from ..trace.records import Round
 from .classroom import GLYPHS, num, quote, state_word, ubar_html
+from .classroom_stage import StageOptions, StageParts, stage_frame
 from .format import display_number, esc, rich, token_display
 
 TREE_GLYPHS = {**GLYPHS, "untried": "–"}
@@ -174,21 +175,19 @@ def tree_summary(rnd: Round, lang: str = DEFAULT_LANG) -> str:
     return "; ".join(parts)
 
 
-def tree_stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, *, hidden: bool = False,
-                    show_summary: bool = True, note: str = "", lang: str = DEFAULT_LANG,
-                    reject_chance: float | None = None) -> str:
-    """The whole stage of one stop of a tree round (the tree counterpart of `classroom.stage_html`)."""
-    all_stops = stops(rnd)
-    stop = all_stops[max(0, min(stop_index, len(all_stops) - 1))]
-    head = t("cls.where", lang, round=rnd.index + 1, rounds=n_rounds, stop=stop_index + 1, stops=len(all_stops),
-             kind=t(_KIND_KEYS[stop.kind], lang))
-    summ = tree_summary(rnd, lang) if show_summary else t("cls.sum_hidden", lang)
-    extra = f'<p class="sv-cls-note" role="note">{esc(note)}</p>' if note else ""
-    return (f'<div class="sv-cls-stage-box sv-ctree-stage" data-round="{rnd.index + 1}" data-stop="{stop_index + 1}" '
-            f'data-kind="{esc(stop.kind)}" data-node="{"" if stop.pos is None else stop.pos + 1}">'
-            f'<div class="sv-cls-where">{esc(head)}</div>{tree_picture_html(rnd, stop, lang, not hidden)}'
-            f'<div class="sv-cls-body">{_body(rnd, stop, greedy, hidden, lang, reject_chance)}</div>{extra}'
-            f'<p class="sv-cls-summary" role="status" aria-live="polite">{esc(summ)}</p></div>')
+def tree_stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, options: StageOptions | None = None,
+                    lang: str = DEFAULT_LANG) -> str:
+    """The whole stage of one stop of a tree round, in the frame the chain's stage shares
+    (`classroom_stage.stage_frame`): the tree in the place of the chain's strip, the node in the place of its
+    position."""
+    opts = options or StageOptions()
+
+    def parts(stop: Stop) -> StageParts:
+        return StageParts(_KIND_KEYS[stop.kind], tree_picture_html(rnd, stop, lang, not opts.hidden),
+                          _body(rnd, stop, greedy, opts.hidden, lang, opts.reject_chance), tree_summary(rnd, lang),
+                          box_class="sv-ctree-stage", pos_attr="node")
+
+    return stage_frame(rnd, n_rounds, stop_index, opts, parts, lang)
 
 
 def classroom_tree_css() -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"   # Debian's package; the tests never download a browser
@@ -100,6 +101,19 @@ class Page:
     def close(self):
         assert not self.dialogs, f"a script ran in the page: {self.dialogs}"
         self.ctx.close()
+
+
+@contextmanager
+def bare_page(browser, **context):
+    """A plain Playwright page in a context of its own (`context`: its viewport, is_mobile, ...); like `Page`, it
+    fails on any JS dialog (an XSS would alert)."""
+    ctx = browser.new_context(**context)
+    page = ctx.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    yield page
+    assert not dialogs, dialogs
+    ctx.close()
 
 
 def sampled_run(pg: Page, seed=3, max_new=40, k=4):

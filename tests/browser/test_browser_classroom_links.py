@@ -9,7 +9,7 @@ import pytest
 from specviz.classroom import lessons
 from specviz.classroom.state import StepState
 from specviz.strings import t
-from tests.browser.page import stage, wait_stage
+from tests.browser.page import bare_page, stage, wait_stage
 from specviz.ui import locale
 
 pytestmark = pytest.mark.browser
@@ -22,13 +22,8 @@ GRADIO_VISIBLE = ("Use via API", "Built with Gradio", "Drop File Here", "Click t
 @pytest.fixture
 def laptop(browser, server):
     """A page at 1366×900 (the size the issue was found at); fails on any JS dialog."""
-    ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    page = ctx.new_page()
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    yield page
-    assert not dialogs, dialogs
-    ctx.close()
+    with bare_page(browser, viewport={"width": WIDTH, "height": HEIGHT}) as page:
+        yield page
 
 
 def goto(page, server, path: str = "", query: str = ""):

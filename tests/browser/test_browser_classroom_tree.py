@@ -9,7 +9,7 @@ from specviz.classroom import lessons
 from specviz.classroom.state import StepState
 from specviz.classroom.steps import stops
 from specviz.strings import t
-from tests.browser.page import stage, wait_stage
+from tests.browser.page import bare_page, stage, wait_stage
 
 pytestmark = pytest.mark.browser
 
@@ -19,13 +19,8 @@ NO_SIDEWAYS_SCROLL = "() => document.scrollingElement.scrollWidth <= window.inne
 
 @pytest.fixture
 def phone(browser, server):
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    page = ctx.new_page()
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    yield page
-    assert not dialogs, dialogs
-    ctx.close()
+    with bare_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True) as page:
+        yield page
 
 
 def the_moment():

@@ -8,8 +8,6 @@ functions that render. The step position lives in `cls_cur` (a
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import gradio as gr
 
 from ...classroom import lessons
@@ -23,7 +21,8 @@ from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext
 from .classroom_js import KEYS_JS, PRESENTER_JS, SCROLL_TO_LESSON_JS
-from .classroom_tree import render_tree
+from .classroom_stage import StepParts, step_updates
+from .classroom_tree import tree_parts
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
 from .classroom_race import race_layout, race_wire
 from .classroom_whatif import preset, what_if, whatif_layout, whatif_wire  # noqa: F401 (what_if, preset: tested here)
@@ -146,31 +145,23 @@ def render(ctx: AppContext, trace, state: StepState, seed, predict) -> dict:
         return {"cls_stage": vc.empty_stage_html(ctx.lang), "cls_mass_text": "", "cls_round": gr.update(),
                 "cls_mass": gr.update(visible=False), "cls_cur": state, "cls_guess_row": gr.update(visible=False)}
     v = state.view(trace.rounds, _seed(seed), predict)
-    out = render_tree(ctx, trace, state, v, predict) if v.round.tree else _render_chain(ctx, trace, state, v, seed,
-                                                                                        predict)
-    return {**out, "cls_guess_row": gr.update(visible=v.hidden)}
+    parts = tree_parts(ctx, trace, state, v) if v.round.tree else _chain_parts(ctx, trace, state, v, seed)
+    return {**step_updates(ctx, trace, state, v, predict, parts), "cls_guess_row": gr.update(visible=v.hidden)}
 
 
-def _render_chain(ctx: AppContext, trace, state: StepState, v, seed, predict) -> dict:
-    lang = ctx.lang
-    seed = _seed(seed)
-    rnd = v.round
-    note = redraw_note(v.redrawn, state.draw, seed, trace.greedy, lang)
-    # One Mass for the stage and the picture below it, so both show the same rejection chance.
-    # A re-draw that moved the rejection has only an estimated residual (the decoder kept the recorded one).
+def _chain_parts(ctx: AppContext, trace, state: StepState, v, seed) -> StepParts:
+    """A chain round's part of the step view: its stage, the re-draw's note, and at a rejection the mass picture.
+    A re-draw that moved the rejection has only an estimated residual (the decoder kept the recorded one)."""
+    lang, rnd = ctx.lang, v.round
     m = None
     if v.shows_rejection and rnd.rejected_at is not None and not trace.greedy:
         m = mass(rnd.drafted[rnd.rejected_at], rnd.correction, exact_r=not v.redrawn.changed)
-    stage = vc.stage_html(rnd, len(trace.rounds), v.pos, trace.greedy, hidden=v.hidden,
-                          show_summary=not predict or v.last, note=note, lang=lang,
-                          reject_chance=m.reject_chance if m is not None else None)
-    out = {"cls_stage": stage, "cls_round": state.round + 1, "cls_cur": replace(state, stop=v.pos),
-           "cls_mass_text": "", "cls_mass": gr.update(visible=False)}
-    if m is not None:
+
+    def picture(m):
         title = t("cls.mass_title", lang, round=rnd.index + 1, pos=rnd.rejected_at + 1)
-        out["cls_mass"] = gr.update(value=vc.mass_figure(m, title, lang), visible=True)
-        out["cls_mass_text"] = vc.mass_text_html(m, rnd, title, lang)
-    return out
+        return vc.mass_figure(m, title, lang), vc.mass_text_html(m, rnd, title, lang)
+
+    return StepParts(vc.stage_html, redraw_note(v.redrawn, state.draw, _seed(seed), trace.greedy, lang), m, picture)
 
 
 def redraw_note(r: Redrawn, draw: int, seed: int, greedy: bool, lang: str) -> str:

@@ -17,8 +17,7 @@ from ...viz import race as vr
 from .. import classroom_inputs, inputs, waiting, worker
 from ..classroom_inputs import RACE_FORM
 from ..events import listen, listen_form
-from ..inputs import InputError
-from ..session import AppContext, end_run, new_run, stop_run, submit
+from ..session import AppContext, stop_run
 from ..worker import Failed, Result, Stopped
 
 DEFAULT_TOKENS = 48
@@ -60,14 +59,7 @@ def say(message: str, kind: str) -> dict:
 
 def race_submitted(ctx: AppContext, form: dict, request: gr.Request):
     """Right after the click: a bad field's sentence at once, or the place in the queue."""
-    try:
-        classroom_inputs.race_settings(form, ctx.lang)
-    except InputError as e:
-        return say(str(e), "error")
-    ahead, busy = submit(request)
-    if ahead or busy >= ctx.concurrency_limit:
-        return say(waiting.queued_line(ahead, ctx.concurrency_limit, ctx.lang), "run")
-    return {}
+    return waiting.place_in_queue(ctx, request, lambda: classroom_inputs.race_settings(form, ctx.lang), say)
 
 
 def race_stop(ctx: AppContext, request: gr.Request) -> dict:
@@ -78,33 +70,19 @@ def race_stop(ctx: AppContext, request: gr.Request) -> dict:
 
 
 def race(ctx: AppContext, form: dict, request: gr.Request):
-    run = new_run(request)
-    try:
-        yield from _race(ctx, run, form)
-    finally:
-        run.stop.set()
-        end_run(run)
+    yield from waiting.guarded(ctx, request, lambda: classroom_inputs.race_settings(form, ctx.lang), say,
+                               lambda run, settings: _race(ctx, run, settings))
 
 
-def _race(ctx: AppContext, run, form: dict):
+def _race(ctx: AppContext, run, settings):
     lang = ctx.lang
-    try:
-        prompt, tokens, k, pair_ids = classroom_inputs.race_settings(form, lang)
-    except InputError as e:
-        yield say(str(e), "error")
-        return
-    if run.stop.is_set():
-        yield say(t("status.withdrawn" if run.withdrawn else "status.stopped", lang), "warn")
-        return
+    prompt, tokens, k, pair_ids = settings
     yield {**say(t("race.loading", lang), "run"), "race_view": ""}
-    pair = yield from waiting.load(ctx, run, pair_ids, say)
-    if pair is None:
+    ready = yield from waiting.prepared(ctx, run, pair_ids, say,
+                                        lambda pair: inputs.encode_prompt(pair, prompt, False, tokens, k, lang))
+    if ready is None:
         return
-    try:
-        ids = inputs.encode_prompt(pair, prompt, False, tokens, k, lang)
-    except InputError as e:
-        yield say(str(e), "error")
-        return
+    pair, ids = ready
     text_of = _texts(pair)
     lanes: list[cr.Lane] = []
     for i, name in enumerate(cr.LANES):

@@ -26,8 +26,8 @@ from ...viz import html as vh
 from ...viz import pays as vp
 from .. import inputs, pays, waiting, worker
 from ..events import listen, listen_form
-from ..inputs import InputError, RunSettings
-from ..session import AppContext, end_run, end_session, new_run, stop_run, submit
+from ..inputs import RunSettings
+from ..session import AppContext, end_session, stop_run
 from ..stream import AFTER_RUN_VIEWS, RUN_VIEWS, StreamView, after_run_updates, status
 from ..run import Outcome, clean_text, job_of, make_trace
 from ..worker import BaselineProgress, RoundDone, SpecDone
@@ -138,44 +138,22 @@ def after_run(ctx: AppContext, trace):
 def submitted(ctx: AppContext, form: dict, request: gr.Request):
     """Right after the click, before the queue: a bad field's sentence, or the place in the queue.
     `form`: {name: value} of the fields in `inputs.RUN_FORM`."""
-    try:
-        inputs.run_settings(form, ctx.lang)
-    except InputError as e:
-        return status(str(e), "error")
-    ahead, busy = submit(request)
-    if ahead or busy >= ctx.concurrency_limit:
-        return status(waiting.queued_line(ahead, ctx.concurrency_limit, ctx.lang), "run")
-    return {}
+    return waiting.place_in_queue(ctx, request, lambda: inputs.run_settings(form, ctx.lang), status)
 
 
 def generate(ctx: AppContext, form: dict, request: gr.Request):
     """The run (`form`: {name: value} of the fields in `inputs.RUN_FORM`), as a stream of page updates."""
-    run = new_run(request)
-    try:
-        yield from _generate(ctx, run, request, form)
-    finally:
-        run.stop.set()  # a cancelled or closed page stops the decoder too
-        end_run(run)
+    yield from waiting.guarded(ctx, request, lambda: inputs.run_settings(form, ctx.lang), status,
+                               lambda run, s: _generate(ctx, run, request, s))
 
 
-def _generate(ctx: AppContext, run, request, form: dict):
+def _generate(ctx: AppContext, run, request, s: RunSettings):
     lang = ctx.lang
-    try:
-        s = inputs.run_settings(form, lang)
-    except InputError as e:
-        yield status(str(e), "error")
+    ready = yield from waiting.prepared(ctx, run, s.pair_ids, status, lambda pair: inputs.encode_prompt(
+        pair, s.prompt, s.raw, s.max_new_tokens, s.k, lang))
+    if ready is None:
         return
-    if run.stop.is_set():
-        yield status(t("status.withdrawn" if run.withdrawn else "status.stopped", lang), "warn")
-        return
-    pair = yield from waiting.load(ctx, run, s.pair_ids, lambda m, kind: status(m, kind))
-    if pair is None:
-        return
-    try:
-        ids = inputs.encode_prompt(pair, s.prompt, s.raw, s.max_new_tokens, s.k, lang)
-    except InputError as e:
-        yield status(str(e), "error")
-        return
+    pair, ids = ready
     compiled = pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"], pair)   # a tree: never
     # Issue 27: the live text on every update, the log and tiles at a slower pace, the charts after the run.
     view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.live_log_interval_s, stream_charts=False)

@@ -15,8 +15,7 @@ from ...viz import charts
 from ...viz import html as vh
 from .. import inputs, waiting, worker
 from ..events import listen_form
-from ..inputs import InputError
-from ..session import AppContext, end_run, new_run, submit
+from ..session import AppContext
 from ..worker import Failed, Progress, Result, Stopped
 from .generate import field_validator
 
@@ -55,43 +54,21 @@ def say(message: str, kind: str) -> dict:
 
 def submitted(ctx: AppContext, form: dict, request: gr.Request):
     """`form`: {name: value} of the fields in `inputs.SWEEP_FORM`."""
-    try:
-        inputs.sweep_settings(form, ctx.lang)
-    except InputError as e:
-        return say(str(e), "error")
-    ahead, busy = submit(request)
-    if ahead or busy >= ctx.concurrency_limit:
-        return say(waiting.queued_line(ahead, ctx.concurrency_limit, ctx.lang), "run")
-    return {}
+    return waiting.place_in_queue(ctx, request, lambda: inputs.sweep_settings(form, ctx.lang), say)
 
 
 def sweep(ctx: AppContext, form: dict, request: gr.Request):
-    run = new_run(request)
-    try:
-        yield from _sweep(ctx, run, form)
-    finally:
-        run.stop.set()
-        end_run(run)
+    yield from waiting.guarded(ctx, request, lambda: inputs.sweep_settings(form, ctx.lang), say,
+                               lambda run, s: _sweep(ctx, run, s))
 
 
-def _sweep(ctx: AppContext, run, form: dict):
+def _sweep(ctx: AppContext, run, s):
     lang = ctx.lang
-    try:
-        s = inputs.sweep_settings(form, lang)
-    except InputError as e:
-        yield say(str(e), "error")
+    ready = yield from waiting.prepared(ctx, run, s.pair_ids, say, lambda pair: inputs.encode_prompt(
+        pair, s.prompt, s.raw, s.n_tokens, s.ks[-1], lang))
+    if ready is None:
         return
-    if run.stop.is_set():
-        yield say(t("status.withdrawn" if run.withdrawn else "status.stopped", lang), "warn")
-        return
-    pair = yield from waiting.load(ctx, run, s.pair_ids, say)
-    if pair is None:
-        return
-    try:
-        ids = inputs.encode_prompt(pair, s.prompt, s.raw, s.n_tokens, s.ks[-1], lang)
-    except InputError as e:
-        yield say(str(e), "error")
-        return
+    pair, ids = ready
 
     def measure(progress):
         return ctx.sweep()(pair.target, pair.draft, ids, s.ks, s.sampling, s.n_tokens, seed=s.seed,
