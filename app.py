@@ -13,10 +13,10 @@ import os
 if os.environ.get("SPACES_ZERO_GPU", "").strip().lower() in ("1", "t", "true"):
     import spaces  # noqa: F401 - before torch touches CUDA, as ZeroGPU asks
 
-from specviz.ui import build_app, launch_app
+from specviz.ui import PageSettings, build_app, launch_app
 from specviz.ui.gpu_calls import preload
 
-demo = build_app(default_pair=os.environ.get("SPECVIZ_DEFAULT_PAIR") or None)
+demo = build_app(settings=PageSettings(pair=os.environ.get("SPECVIZ_DEFAULT_PAIR") or None))
 preload(os.environ.get("SPECVIZ_DEFAULT_PAIR") or None)
 
 if __name__ == "__main__":

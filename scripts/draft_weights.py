@@ -17,7 +17,7 @@ import torch
 from specviz.bench.costs import forward_costs
 from specviz.models.quant.kernels import use_linear_path
 from specviz.limits import REPO_ROOT
-from specviz.models.loading import load_pair
+from specviz.models.loading import WeightOptions, load_pair
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--repeats", type=int, default=5)
@@ -26,7 +26,8 @@ parser.add_argument("--text", type=Path, default=REPO_ROOT / "README.md",
                     help="the teacher-forced text (its first 6,000 characters, 600 tokens)")
 args = parser.parse_args()
 
-pair = load_pair(linear="default", draft_weights="as-loaded")   # dense: the variants are made below
+# Dense: the variants are made below.
+pair = load_pair(weights=WeightOptions(linear="default", draft_weights="as-loaded"))
 ids = pair.encode_chat("Write a Python function that checks whether a number is prime.")
 drafts = {"fp32, default kernels": pair.draft,
           "fp32, oneDNN packed": use_linear_path(copy.deepcopy(pair.draft), "onednn"),

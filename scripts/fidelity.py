@@ -25,7 +25,7 @@ import torch
 
 from specviz import SamplingConfig, autoregressive_generate
 from specviz.limits import ASSET_PROMPTS
-from specviz.models.loading import default_device_and_dtype, load_pair
+from specviz.models.loading import WeightOptions, default_device_and_dtype, load_pair
 from specviz.models.quant.weights import resolve_target_weights
 
 GREEDY = SamplingConfig(temperature=0)
@@ -67,8 +67,8 @@ def main() -> None:
     prompts = [json.loads(line)["prompt"] for line in open(args.prompts, encoding="utf-8") if line.strip()]
     prompts = prompts[: args.limit]
     t0 = time.perf_counter()
-    pair = load_pair(dtype="fp32", device="cpu", target_weights="as-loaded", draft_weights="as-loaded",
-                     linear="default")
+    pair = load_pair(dtype="fp32", device="cpu", weights=WeightOptions(target_weights="as-loaded",
+                                                                      draft_weights="as-loaded", linear="default"))
     cases = []
     for text in prompts:
         ids = pair.encode_chat(text)

@@ -11,14 +11,15 @@ import torch
 
 from specviz.bench.costs import forward_costs
 from specviz.models.quant.kernels import OneDNNLinear
-from specviz.models.loading import load_pair
+from specviz.models.loading import WeightOptions, load_pair
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--repeats", type=int, default=5)
 parser.add_argument("--rounds", type=int, default=1, help="passes over all the variants")
 args = parser.parse_args()
 
-pair = load_pair(linear="default", draft_weights="as-loaded")   # both models dense: this script swaps the kernels
+# Both models dense: this script swaps the kernels.
+pair = load_pair(weights=WeightOptions(linear="default", draft_weights="as-loaded"))
 ids = pair.encode_chat("Write a Python function that checks whether a number is prime.")
 
 

@@ -382,13 +382,13 @@ class BrowserDriver:
         except ImportError:
             sys.exit("page_vs_bench: --modes browser needs Python's playwright (pip install playwright; "
                      "apt-get install chromium)")
-        from specviz.ui import build_app, launch_app
+        from specviz.ui import PageSettings, build_app, launch_app
         from tests.browser.page import ARGS, CHROMIUM
         from tests.browser.tiny_app import free_port
 
         self.label = f"browser@{rate:g}" if rate else "browser@unbounded"
-        self.demo = build_app(lambda d, t, progress: pair, live_updates_per_s=rate or None, default_k=args.k,
-                              default_max_new_tokens=args.max_new_tokens)
+        self.demo = build_app(lambda d, t, progress: pair, live_updates_per_s=rate or None,
+                              settings=PageSettings(k=args.k, max_new_tokens=args.max_new_tokens))
         port = free_port()
         launch_app(self.demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
         if not BrowserDriver.shared:   # one Playwright and one Chromium for every rate (a second would refuse)

@@ -25,7 +25,7 @@ from specviz.bench.prompts import load_prompts  # noqa: E402
 from specviz.runtime.decoding import forward_logits, prefill  # noqa: E402
 from specviz.runtime.invariance import chain_report, tree_report  # noqa: E402
 from specviz.limits import ASSET_PROMPTS  # noqa: E402
-from specviz.models.loading import load_pair  # noqa: E402
+from specviz.models.loading import WeightOptions, load_pair  # noqa: E402
 from specviz.engine.tree import TreeShape  # noqa: E402
 
 
@@ -71,7 +71,7 @@ def main() -> None:
     ap.add_argument("--timing-only", action="store_true", help="skip the harness, time the verify forwards only")
     args = ap.parse_args()
 
-    pair = load_pair(target_weights=args.target_weights)
+    pair = load_pair(weights=WeightOptions(target_weights=args.target_weights))
     print(f"pair: {pair.name}; target weights {pair.weights_label()}; dtype {pair.dtype}; "
           f"torch {torch.__version__}; threads {torch.get_num_threads()}")
     shape = TreeShape.parse(args.tree)

@@ -21,7 +21,7 @@ import torch
 
 from specviz.bench.costs import forward_costs
 from specviz.bench.roofline import bytes_per_token, read_bandwidth
-from specviz.models.loading import load_pair
+from specviz.models.loading import WeightOptions, load_pair
 from specviz.models.quant.weights import candidate_weights, convert_target_weights
 
 PROMPT = "Write a Python function that checks whether a string is a palindrome, ignoring case and punctuation."
@@ -53,7 +53,7 @@ def main() -> None:
     args = ap.parse_args()
     bandwidth = read_bandwidth()
     print(f"read bandwidth {bandwidth / 1e9:.1f} GB/s (streaming sum over 1 GiB, {torch.get_num_threads()} threads)")
-    pair = load_pair(target_weights="int4", draft_weights="as-loaded")
+    pair = load_pair(weights=WeightOptions(target_weights="int4", draft_weights="as-loaded"))
     ids = pair.encode_chat(PROMPT)
     print(f"| target weights | GB/token | roofline ms | one token ms | share of roofline | "
           + " | ".join(f"verify K={k}" for k in args.ks) + " |")

@@ -35,9 +35,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    from specviz.models.loading import load_pair
+    from specviz.models.loading import WeightOptions, load_pair
 
-    pair = load_pair(dtype=args.dtype, device="cpu", linear=args.linear)
+    pair = load_pair(dtype=args.dtype, device="cpu", weights=WeightOptions(linear=args.linear))
     ids = torch.tensor([pair.encode_chat(PROMPT)])
     vocab = pair.draft.config.vocab_size
     variants = {"full": make_drafter("model", pair.draft, vocab)}

@@ -1,8 +1,9 @@
 """Structural checks over specviz/ (issue 19): module size, function size, no import cycle.
 
 Read from the source with `ast`, nothing imported: no module over 400 lines except the word tables
-(specviz/strings/), no function over 60 lines (from its `def` to its last line), and no cycle in the graph
-of imports between specviz modules, counting imports inside functions (lazy ones) and resolving relative ones.
+(specviz/strings/), no function over 60 lines (from its `def` to its last line), no function taking more than 8
+parameters (issue 28), and no cycle in the graph of imports between specviz modules, counting imports inside
+functions (lazy ones) and resolving relative ones.
 """
 from __future__ import annotations
 
@@ -120,6 +121,65 @@ def test_no_function_is_over_60_lines():
 
 def test_no_import_cycle_lazy_imports_included():
     assert [c for c in cycles(import_graph()) if c not in ALLOWED_CYCLES] == []
+
+
+# ---------------------------------------------------------------- no function takes more than 8 parameters
+# More than 8 is a group that wants a name: a frozen dataclass of what belongs together (engine.options.DecodeOptions
+# is the pattern), or the rarely used ones folded into **kwargs where a library fixes the signature.
+MAX_PARAMETERS = 8
+# Known exceptions, each with its reason ({dotted name: reason}).
+ALLOWED_LONG_SIGNATURES = {
+    "specviz.viz.classroom.stage_html": "pending (issue 28): regrouped on another branch; delete this line once merged",
+    "specviz.viz.classroom_tree.tree_stage_html":
+        "pending (issue 28): regrouped on another branch; delete this line once merged",
+}
+
+
+def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> int:
+    """Every parameter: positional (positional-only too), keyword-only, *args and **kwargs; not a method's `self`
+    (or a classmethod's `cls`), which the caller never passes."""
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    count = len(positional) + len(a.kwonlyargs) + (a.vararg is not None) + (a.kwarg is not None)
+    return count - 1 if method and positional and positional[0].arg in ("self", "cls") else count
+
+
+def signatures(tree: ast.AST, prefix: str = "", in_class: bool = False):
+    """(qualified name, parameters) of every function and method, nested ones included (as `functions`)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield f"{prefix}{node.name}", parameters(node, in_class)
+            yield from signatures(node, f"{prefix}{node.name}.")
+        elif isinstance(node, ast.ClassDef):
+            yield from signatures(node, f"{prefix}{node.name}.", in_class=True)
+        else:
+            yield from signatures(node, prefix, in_class)
+
+
+def long_signatures() -> dict[str, int]:
+    return {f"{name}.{fn}": n for name, path in modules().items()
+            for fn, n in signatures(ast.parse(path.read_text(encoding="utf-8"))) if n > MAX_PARAMETERS}
+
+
+def test_no_function_takes_more_than_8_parameters():
+    assert {name: n for name, n in long_signatures().items() if name not in ALLOWED_LONG_SIGNATURES} == {}
+
+
+def test_the_long_signature_exceptions_are_still_needed():
+    assert set(ALLOWED_LONG_SIGNATURES) - set(long_signatures()) == set()   # one fixed is taken off the list
+    assert all(reason.strip() for reason in ALLOWED_LONG_SIGNATURES.values())
+
+
+def test_the_parameter_count_sees_every_kind():
+    """Each kind counts once; `self` and `cls` do not; a nested function is counted on its own."""
+    source = ("def f(a, b, /, c, *args, d, e=1, **kwargs):\n    pass\n"
+              "class A:\n    def m(self, a, b, c, d, e, f, g, h):\n        def inner(x, *, y):\n            pass\n"
+              "    @classmethod\n    def make(cls, a):\n        pass\n"
+              "    async def fetch(self, *parts, **options):\n        pass\n")
+    assert dict(signatures(ast.parse(source))) == {"f": 7, "A.m": 8, "A.m.inner": 2, "A.make": 1, "A.fetch": 2}
+    # The broken example: nine, one of them keyword-only behind *args, is one too many.
+    broken = "def g(a, b, c, d, e, *rest, f, g=0, **more):\n    pass\n"
+    assert [name for name, n in signatures(ast.parse(broken)) if n > MAX_PARAMETERS] == ["g"]
 
 
 def test_the_checks_see_what_they_look_for():
@@ -329,7 +389,8 @@ LAZY_IMPORTS = {
         "specviz.engine.baseline", "specviz.engine.speculative", "specviz.models.loading", "specviz.runtime.attention",
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},
     **{("specviz.cli.args", m): CLI_PENDING for m in (
-        "specviz.models.quant.kernels", "specviz.models.quant.weights", "specviz.runtime.forwards")},
+        "specviz.models.loading", "specviz.models.quant.kernels", "specviz.models.quant.weights",
+        "specviz.runtime.forwards")},
     **{("specviz.cli.bench", m): CLI_PENDING for m in (
         "specviz.models.loading", "specviz.models.packaged", "specviz.models.quant.q4a8")},
     ("specviz.cli.bench", "transformers"): HEAVY,

@@ -101,6 +101,18 @@ def test_a_stopped_sweep_ends_within_a_round(pair, stop_after):
     assert whole.calls > stop_after + 40   # the broken variant (no stop) would have run this many
 
 
+def test_sweep_k_takes_its_options_as_one_object_or_by_name(pair):
+    first, then = [], []
+    options = bench.SweepOptions(progress=lambda f, m: first.append(f), cost_repeats=1)
+    bench.sweep_k(pair.target, pair.draft, PROMPT, [1], SamplingConfig(), 4, options)
+    assert first[0] == 0.0 and first[-1] == 1.0
+    bench.sweep_k(pair.target, pair.draft, PROMPT, [1], SamplingConfig(), 4, options,
+                  progress=lambda f, m: then.append(f))          # a keyword amends the object
+    assert then == first
+    with pytest.raises(TypeError):
+        bench.sweep_k(pair.target, pair.draft, PROMPT, [1], SamplingConfig(), 4, repeats=1)   # not a field
+
+
 def test_sweep_k_rejects_bad_k(pair):
     with pytest.raises(ValueError):
         bench.sweep_k(pair.target, pair.draft, PROMPT, [0], SamplingConfig(), 4)

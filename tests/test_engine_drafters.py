@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
-from specviz.engine.drafters import ModelDrafter, Proposal, make_drafter
+from specviz.engine.drafters import LookupRule, Lookups, ModelDrafter, Proposal, make_drafter
 from specviz.engine.options import Chain
 from tiny import noisy_copy, tiny_model
 
@@ -110,3 +110,12 @@ def test_the_hybrid_uses_a_lookup_only_on_a_match_of_three_tokens():
         prop = hybrid.propose(tokens, 3, GREEDY, None)
         assert prop.source == source
     assert prop.ids.tolist() == [[9, 7, 5]]
+
+
+def test_the_lookup_rule_wants_both_a_long_enough_match_and_continuation():
+    found = Lookups(ids=torch.zeros(4, 3, dtype=torch.long), lengths=torch.tensor([2, 5, 1, 3]),
+                    ngram=torch.tensor([3, 2, 3, 1]))
+    assert LookupRule().takes(found).tolist() == [True, False, False, False]
+    assert LookupRule(min_match=1, min_tokens=1).takes(found).tolist() == [True, True, True, True]
+    hybrid = make_drafter("hybrid", tiny_model(2), 16)
+    assert hybrid.rule == LookupRule(min_match=3, min_tokens=2)       # the tuned default (scripts/hybrid_policy.py)

@@ -445,23 +445,26 @@ def test_the_api_refuses_what_the_page_refuses(monkeypatch):
     monkeypatch.setattr(inputs, "gpu_here", lambda: False)
 
     endpoints = api.Endpoints(AppContext(cache=None))
+    # Called as Gradio calls them: one argument per field of their request.
+    generate, sweep = (api.by_fields(endpoints.generate, api.GenerateRequest),
+                       api.by_fields(endpoints.sweep, api.SweepRequest))
     for alpha, k, c, name in ((1.5, 5, 0.1, "whatif.alpha_name"), (0.7, 40, 0.1, "whatif.k_name"),
                               (0.7, 5, -2, "whatif.c_name")):
         with pytest.raises(gr.Error) as e:
             endpoints.what_if(alpha, k, c)
         assert e.value.message.startswith(t(name)) and e.value.print_exception is False
     with pytest.raises(gr.Error) as e:
-        endpoints.sweep("the cat", k_lo=6, k_hi=2)
+        sweep("the cat", k_lo=6, k_hi=2)
     assert e.value.message == t("input.k_order", lo=6, hi=2)
     with pytest.raises(gr.Error) as e:
-        endpoints.generate("the cat", temperature="1e-400")
+        generate("the cat", temperature="1e-400")
     assert e.value.message == t("input.temperature_low", lo=0.01, hi=2)
     for mode in ("on", "graphs"):
         with pytest.raises(gr.Error) as e:
-            endpoints.generate("the cat", compile=mode)
+            generate("the cat", compile=mode)
         assert e.value.message == t("input.compile_cpu")
     with pytest.raises(gr.Error) as e:
-        endpoints.generate("\u200b\u200b")
+        generate("\u200b\u200b")
     assert e.value.message == t("input.no_prompt")
 
 
@@ -476,7 +479,8 @@ def test_the_lab_refuses_its_prompt_over_the_limit_never_cuts_it(lang):
     assert_sentence(str(e.value), lang)
     request = type("R", (), {"session_hash": f"lab-long-{lang}"})()
     ctx = AppContext(cache=None, lang=lang)
-    outs = list(classroom_lab.lab_run(ctx, "tiny", "real", prompt, 0.6, 1000, 0, "packaged", "", "", request))
+    form = dict(zip(classroom_lab.LAB_FORM, ("tiny", "real", prompt, 0.6, 1000, 0, "packaged", "", "")))
+    outs = list(classroom_lab.lab_run(ctx, form, request))
     assert len(outs) == 1 and set(outs[0]) == {"lab_stats"} and str(e.value) in outs[0]["lab_stats"]
     exact = "y" * APP_MAX_LAB_PROMPT_CHARS
     assert classroom_inputs.lab_settings("tiny", "real", 0.6, 1000, 0, lang, prompt=exact)[-1] == exact

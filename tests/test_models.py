@@ -20,7 +20,7 @@ import torch
 
 from specviz.models import loading as M
 from specviz.models import packaged as PK
-from specviz.models.loading import ModelLoadError, load_pair, validate_model_id
+from specviz.models.loading import ModelLoadError, WeightOptions, load_pair, validate_model_id
 
 PROMPT = "Write a Python function that reverses a string."
 
@@ -274,7 +274,8 @@ def test_local_pair_loads(tmp_path):
     assert pair.eos_token_ids == [0]  # "<eos>" is the first special token
     assert pair.name == f"{d} → {t}"
     # bf16 on request, from a string.
-    pair16 = load_pair(draft=str(d), target=str(t), device="cpu", dtype="bfloat16", draft_weights="as-loaded")
+    pair16 = load_pair(draft=str(d), target=str(t), device="cpu", dtype="bfloat16",
+                       weights=WeightOptions(draft_weights="as-loaded"))
     assert next(pair16.draft.parameters()).dtype == torch.bfloat16
     assert pair16.draft_weights == "as-loaded" and pair16.draft_as_loaded() is pair16.draft
 
@@ -286,7 +287,8 @@ def test_an_fp32_cpu_pair_drafts_with_int8_weights_and_keeps_the_target(tmp_path
     monkeypatch.delenv(DRAFT_ENV_VAR, raising=False)
     d = _tiny_model_folder(tmp_path / "draft", CORPUS, seed=1)
     t = _tiny_model_folder(tmp_path / "target", CORPUS, seed=2)
-    pair = load_pair(draft=str(d), target=str(t), device="cpu", dtype="fp32", linear="default", draft_weights="int8")
+    pair = load_pair(draft=str(d), target=str(t), device="cpu", dtype="fp32",
+                     weights=WeightOptions(linear="default", draft_weights="int8"))
     assert pair.draft_weights == "int8" and linear_path(pair.draft) == "int8"
     assert isinstance(pair.draft.get_output_embeddings(), Int8WeightLinear)
     assert linear_path(pair.target) == "default"
@@ -295,11 +297,12 @@ def test_an_fp32_cpu_pair_drafts_with_int8_weights_and_keeps_the_target(tmp_path
     plain = pair.draft_as_loaded()
     assert plain is not pair.draft and linear_path(plain) == "default"
     assert type(plain.get_output_embeddings()) is torch.nn.Linear
-    kept = load_pair(draft=str(d), target=str(t), device="cpu", dtype="fp32", linear="default",
-                     draft_weights="as-loaded")
+    kept = load_pair(draft=str(d), target=str(t), device="cpu", dtype="fp32",
+                     weights=WeightOptions(linear="default", draft_weights="as-loaded"))
     assert kept.draft_weights == "as-loaded" and type(kept.draft.get_output_embeddings()) is torch.nn.Linear
     with pytest.raises(ModelLoadError, match="int8"):
-        load_pair(draft=str(d), target=str(t), device="cpu", dtype="float16", draft_weights="int8")
+        load_pair(draft=str(d), target=str(t), device="cpu", dtype="float16",
+                  weights=WeightOptions(draft_weights="int8"))
 
 
 def test_mismatched_vocab_raises(tmp_path):

@@ -103,9 +103,9 @@ def test_greedy_on_the_packaged_pair_with_onednn_equals_the_target_alone():
     """The path the app takes on an fp32 CPU, end to end: greedy speculative output token for token the target's."""
     import gc
 
-    from specviz.models.loading import load_pair
+    from specviz.models.loading import WeightOptions, load_pair
 
-    pair = load_pair(dtype="fp32", device="cpu", linear="onednn")
+    pair = load_pair(dtype="fp32", device="cpu", weights=WeightOptions(linear="onednn"))
     try:
         assert pair.linear_path == "onednn" and kernels.linear_path(pair.target) == "onednn"
         ids = pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")

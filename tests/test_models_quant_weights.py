@@ -243,9 +243,9 @@ def test_a_decoder_that_verifies_with_another_precision_is_caught():
 @pytest.mark.real_model
 @pytest.mark.parametrize("kind", KINDS)
 def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind):
-    from specviz.models.loading import load_pair
+    from specviz.models.loading import WeightOptions, load_pair
 
-    pair = load_pair(target_weights=kind, draft_weights="int8", linear="default")
+    pair = load_pair(weights=WeightOptions(target_weights=kind, draft_weights="int8", linear="default"))
     if kind == "int4":   # the GGUF's Q4_K tensors on their own grid, its 6-bit ones as int8
         assert pair.target_weights == "int4" and pair.target_layers["int4"] > 100 and pair.target_layers["int8"] > 0
     if kind == "q4a8":   # the same split through specviz's kernels

@@ -60,6 +60,38 @@ def test_parameters_are_named_and_integers_are_typed_as_integers(client):
     assert listed["/generate"]["description"].startswith("Run speculative decoding")
 
 
+# The public parameters, in order: a program calls them by these names (or by position), so they never change.
+PARAMETERS = {"/generate": ["prompt", "k", "max_new_tokens", "temperature", "top_k", "top_p", "seed", "drafter",
+                            "adaptive", "raw", "pair", "draft_id", "target_id", "compile", "compare"],
+              "/sweep": ["prompt", "k_lo", "k_hi", "tokens", "temperature", "top_k", "top_p", "seed", "raw", "pair",
+                         "draft_id", "target_id"]}
+
+
+def test_the_parameters_are_the_requests_fields_in_order_with_their_defaults(client):
+    import dataclasses
+
+    from specviz.ui import api
+
+    listed = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    for name, request in (("/generate", api.GenerateRequest), ("/sweep", api.SweepRequest)):
+        fields = dataclasses.fields(request)
+        assert [p["parameter_name"] for p in listed[name]["parameters"]] == PARAMETERS[name] == [f.name for f in fields]
+        assert [p["parameter_default"] if p["parameter_has_default"] else None for p in listed[name]["parameters"]] \
+            == [None if f.default is dataclasses.MISSING else f.default for f in fields]
+
+
+def test_an_endpoint_takes_its_fields_by_position_or_name_and_refuses_others():
+    from specviz.ui import api
+
+    seen = []
+    endpoint = api.by_fields(lambda r: seen.append(r) or {}, api.SweepRequest)
+    endpoint("the cat", 2, k_hi=3)
+    assert seen == [api.SweepRequest(prompt="the cat", k_lo=2, k_hi=3)]
+    with pytest.raises(TypeError):
+        endpoint("the cat", k=2)          # generate's name, not sweep's: refused before anything runs
+    assert len(seen) == 1
+
+
 def test_a_page_event_cannot_be_called_by_a_program(client):
     for name in ("/submitted", "/generate_1", "/tick", "/load_example"):    # /generate_1: the page's own run
         with pytest.raises(ValueError, match="Cannot find a function"):

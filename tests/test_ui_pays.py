@@ -171,15 +171,15 @@ def test_costs_are_measured_once_per_pair_and_k(monkeypatch, pair):
     ctx = AppContext(cache=PairCache(lambda d, t, p: pair), tick_s=0.05)
     say = lambda m, kind: {"status": m}   # noqa: E731
     ids = pair.encode_chat("hello")
-    updates, fc = drive(pays.costs(ctx, Run(), pair, ids, 4, "model", False, say))
+    updates, fc = drive(pays.costs(ctx, Run(), pays.CostRequest(pair, ids, 4, "model", False), say))
     assert fc.c == 0.4 and fc.verify_cost(4) == 1.5 and calls == [[4]]
     assert any("Timing one forward pass of each model" in u["status"] for u in updates)
-    updates, again = drive(pays.costs(ctx, Run(), pair, ids, 4, "model", False, say))
+    updates, again = drive(pays.costs(ctx, Run(), pays.CostRequest(pair, ids, 4, "model", False), say))
     assert again is fc and updates == [] and calls == [[4]]                   # cached: no wait, no status
-    drive(pays.costs(ctx, Run(), pair, ids, 2, "model", False, say))
-    drive(pays.costs(ctx, Run(), TinyPair(0.0), ids, 4, "model", False, say))
+    drive(pays.costs(ctx, Run(), pays.CostRequest(pair, ids, 2, "model", False), say))
+    drive(pays.costs(ctx, Run(), pays.CostRequest(TinyPair(0.0), ids, 4, "model", False), say))
     assert calls == [[4], [2], [4]]
-    assert drive(pays.costs(ctx, Run(), pair, ids, 3, "ngram", False, say)) == ([], None)
+    assert drive(pays.costs(ctx, Run(), pays.CostRequest(pair, ids, 3, "ngram", False), say)) == ([], None)
 
 
 def test_real_forward_costs_run_on_the_tiny_pair(pair):

@@ -53,9 +53,10 @@ def test_the_page_and_the_api_give_the_same_trace(monkeypatch):
     pair = TinyPair(0.0)
     ctx = AppContext(cache=PairCache(lambda d, t, progress: pair), tick_s=0.05)
     page = list(generate.generate(ctx, FORM, request=SimpleNamespace(session_hash="run-page")))[-1]["trace"]
-    answer = api.Endpoints(ctx).generate(FORM["prompt"], k=FORM["k"], max_new_tokens=FORM["max_new"],
-                                         seed=FORM["seed"])
+    answer = api.Endpoints(ctx).generate(api.GenerateRequest(FORM["prompt"], k=FORM["k"],
+                                                             max_new_tokens=FORM["max_new"], seed=FORM["seed"]))
     from_page = _untimed(json.loads(page.to_json()))
     assert from_page == _untimed(answer["trace"]) and len(page.rounds) >= 2
-    other_seed = api.Endpoints(ctx).generate(FORM["prompt"], k=1, max_new_tokens=FORM["max_new"], seed=FORM["seed"])
+    other_seed = api.Endpoints(ctx).generate(api.GenerateRequest(FORM["prompt"], k=1, max_new_tokens=FORM["max_new"],
+                                                                 seed=FORM["seed"]))
     assert _untimed(other_seed["trace"]) != from_page                  # the comparison sees a different run

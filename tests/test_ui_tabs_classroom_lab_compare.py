@@ -20,7 +20,8 @@ N, SEED, TEMP, PROMPT = 500, 4, 0.6, "The cat"
 def _run(lang: str, n=N, name="cmp"):
     ctx = AppContext(cache=PairCache(lambda *a: None), lang=lang)
     request = type("R", (), {"session_hash": f"{name}-{lang}"})()
-    return list(classroom_lab.lab_run(ctx, "tiny", "real", PROMPT, TEMP, n, SEED, "packaged", "", "", request))
+    form = dict(zip(classroom_lab.LAB_FORM, ("tiny", "real", PROMPT, TEMP, n, SEED, "packaged", "", "")))
+    return list(classroom_lab.lab_run(ctx, form, request))
 
 
 def _line(key: str, lang: str, measured: float, se: float, formula: float) -> str:

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from specviz.trace.compare import Comparison
 from specviz.trace.records import Alt, Choice, DraftToken, Round, Trace
 from specviz.trace.files import TraceFormatError
 from specviz.viz import charts
@@ -15,6 +16,13 @@ from specviz.viz import cards as vc
 from specviz.viz import html as vh
 
 XSS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", '"quoted" & \'single\'']
+
+
+def compared(spec_tps: float, base_tps: float, *, identical: bool | None, first_diff: int | None = None,
+             greedy: bool = True, n_base: int = 0) -> Comparison:
+    """A run against the target alone (greedy unless told), as specviz.trace.compare.compare_runs returns it."""
+    return Comparison(spec_tokens_per_s=spec_tps, base_tokens_per_s=base_tps, greedy=greedy, identical=identical,
+                      first_diff=first_diff, n_spec=n_base, n_base=n_base)
 
 
 def tok(text, q, p, u, accepted, tid=1):
@@ -144,8 +152,8 @@ def test_tokens_prompts_and_titles_are_escaped():
     assert '"quoted"' not in live.html().replace("&quot;", "")      # quotes never raw (would break attributes)
     _no_live_markup(vh.status_html(XSS[1], "error"))
     _no_live_markup(vh.trace_summary_html(XSS[0], XSS[1], '"><img src=x onerror=1>', 4, {"t": XSS[0]}))
-    _no_live_markup(vh.speedup_vs_target_html(2.0, 1.0, greedy=True, first_diff=3, identical=False, limit="dense",
-                                              weights=XSS[1]))
+    _no_live_markup(vh.comparison_html(compared(2.0, 1.0, identical=False, first_diff=3), limit="dense",
+                                       weights=XSS[1]))
 
 
 def test_trace_file_round_trip_stays_escaped():
@@ -187,15 +195,15 @@ def test_metrics_tiles_and_compare_badge():
     m = metrics([rejected_round(), bonus_round()])
     tiles = vh.metrics_html(m, done=True, baseline_tps=m["tokens_per_s"] / 2)
     assert "2.00×" in tiles and "60%" in tiles            # 3 of 5 drafted accepted
-    same = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=None, identical=True, n_base=16)
+    same = vh.comparison_html(compared(10, 5, identical=True, n_base=16))
     assert 'data-identical="true"' in same and "2.00× speedup" in same
     # The reason given is the configuration's: dense products can differ, a row-invariant one must not.
-    diff = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=6, identical=False, limit="dense", weights="fp32")
+    diff = vh.comparison_html(compared(10, 5, identical=False, first_diff=6), limit="dense", weights="fp32")
     assert "differ at token 7" in diff and "dense fp32 weights" in diff and "int4 and int8" in diff
-    bug = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=6, identical=False, limit=None, weights="int4")
+    bug = vh.comparison_html(compared(10, 5, identical=False, first_diff=6), limit=None, weights="int4")
     assert "should not happen" in bug and "report" in bug
     for limit in ("gpu", "compiled", "attention"):
-        es = vh.speedup_vs_target_html(10, 5, greedy=True, first_diff=0, identical=False, limit=limit, lang="es")
+        es = vh.comparison_html(compared(10, 5, identical=False, first_diff=0), limit=limit, lang="es")
         assert "difieren" in es or "≠" in es
 
 

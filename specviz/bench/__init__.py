@@ -51,11 +51,11 @@ from .methods import K_METHODS, METHODS, default_methods
 from .prompts import BenchError, Prompt, load_prompts
 from .suite import BenchPlan, format_table, run_benchmark, write_results
 from .summary import summarize, temp_key
-from .sweep import KRow, KSweep, ksweep_from_rows, sweep_k
+from .sweep import KRow, KSweep, SweepOptions, ksweep_from_rows, sweep_k
 
 
 __all__ = ["ASSET_PROMPTS", "SHARED_PROMPTS", "default_prompts_file", "median", "ForwardCosts", "forward_costs",
            "theory_speedup", "Run", "RunStopped", "PrefillStopped", "run_method", "K_METHODS", "METHODS", "default_methods", "BenchError", "Prompt",
            "load_prompts",
            "BenchPlan", "format_table", "run_benchmark", "summarize", "temp_key", "write_results", "KRow", "KSweep",
-           "ksweep_from_rows", "sweep_k"]
+           "ksweep_from_rows", "SweepOptions", "sweep_k"]

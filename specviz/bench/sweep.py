@@ -5,9 +5,10 @@ app's chart and the benchmark report's copy of it read the same numbers.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..limits import MAX_K
 from ..engine.options import DecodeOptions
@@ -60,35 +61,52 @@ class KSweep:
                        "rows": [asdict(r) for r in self.rows]})
 
 
-def sweep_k(target, draft, input_ids, ks: Sequence[int], sampling: SamplingConfig = SamplingConfig(),
-            max_new_tokens: int = 64, *, seed: int = 0, tokenizer=None, progress: Progress | None = None,
-            record: bool = False, cost_repeats: int = 3, stop=None) -> KSweep:
-    """Target alone once, then the speculative decoder at each K; EOS ignored, same token counts.
+@dataclass(frozen=True)
+class SweepOptions:
+    """How a sweep runs, besides what it decodes (its Ks, sampling and budget).
 
     `record=False` (default) times the decoder without the per-token trace, the
     way it runs when only speed matters; `record=True` includes the trace cost.
     `progress(fraction, message)` is called before each step and at the end. `stop` (a callable) is asked between
     rounds of every run: once True, `RunStopped` (a cut sweep has no chart), so Stop never waits for a whole run.
+    `cost_repeats`: timed repetitions of each bare forward behind c and the verify cost.
     """
+
+    seed: int = 0
+    tokenizer: Any = None
+    progress: Progress | None = None
+    record: bool = False
+    cost_repeats: int = 3
+    stop: Callable[[], bool] | None = None
+
+
+def sweep_k(target, draft, input_ids, ks: Sequence[int], sampling: SamplingConfig = SamplingConfig(),
+            max_new_tokens: int = 64, options: SweepOptions = SweepOptions(), **keywords) -> KSweep:
+    """Target alone once, then the speculative decoder at each K; EOS ignored, same token counts.
+
+    `options` (a `SweepOptions`) says how; keywords naming its fields amend it, as callers have always written
+    them (`sweep_k(target, draft, ids, ks, sampling, 64, seed=1, stop=flag.is_set)`; an unknown one is a TypeError).
+    """
+    options = dataclasses.replace(options, **keywords) if keywords else options
     ks = [int(k) for k in ks]
     if not ks:
         raise ValueError("give at least one K")
     for k in ks:
         if not 1 <= k <= MAX_K:
             raise ValueError(f"K must be in [1, {MAX_K}], got {k}")
-    report = progress or (lambda f, m: None)
+    report = options.progress or (lambda f, m: None)
     steps = len(ks) + 2
     report(0.0, "timing bare forwards")
-    costs = forward_costs(target, draft, input_ids, ks, repeats=cost_repeats, stop=stop)
+    costs = forward_costs(target, draft, input_ids, ks, repeats=options.cost_repeats, stop=options.stop)
     report(1 / steps, "target alone")
-    options = DecodeOptions(sampling=sampling, max_new_tokens=max_new_tokens, seed=seed, tokenizer=tokenizer,
-                            stop=stop)
-    base = run_method("target", target, draft, input_ids, None, options)
+    decoding = DecodeOptions(sampling=sampling, max_new_tokens=max_new_tokens, seed=options.seed,
+                             tokenizer=options.tokenizer, stop=options.stop)
+    base = run_method("target", target, draft, input_ids, None, decoding)
     rows = []
-    method = "specviz" if record else "specviz_notrace"
+    method = "specviz" if options.record else "specviz_notrace"
     for i, k in enumerate(ks):
         report((i + 2) / steps, f"speculative decoding, K = {k}")
-        run = run_method(method, target, draft, input_ids, k, options)
+        run = run_method(method, target, draft, input_ids, k, decoding)
         c, vc = costs.c, costs.verify_cost(k)
         rows.append(KRow(k=k, tokens_per_s=run.tokens_per_s, acceptance_rate=run.acceptance_rate,
                          alpha=run.alpha, tau=run.tau, c=c, verify_cost=vc,

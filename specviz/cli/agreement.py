@@ -17,7 +17,7 @@ from ..engine.drafters import DRAFTERS
 from ..limits import APP_MAX_TREE_NODES, ASSET_PROMPTS, CLI_MAX_NEW_TOKENS, MAX_K, SHARED_PROMPTS
 from ..engine.sampling import SamplingConfig
 from ..trace.records import first_difference
-from .args import Parser, add_weight_options, bounded, weight_kwargs
+from .args import Parser, add_weight_options, bounded, weight_options
 
 METHODS = DRAFTERS + ("tree",)
 
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..engine.speculative import speculative_generate
     from ..strings import t
 
-    pair = load_pair(dtype=args.dtype, **weight_kwargs(args))
+    pair = load_pair(dtype=args.dtype, weights=weight_options(args))
     greedy, ignore_eos = SamplingConfig(temperature=0), not args.stop_at_eos
     use_row_invariant_attention(pair.target)   # as every run's start does: printed below as it will run
     limit = identity_limit(pair.target)

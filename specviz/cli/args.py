@@ -55,10 +55,11 @@ def add_weight_options(p: argparse.ArgumentParser) -> None:
                         "the fastest at 1 and 4 rows (a token, a verify) measured at load on a CPU (default: auto)")
 
 
-def weight_kwargs(args) -> dict:
-    """load_pair's keyword arguments for the options add_weight_options defined (auto: left to load_pair)."""
-    return {key: value for key, value in (("linear", args.linear), ("draft_weights", args.draft_weights),
-                                          ("target_weights", args.target_weights)) if value != "auto"}
+def weight_options(args):
+    """load_pair's `weights` (a models.loading.WeightOptions) from the options add_weight_options defined."""
+    from ..models.loading import WeightOptions
+
+    return WeightOptions(linear=args.linear, draft_weights=args.draft_weights, target_weights=args.target_weights)
 
 
 def compile_refusal(compile: str, device: str | None) -> str | None:

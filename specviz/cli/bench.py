@@ -23,7 +23,7 @@ from ..limits import (ASSET_PROMPTS, BENCH_MAX_REPEATS, CLI_MAX_NEW_TOKENS, MAX_
                       SHARED_PROMPTS)
 from ..engine.options import DecodeOptions
 from ..engine.sampling import SamplingConfig
-from .args import Parser, add_weight_options, bounded, compile_refusal, weight_kwargs
+from .args import Parser, add_weight_options, bounded, compile_refusal, weight_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
           file=sys.stderr)
     try:
         pair = load(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
-                    **weight_kwargs(args))
+                    weights=weight_options(args))
     except (ValueError, RuntimeError, OSError) as e:
         print(f"specviz bench: error: cannot load the models: {e}", file=sys.stderr)
         return 1

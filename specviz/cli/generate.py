@@ -10,7 +10,7 @@ from ..engine.drafters import DRAFTERS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
 from ..engine.sampling import SamplingConfig
 from ..trace.records import Trace, first_difference, metrics
-from .args import Parser, add_weight_options, bounded, compile_refusal, weight_kwargs
+from .args import Parser, add_weight_options, bounded, compile_refusal, weight_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,7 +132,7 @@ def _load(args):
 
     try:
         return load_pair(draft=args.draft, target=args.target, device=args.device, dtype=args.dtype,
-                         progress=progress, **weight_kwargs(args))
+                         progress=progress, weights=weight_options(args))
     except ModelLoadError as e:
         print(f"specviz: error: {e}", file=sys.stderr)
         return None

@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:   # a bad argument (already reported in one line) or --help
         return int(e.code or 0)
 
-    from ..models.loading import ModelLoadError, cache_dir, load_pair
+    from ..models.loading import ModelLoadError, WeightOptions, cache_dir, load_pair
 
     t0 = time.perf_counter()
     if _already_prepared():
@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
 
     try:
-        load_pair(device="cpu", dtype="fp32", progress=progress, linear="default",
-                  draft_weights="as-loaded", target_weights="as-loaded")   # converting only
+        load_pair(device="cpu", dtype="fp32", progress=progress,   # converting only
+                  weights=WeightOptions(linear="default", draft_weights="as-loaded", target_weights="as-loaded"))
     except ModelLoadError as e:
         print(f"specviz prepare: error: {e}", file=sys.stderr)
         return 1

@@ -232,21 +232,35 @@ class PromptLookupDrafter:
         return one_hot_proposal(found.ids, found.lengths, self.vocab)
 
 
+@dataclass(frozen=True)
+class LookupRule:
+    """When a hybrid drafter (`HybridDrafter`, tree_drafter.HybridTreeDrafter) takes prompt lookup's continuation:
+    the last `min_match`+ tokens occurred earlier and at least `min_tokens` followed them.
+
+    The defaults (a match of at least 3 tokens, a continuation of at least 2) scored best when greedy runs of 60
+    prompts outside the benchmark sets were replayed (scripts/hybrid_policy.py; a 2-token match came close), with
+    the adaptive stop on the model rounds."""
+
+    min_match: int = 3
+    min_tokens: int = 2
+
+    def takes(self, found: Lookups) -> torch.Tensor:
+        """[B] bool: the rows whose lookup is long enough to draft the round."""
+        return (found.ngram >= self.min_match) & (found.lengths >= self.min_tokens)
+
+
 class HybridDrafter:
-    """n-gram lookup when its match is long enough (no draft forwards that round), else the draft model.
+    """n-gram lookup when its match is long enough (`rule`, a LookupRule: no draft forwards that round), else the
+    draft model.
 
     Each row's drafts come wholly from one source and carry the q that produced
-    them, so the rule stays exact. The defaults (a match of at least 3 tokens, a
-    continuation of at least 2) scored best when greedy runs of 60 prompts outside
-    the benchmark sets were replayed (scripts/hybrid_policy.py; a 2-token match
-    came close), with the adaptive stop on the model rounds.
+    them, so the rule stays exact.
     """
 
     name = "hybrid"
 
-    def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, min_match: int = 3,
-                 min_tokens: int = 2):
-        self.model, self.lookup, self.min_match, self.min_tokens = model_drafter, lookup, min_match, min_tokens
+    def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, rule: LookupRule = LookupRule()):
+        self.model, self.lookup, self.rule = model_drafter, lookup, rule
         self.prefix = 0   # the sequence's length at the last propose (the model may not have drafted that round)
 
     def begin(self, tokens):
@@ -258,7 +272,7 @@ class HybridDrafter:
     def propose(self, tokens, k, sampling, generator) -> Proposal:
         self.prefix = tokens.shape[1]
         found = self.lookup.lookup(tokens, k)
-        use = (found.ngram >= self.min_match) & (found.lengths >= self.min_tokens)
+        use = self.rule.takes(found)
         if bool(use.all()):
             return one_hot_proposal(found.ids, found.lengths, self.lookup.vocab)
         if not bool(use.any()):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from ..runtime.decoding import KVCache, forward_logits, prefill
-from .drafters import PromptLookupDrafter, Proposal
+from .drafters import LookupRule, PromptLookupDrafter, Proposal
 from .sampling import SamplingConfig, probabilities, sample
 from ..limits import MAX_TREE_NODES
 from .tree import TreeShape, forward_masked, keep_path
@@ -239,23 +239,22 @@ class DynamicTreeDrafter(TreeDrafter):
 class HybridTreeDrafter(DynamicTreeDrafter):
     """The hybrid's rule with trees: prompt lookup's chain when the text repeats, else the dynamic tree.
 
-    As `specviz.engine.drafters.HybridDrafter`: when the last `min_match`+ tokens occurred earlier and
-    at least `min_tokens` followed them, that continuation is the round's draft (a chain of
-    one-hot proposals, no draft forward); otherwise the draft model grows its dynamic tree.
+    As `specviz.engine.drafters.HybridDrafter`: when `rule` (a LookupRule) takes prompt lookup's
+    continuation in every row, that continuation is the round's draft (a chain of one-hot
+    proposals, no draft forward); otherwise the draft model grows its dynamic tree.
     The draft cache lags through lookup rounds and catches up when the model next drafts.
     """
 
     name = "hybrid-tree"
 
     def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
-                 frontier: int | None = None, costs: TreeCosts | None = None, min_match: int = 3,
-                 min_tokens: int = 2):
+                 frontier: int | None = None, costs: TreeCosts | None = None, rule: LookupRule = LookupRule()):
         super().__init__(model, vocab, nodes, depth, top_k, frontier, costs)
-        self.lookup, self.min_match, self.min_tokens = PromptLookupDrafter(vocab), min_match, min_tokens
+        self.lookup, self.rule = PromptLookupDrafter(vocab), rule
 
     def propose(self, tokens, k, sampling, generator) -> Proposal:
         found = self.lookup.lookup(tokens, min(k, self.nodes)) if k >= 1 else None
-        if found is not None and bool(((found.ngram >= self.min_match) & (found.lengths >= self.min_tokens)).all()):
+        if found is not None and bool(self.rule.takes(found).all()):
             # Every row repeats: one chain as long as the shortest row's (a tree round has one shape).
             # A row's drafts then depend on the other rows too, never on the draws that verify them: exact.
             n = int(found.lengths.min())

@@ -33,8 +33,8 @@ from . import memory   # memory.check_pair read at call time: tests stand in for
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ModelLoadError", "ModelPair", "PACKAGED_PAIR_NAME", "cache_dir", "default_device_and_dtype", "load_pair",
-           "parse_dtype", "validate_model_id"]
+__all__ = ["ModelLoadError", "ModelPair", "PACKAGED_PAIR_NAME", "WeightOptions", "cache_dir",
+           "default_device_and_dtype", "load_pair", "parse_dtype", "validate_model_id"]
 
 
 def _load_model(src: Source | Path, role: str, device: torch.device, dtype: torch.dtype, auto_map: bool):
@@ -180,27 +180,38 @@ def _noop(frac: float, msg: str) -> None:
     pass
 
 
+@dataclass(frozen=True)
+class WeightOptions:
+    """How a loaded pair stores its weights and which kernels multiply them; "auto" everywhere by default.
+
+    ``linear`` picks the linear layers' kernels (auto | default | onednn, see specviz.models.quant.kernels);
+    ``draft_weights`` how the draft stores its weights (auto | as-loaded | int8: auto is int8 on a CPU);
+    ``target_weights`` how the target stores them (auto | as-loaded | bf16 | int8 | int4: auto is the fastest
+    one-token layer measured at load on a CPU, as loaded elsewhere; see specviz.models.quant.weights).
+    """
+
+    linear: str = "auto"
+    draft_weights: str = "auto"
+    target_weights: str = "auto"
+
+
 def load_pair(draft: str | None = None, target: str | None = None, device=None, dtype=None,
-              progress: Progress | None = None, allow_local: bool = True, linear: str = "auto",
-              draft_weights: str = "auto", target_weights: str = "auto") -> ModelPair:
-    """Load a draft/target pair in eval mode on ``device`` in ``dtype``.
+              progress: Progress | None = None, allow_local: bool = True,
+              weights: WeightOptions = WeightOptions()) -> ModelPair:
+    """Load a draft/target pair in eval mode on ``device`` in ``dtype``, its weights stored as ``weights`` says
+    (a `WeightOptions`).
 
     ``draft`` and ``target`` both None: the packaged offline pair.  Otherwise each
     is a Hub id or (when ``allow_local``) a local model folder.  ``progress`` is
-    called as ``progress(fraction, message)`` at each stage.  ``linear`` picks the
-    linear layers' kernels (auto | default | onednn, see specviz.models.quant.kernels);
-    ``draft_weights`` how the draft stores its weights (auto | as-loaded | int8:
-    auto is int8 on a CPU); ``target_weights`` how the target stores them
-    (auto | as-loaded | bf16 | int8 | int4: auto is the fastest one-token layer
-    measured at load on a CPU, as loaded elsewhere; see specviz.models.quant.weights).
+    called as ``progress(fraction, message)`` at each stage.
     """
     t0 = time.perf_counter()
     report = progress or _noop
     dev, dt = resolve_device_dtype(device, dtype)
     try:
-        path = resolve_linear_path(linear, dev, dt)   # checked before minutes of loading
-        draft_weights = resolve_draft_weights(draft_weights, dev, dt)
-        target_weights = resolve_target_weights(target_weights, dev, dt)
+        path = resolve_linear_path(weights.linear, dev, dt)   # checked before minutes of loading
+        draft_weights = resolve_draft_weights(weights.draft_weights, dev, dt)
+        target_weights = resolve_target_weights(weights.target_weights, dev, dt)
     except ValueError as e:
         raise ModelLoadError(str(e)) from None
 
@@ -208,7 +219,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         raise ModelLoadError("give both a draft and a target model, or neither for the packaged pair")
     loaded = _load_both(draft, target, dev, dt, _load_dtype(target_weights, dt), allow_local, report)
     target_weights, target_probe, target_layers = _store_target(loaded.target, target_weights, dev, dt, report)
-    path, probe = _target_kernels(loaded.target, path, linear, target_weights, report)
+    path, probe = _target_kernels(loaded.target, path, weights.linear, target_weights, report)
     draft_weights = _store_draft(loaded.draft, draft_weights, path, report)
     report(1.0, step("load.ready"))
     return ModelPair(target=loaded.target, draft=loaded.draft, tokenizer=loaded.tokenizer, name=loaded.name,

@@ -82,13 +82,17 @@ def _one_row(module, query, key, value, keep: int | torch.Tensor, **kwargs) -> t
 
 
 def row_invariant_attention(module, query, key, value, attention_mask, dropout: float = 0.0,
-                            scaling: float | None = None, is_causal: bool | None = None, **kwargs):
-    """transformers' attention signature: query [B, H, q, D], key/value [B, Hkv, kv, D] -> ([B, q, H, D], None)."""
+                            scaling: float | None = None, **kwargs):
+    """transformers' attention signature: query [B, H, q, D], key/value [B, Hkv, kv, D] -> ([B, q, H, D], None).
+
+    `is_causal`, when a model passes it, rides in `kwargs`: the batched kernel gets it as it always did, and the
+    one-query calls never do (a single query row is not causal: it sees every key it is given)."""
     q_length, kv_length = query.shape[2], key.shape[2]
     plain = q_length > MAX_ROWS or query.shape[0] != 1 or _capturing() or (q_length == 1 and attention_mask is None)
     if plain:
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
-                                      is_causal=is_causal, **kwargs)
+                                      **kwargs)
+    kwargs.pop("is_causal", None)
     keys = _row_keys(attention_mask, q_length, kv_length)
     rows = [_one_row(module, query[:, :, i:i + 1], key, value, keys[i], dropout=dropout, scaling=scaling, **kwargs)
             for i in range(q_length)]

@@ -12,8 +12,8 @@ into a queue, so the page's rendering never sits inside the timed decode loop;
 the decode events share one concurrency slot ("decode") so runs and sweeps never
 overlap and their timings stay honest.
 """
-from .app import build_app, launch_app
+from .app import PageSettings, build_app, launch_app
 from .inputs import InputError
 from .session import PairCache
 
-__all__ = ["build_app", "launch_app", "InputError", "PairCache"]
+__all__ = ["PageSettings", "build_app", "launch_app", "InputError", "PairCache"]

@@ -11,10 +11,17 @@ sentence comes from the strings table (in English: the API has no page language)
 
 No `from __future__ import annotations` here: Gradio reads the parameter and
 return types of each method to document the endpoint, and needs real types.
+
+`generate` and `sweep` take many settings: each method receives them as one frozen dataclass
+(`GenerateRequest`, `SweepRequest`), and `register` hands Gradio `by_fields(method, request)`, whose signature
+has one parameter per field, so the endpoint a program sees (names, order, types, defaults) is the dataclass's.
 """
+import dataclasses
+import functools
+import inspect
 import json
-from dataclasses import asdict
-from typing import Any, Optional
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Optional
 
 import gradio as gr
 
@@ -73,7 +80,7 @@ def register(ctx: AppContext, concurrency_limit: int = 1) -> None:
     """Add the four endpoints to the Blocks being built (call it once, inside the app's `with gr.Blocks()`)."""
     api = Endpoints(ctx)
     for name in ENDPOINTS:
-        fn = getattr(api, name)
+        fn = by_fields(getattr(api, name), REQUESTS[name]) if name in REQUESTS else getattr(api, name)
         if name in USES_MODELS:
             gr.api(gpu(fn, api_fields=GPU_FIELDS[name]), api_name=name, concurrency_limit=concurrency_limit, concurrency_id="decode")
         else:   # no model: a replay or a what-if never waits behind a decode
@@ -100,16 +107,79 @@ def _text(value: Any, name: str) -> str:
     return value
 
 
+@dataclass(frozen=True)
+class GenerateRequest:
+    """The settings of a `generate` call, as a program names them (the page's form names some differently:
+    GPU_FIELDS)."""
+
+    prompt: str
+    k: int = 3
+    max_new_tokens: int = 64
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int = 0
+    drafter: str = "model"
+    adaptive: bool = False
+    raw: bool = False
+    pair: str = "packaged"
+    draft_id: str = ""
+    target_id: str = ""
+    compile: str = "auto"
+    compare: bool = False
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """The settings of a `sweep` call, as a program names them."""
+
+    prompt: str
+    k_lo: int = 1
+    k_hi: int = 8
+    tokens: int = 32
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int = 0
+    raw: bool = False
+    pair: str = "packaged"
+    draft_id: str = ""
+    target_id: str = ""
+
+
+REQUESTS = {"generate": GenerateRequest, "sweep": SweepRequest}   # the endpoints whose settings come as one object
+
+
+def by_fields(method: Callable, request: type) -> Callable:
+    """`method(r: request)` as Gradio and programs call an endpoint: one argument per field of the dataclass
+    `request`, by position or by name, the fields' defaults applying (an unknown name is a TypeError, as with any
+    function). Gradio builds the endpoint's parameters from the signature shown here (`inspect.signature` and
+    `typing.get_type_hints`: gradio.utils.get_function_params), and `gpu_calls` reads a call's tokens and K from it."""
+    fields = [inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=f.type,
+                                default=inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default)
+              for f in dataclasses.fields(request)]
+    returns = inspect.signature(method).return_annotation
+
+    @functools.wraps(method)
+    def endpoint(*args, **kwargs):
+        return method(request(*args, **kwargs))
+
+    endpoint.__signature__ = inspect.Signature(fields, return_annotation=returns)
+    # A new dict: functools.wraps gave the endpoint the method's own (the method keeps its `r` annotation).
+    endpoint.__annotations__ = {**{f.name: f.annotation for f in fields}, "return": returns}
+    return endpoint
+
+
 class Endpoints:
-    """The endpoints as methods over one app's context (its model cache and its sweep)."""
+    """The endpoints as methods over one app's context (its model cache and its sweep).
+
+    `generate` and `sweep` take their request object; their docstrings document its fields, which are the
+    endpoint's parameters (`by_fields`)."""
 
     def __init__(self, ctx: AppContext):
         self.ctx = ctx
 
-    def generate(self, prompt: str, k: int = 3, max_new_tokens: int = 64, temperature: float = 0.0,
-                 top_k: int = 0, top_p: float = 1.0, seed: int = 0, drafter: str = "model", adaptive: bool = False,
-                 raw: bool = False, pair: str = "packaged", draft_id: str = "", target_id: str = "",
-                 compile: str = "auto", compare: bool = False) -> dict:
+    def generate(self, r: GenerateRequest) -> dict:
         """Run speculative decoding (draft q proposes, target p verifies) on a prompt; return the text, metrics, trace.
 
         Parameters:
@@ -138,11 +208,12 @@ class Endpoints:
         """
         try:
             s = inputs.run_settings({
-                "prompt": _text(prompt, "prompt"), "k": k, "max_new": max_new_tokens, "temperature": temperature,
-                "top_k": top_k, "top_p": top_p, "seed": seed, "drafter": _text(drafter, "drafter"),
-                "compile": _text(compile, "compile"), "pair": _text(pair, "pair"), "draft_id": _text(draft_id, "draft_id"), "target_id": _text(target_id, "target_id"),
-                "adaptive": _flag(adaptive, "adaptive"), "raw": _flag(raw, "raw"),
-                "compare_switch": _flag(compare, "compare")}, LANG)
+                "prompt": _text(r.prompt, "prompt"), "k": r.k, "max_new": r.max_new_tokens, "temperature": r.temperature,
+                "top_k": r.top_k, "top_p": r.top_p, "seed": r.seed, "drafter": _text(r.drafter, "drafter"),
+                "compile": _text(r.compile, "compile"), "pair": _text(r.pair, "pair"),
+                "draft_id": _text(r.draft_id, "draft_id"), "target_id": _text(r.target_id, "target_id"),
+                "adaptive": _flag(r.adaptive, "adaptive"), "raw": _flag(r.raw, "raw"),
+                "compare_switch": _flag(r.compare, "compare")}, LANG)
         except InputError as e:
             raise _refused(e) from None
         loaded = self._load(s.pair_ids)
@@ -168,9 +239,7 @@ class Endpoints:
         parsed = read_trace(trace)
         return {"text": replayed_text(parsed), "metrics": finite(parsed.metrics()), "rounds": len(parsed.rounds)}
 
-    def sweep(self, prompt: str, k_lo: int = 1, k_hi: int = 8, tokens: int = 32, temperature: float = 0.0,
-              top_k: int = 0, top_p: float = 1.0, seed: int = 0, raw: bool = False, pair: str = "packaged",
-              draft_id: str = "", target_id: str = "") -> dict:
+    def sweep(self, r: SweepRequest) -> dict:
         """Measure throughput against K: the target alone once, then speculative decoding at each K in k_lo..k_hi.
 
         Parameters:
@@ -192,10 +261,10 @@ class Endpoints:
         """
         try:
             s = inputs.sweep_settings({
-                "prompt": _text(prompt, "prompt"), "k_lo": k_lo, "k_hi": k_hi, "sweep_tokens": tokens,
-                "temperature": temperature, "top_k": top_k, "top_p": top_p, "seed": seed, "pair": _text(pair, "pair"),
-                "draft_id": _text(draft_id, "draft_id"), "target_id": _text(target_id, "target_id"),
-                "raw": _flag(raw, "raw")}, LANG)
+                "prompt": _text(r.prompt, "prompt"), "k_lo": r.k_lo, "k_hi": r.k_hi, "sweep_tokens": r.tokens,
+                "temperature": r.temperature, "top_k": r.top_k, "top_p": r.top_p, "seed": r.seed,
+                "pair": _text(r.pair, "pair"), "draft_id": _text(r.draft_id, "draft_id"),
+                "target_id": _text(r.target_id, "target_id"), "raw": _flag(r.raw, "raw")}, LANG)
         except InputError as e:
             raise _refused(e) from None
         loaded = self._load(s.pair_ids)

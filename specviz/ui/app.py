@@ -8,7 +8,7 @@ round-by-round rendering in `stream`, and every word on the page in
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import gradio as gr
@@ -74,44 +74,57 @@ def results(lang: str) -> dict:
     return c
 
 
+@dataclass(frozen=True)
+class PageSettings:
+    """What the page's form starts with and offers, the same on every language page.
+
+    `prompt` (None: the first example's), `k` and `max_new_tokens` fill the form; `pair_label` names the
+    packaged pair in the pair list; `gpu` (None: a CUDA GPU or a ZeroGPU Space is here) offers the GPU presets;
+    `pair` is the pair the dropdown starts on (a preset's value; the packaged pair when it is not offered
+    here, so a GPU preset never becomes the default on a CPU).
+    """
+
+    prompt: str | None = None
+    k: int = 3
+    max_new_tokens: int = 64
+    pair_label: str | None = None
+    gpu: bool | None = None
+    pair: str | None = None
+
+
 def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | None = None,
-              replay_delay: float = 0.12, concurrency_limit: int = 1, default_prompt: str | None = None,
-              default_max_new_tokens: int = 64, default_k: int = 3, pair_label: str | None = None,
-              lang: str = DEFAULT_LANG, gpu: bool | None = None, default_pair: str | None = None,
-              live_updates_per_s: float | None = APP_LIVE_UPDATES_PER_S) -> gr.Blocks:
+              replay_delay: float = 0.12, concurrency_limit: int = 1, lang: str = DEFAULT_LANG,
+              live_updates_per_s: float | None = APP_LIVE_UPDATES_PER_S,
+              settings: PageSettings = PageSettings()) -> gr.Blocks:
     """The Blocks app. `pair_loader(draft_id|None, target_id|None, progress)` -> a ModelPair-like object.
 
     Tests inject tiny models with `pair_loader` (and a fake `sweep_fn` if they
     like); the default loads the packaged pair (or Hub ids) through
     `specviz.models.loading.load_pair(..., allow_local=False)`. `lang` picks the
-    strings table (unknown codes fall back to English). `gpu` (default: a CUDA
-    GPU or a ZeroGPU Space is here) offers the GPU presets; `default_pair` picks
-    the pair the dropdown starts on (a preset's value; the packaged pair when it
-    is not offered here, so a GPU preset never becomes the default on a CPU).
+    strings table (unknown codes fall back to English). `settings`: what the
+    form starts with (a `PageSettings`).
     `live_updates_per_s`: the most page updates a second while a run streams
     (None: one per batch of rounds, as fast as they come; scripts/page_vs_bench.py
     measures either).
     """
-    gpu = gpu_available() if gpu is None else gpu
+    gpu = gpu_available() if settings.gpu is None else settings.gpu
+    settings = replace(settings, gpu=gpu, pair=_default_pair(settings.pair, gpu))
     ctx = AppContext(cache=PairCache(pair_loader) if pair_loader is not None else default_cache(),
                      sweep_fn=sweep_fn, replay_delay=replay_delay, lang=lang, live_updates_per_s=live_updates_per_s)
-    settings = dict(concurrency_limit=concurrency_limit, default_prompt=default_prompt, default_k=default_k,
-                    default_max_new_tokens=default_max_new_tokens, pair_label=pair_label, gpu=gpu,
-                    pair=_default_pair(default_pair, gpu))
     with api.Blocks(title=t("app.title", lang)) as demo:
         api.register(ctx, concurrency_limit)   # first, so the endpoints keep their plain names; once for all pages
-        page(demo, ctx, **settings)
+        page(demo, ctx, settings, concurrency_limit)
     demo.language_pages = tuple(other for other in LANGUAGES if other != lang)
     for other in demo.language_pages:        # every other language: the same page at /<code> (e.g. /es)
         with demo.route(t("lang.name", other), other):
-            page(demo, replace(ctx, lang=other), **settings)
+            page(demo, replace(ctx, lang=other), settings, concurrency_limit)
     demo.specviz_css = css()  # launch() takes css in Gradio 6; see launch_app
     return demo
 
 
-def page(demo: gr.Blocks, ctx: AppContext, *, concurrency_limit: int, default_prompt: str | None, default_k: int,
-         default_max_new_tokens: int, pair_label: str | None, gpu: bool = False, pair: str = "packaged") -> None:
-    """One page of the app in `ctx.lang`: the layout, then one wiring line per part."""
+def page(demo: gr.Blocks, ctx: AppContext, settings: PageSettings, concurrency_limit: int) -> None:
+    """One page of the app in `ctx.lang`: the layout, then one wiring line per part (`settings` resolved: its `gpu`
+    and `pair` are set)."""
     lang = ctx.lang
     examples = load_examples(lang)
     c = {"trace": gr.State(None)}
@@ -120,8 +133,9 @@ def page(demo: gr.Blocks, ctx: AppContext, *, concurrency_limit: int, default_pr
     gr.Markdown(t("app.intro", lang), elem_id="sv-title")
     with gr.Row(equal_height=False, elem_id="sv-main"):
         with gr.Column(scale=1, min_width=330, elem_id="sv-controls"):
-            c.update(generate.controls(lang, examples, examples[0][0] if default_prompt is None else default_prompt,
-                                       default_k, default_max_new_tokens, pair_label, gpu, pair))
+            prompt = examples[0][0] if settings.prompt is None else settings.prompt
+            c.update(generate.controls(lang, examples, prompt, settings.k, settings.max_new_tokens,
+                                       settings.pair_label, settings.gpu, settings.pair))
         with gr.Column(scale=2, min_width=520, elem_id="sv-results"):
             c.update(results(lang))
             # "wrap": every tab in view on a phone too (Gradio's default hid 4 of 6 behind "More tabs" at 390 px)

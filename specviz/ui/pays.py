@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ..bench import costs as bench_costs
@@ -111,22 +112,33 @@ def cached(pair, k: int, drafter: str, compiled: bool):
     return COSTS.get(pair, k, compiled) if wanted(pair, drafter, compiled) else None
 
 
-def costs(ctx: AppContext, run: Run, pair, ids: list[int], k: int, drafter: str, compiled: bool,
-          say: waiting.Say, key: str = "status.costs", first: dict | None = None) -> Iterator[dict]:
+@dataclass(frozen=True)
+class CostRequest:
+    """The costs a run asks for: the pair's bare forwards at K over the run's prompt `ids`, timed compiled or not as
+    the run ran (`compiled`), for its `drafter` (`wanted` says whether they mean anything for it)."""
+
+    pair: Any
+    ids: list[int]
+    k: int
+    drafter: str
+    compiled: bool
+
+
+def costs(ctx: AppContext, run: Run, request: CostRequest, say: waiting.Say, key: str = "status.costs",
+          first: dict | None = None) -> Iterator[dict]:
     """The pair's costs at K: cached, or measured now with a status line (`key`) every second; None when not
     wanted, stopped or failed (a failure only costs the sentence, never the run). `first`: views to show with the
     first line (the run's finished answer, which the timing follows)."""
-    if not wanted(pair, drafter, compiled):
+    r = request
+    if not wanted(r.pair, r.drafter, r.compiled):
         return None
-    hit = COSTS.get(pair, k, compiled)
+    hit = COSTS.get(r.pair, r.k, r.compiled)
     if hit is not None:
         return hit
     line = lambda p, seconds: t(key, ctx.lang, seconds=seconds)   # noqa: E731
     yield {**(first or {}), **say(line(None, "0"), "run")}
-    outcome = yield from waiting.wait_for(ctx, run, worker.call(lambda progress: measure(pair, ids, k, compiled,
-                                                                                        progress, run.stop.is_set),
-                                                                run),
-                                          line, say, "status.stopping")
+    timing = worker.call(lambda progress: measure(r.pair, r.ids, r.k, r.compiled, progress, run.stop.is_set), run)
+    outcome = yield from waiting.wait_for(ctx, run, timing, line, say, "status.stopping")
     return outcome.value if isinstance(outcome, Result) else None
 
 

@@ -252,13 +252,13 @@ def _difference_badge(first_diff: int | None, limit: str | None, weights: str, l
             f'{esc(t("compare.differ", lang, where=where, why=why))}</span>')
 
 
-def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, first_diff: int | None,
-                           identical: bool | None, limit: str | None = None, n_spec: int = 0, n_base: int = 0,
-                           weights: str = "", lang: str = DEFAULT_LANG) -> str:
-    """The comparison with the target alone: speedup and, in greedy mode, an identical/different badge.
+def comparison_html(c, limit: str | None = None, weights: str = "", lang: str = DEFAULT_LANG) -> str:
+    """The comparison with the target alone (`c`, a `specviz.trace.compare.Comparison`): speedup and, in greedy
+    mode, an identical/different badge.
 
     `weights`: how the target stored its weights ("int4", ...), named so the baseline is never a mystery.
     `limit`: why greedy output may differ on this configuration (None: it must not; see the badge)."""
+    spec_tps, base_tps = c.spec_tokens_per_s, c.base_tokens_per_s
     speed = _speedup(spec_tps, base_tps)
     rates = t("compare.rates", lang, spec=display_number(spec_tps, 1), base=display_number(base_tps, 1))
     if weights:
@@ -269,22 +269,15 @@ def speedup_vs_target_html(spec_tps: float, base_tps: float, *, greedy: bool, fi
              f'{esc(t("compare.speedup", lang, speedup=display_number(speed, 2)))}</span> <span class="sv-muted">'
              f'{esc(rates)}</span> <span class="sv-muted sv-counts" data-counts="decode">'
              f'{esc(t("compare.counts", lang))}</span></div>']
-    if greedy and identical is not None:
-        if identical:
+    if c.greedy and c.identical is not None:
+        if c.identical:
             parts.append(f'<span class="sv-badge sv-badge-same" data-identical="true">'
-                         f'{esc(t("compare.identical", lang, n=n_base))}</span>')
+                         f'{esc(t("compare.identical", lang, n=c.n_base))}</span>')
         else:
-            parts.append(_difference_badge(first_diff, limit, weights, lang))
-    elif not greedy:
+            parts.append(_difference_badge(c.first_diff, limit, weights, lang))
+    elif not c.greedy:
         parts.append(f'<span class="sv-muted">{esc(t("compare.sampling", lang))}</span>')
     return f'<div class="sv-compare">{"".join(parts)}</div>'
-
-
-def comparison_html(c, limit: str | None = None, weights: str = "", lang: str = DEFAULT_LANG) -> str:
-    """`speedup_vs_target_html` from a `specviz.trace.compare.Comparison`."""
-    return speedup_vs_target_html(c.spec_tokens_per_s, c.base_tokens_per_s, greedy=c.greedy, first_diff=c.first_diff,
-                                  identical=c.identical, limit=limit, n_spec=c.n_spec, n_base=c.n_base,
-                                  weights=weights, lang=lang)
 
 
 def trace_summary_html(prompt: str, draft: str, target: str, k: int, sampling: dict, extra: str = "",

@@ -110,11 +110,11 @@ def free_port() -> int:
 def serve(port: int | None = None, delay: float = 0.03, replay_delay: float = 0.05, position_delay: float = 0.0,
           **kwargs):
     """Start the app on 127.0.0.1 in this process (background threads); returns (demo, url)."""
-    from specviz.ui import build_app, launch_app
+    from specviz.ui import PageSettings, build_app, launch_app
 
     port = port or free_port()
-    demo = build_app(tiny_loader(delay, position_delay), replay_delay=replay_delay, default_max_new_tokens=40,
-                     default_prompt="Tell me <script>alert('p')</script> & \"more\"", **kwargs)
+    settings = PageSettings(max_new_tokens=40, prompt="Tell me <script>alert('p')</script> & \"more\"")
+    demo = build_app(tiny_loader(delay, position_delay), replay_delay=replay_delay, settings=settings, **kwargs)
     launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     return demo, f"http://127.0.0.1:{port}/"
 

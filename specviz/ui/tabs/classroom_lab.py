@@ -16,7 +16,7 @@ from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
 from .. import classroom_inputs, inputs
-from ..events import listen
+from ..events import listen, listen_form
 from ..inputs import InputError
 from ..session import AppContext, session_id
 
@@ -54,10 +54,13 @@ def lab_layout(lang: str) -> dict:
     return c
 
 
+# The lab's inputs, as `lab_run` receives them (one {name: value}); the pair is the Generate form's.
+LAB_FORM = ("lab_models", "lab_variant", "lab_prompt", "lab_temp", "lab_n", "lab_seed", "pair", "draft_id", "target_id")
+
+
 def lab_wire(ctx: AppContext, c: dict) -> None:
-    event = listen(c["lab_run"].click, lab_run, ctx, c, ["lab_models", "lab_variant", "lab_prompt", "lab_temp", "lab_n",
-                                                          "lab_seed", "pair", "draft_id", "target_id"],
-                   ["lab_plot", "lab_stats", "lab_compare"], gpu=True, concurrency_limit=None, show_progress="minimal")
+    event = listen_form(c["lab_run"].click, lab_run, ctx, c, LAB_FORM, ["lab_plot", "lab_stats", "lab_compare"],
+                        gpu=True, concurrency_limit=None, show_progress="minimal")
     listen(c["lab_stop"].click, lab_stop, ctx, c, [], [], cancels=[event], queue=False)
 
 
@@ -85,14 +88,16 @@ def lab_settings(models, variant, temperature, n, seed, lang: str):
     return classroom_inputs.lab_settings(models, variant, temperature, n, seed, lang)
 
 
-def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choice, draft_id, target_id,
-            request: gr.Request, progress=gr.Progress()):
-    """Sample N first tokens through the chosen rule, redrawing the histogram and the fit as they come."""
+def lab_run(ctx: AppContext, form: dict, request: gr.Request, progress=gr.Progress()):
+    """Sample N first tokens through the chosen rule, redrawing the histogram and the fit as they come.
+
+    `form`: the inputs named in LAB_FORM."""
     lang = ctx.lang
     stop = _lab_stop_flag(request)
     try:
-        models, variant, sampling, n, seed, text = classroom_inputs.lab_settings(models, variant, temperature, n, seed, lang,
-                                                                        prompt=prompt)
+        models, variant, sampling, n, seed, text = classroom_inputs.lab_settings(
+            form["lab_models"], form["lab_variant"], form["lab_temp"], form["lab_n"], form["lab_seed"], lang,
+            prompt=form["lab_prompt"])
     except InputError as e:
         yield {"lab_stats": vh.status_html(str(e), "error")}
         return
@@ -101,7 +106,7 @@ def lab_run(ctx: AppContext, models, variant, prompt, temperature, n, seed, choi
         if models == "tiny":
             d = lab.tiny_distributions(text, sampling)
         else:
-            pair = ctx.load(inputs.pair_ids(choice, draft_id, target_id, lang), progress)
+            pair = ctx.load(inputs.pair_ids(form["pair"], form["draft_id"], form["target_id"], lang), progress)
             ids = inputs.encode_prompt(pair, text, False, 1, 1, lang)
             d = lab.distributions(pair.target, pair.draft, ids, sampling, lambda i: pair.decode([i]))
         note = t("lab.t1_note", lang) if variant == "untempered_q" and sampling.temperature == 1.0 else ""
