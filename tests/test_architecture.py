@@ -128,11 +128,7 @@ def test_no_import_cycle_lazy_imports_included():
 # is the pattern), or the rarely used ones folded into **kwargs where a library fixes the signature.
 MAX_PARAMETERS = 8
 # Known exceptions, each with its reason ({dotted name: reason}).
-ALLOWED_LONG_SIGNATURES = {
-    "specviz.viz.classroom.stage_html": "pending (issue 28): regrouped on another branch; delete this line once merged",
-    "specviz.viz.classroom_tree.tree_stage_html":
-        "pending (issue 28): regrouped on another branch; delete this line once merged",
-}
+ALLOWED_LONG_SIGNATURES: dict[str, str] = {}
 
 
 def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> int:

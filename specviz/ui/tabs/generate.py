@@ -168,8 +168,8 @@ def _generate(ctx: AppContext, run, request, s: RunSettings):
     # The answer first: the bare forwards behind the "cannot pay" sentence are timed after it, once per pair and K
     # (still in this event, so no other run's timing overlaps them), and Stop abandons them.
     closing = final.pop("status")
-    yield from pays.costs(ctx, run, pair, ids, s.k, s.drafter, compiled, lambda m, kind: status(m, kind),
-                          key="status.costs_after", first=final)
+    yield from pays.costs(ctx, run, pays.CostRequest(pair, ids, s.k, s.drafter, compiled),
+                          lambda m, kind: status(m, kind), key="status.costs_after", first=final)
     costs = pays.cached(pair, s.k, s.drafter, compiled)
     # The whole final update again, not only the tiles (it once carried the inspector's chart, which Gradio did not
     # draw in a tab not yet opened when only the tiles came last; the inspector now comes after the event).
