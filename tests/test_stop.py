@@ -66,7 +66,7 @@ def test_stop_during_the_prefill_ends_both_decoders_without_a_round():
 
 
 # ---------------------------------------------------------------- the one loop asks Stop between rounds (issue 28)
-LOOPS = {"chain": dict(k=3), "tree": dict(tree="2x2"), "dynamic tree": dict(tree="dynamic:4"), "target alone": None}
+LOOPS = {"chain": {"k": 3}, "tree": {"tree": "2x2"}, "dynamic tree": {"tree": "dynamic:4"}, "target alone": None}
 
 
 def run_loop(loop: str, target, draft, **options):
