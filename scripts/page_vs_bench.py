@@ -559,7 +559,7 @@ def print_profile(i: int, page: Result, api: Result | None) -> None:
 
 # ---------------------------------------------------------------- main
 def load(args):
-    if args.pair == "tiny":
+    if getattr(args, "pair", "packaged") == "tiny":
         from tests.browser.tiny_app import TinyPair
 
         return TinyPair(args.tiny_delay)
@@ -568,11 +568,24 @@ def load(args):
     return default_pair_loader(None, None, lambda fraction, message: None)
 
 
-def parse(argv):
+def prompts_and_pair(args, name: str) -> tuple[list, object, list[list[int]]]:
+    """(the first --prompts prompts of --prompts-file, the pair, each prompt's chat-encoded ids): the set-up this
+    script shares with scripts/thread_vs_main.py."""
+    from specviz.bench import load_prompts
+
+    prompts = load_prompts(args.prompts_file)[:args.prompts]
+    print(f"{name}: {len(prompts)} prompt(s) of {args.prompts_file}; loading the {getattr(args, 'pair', 'packaged')} "
+          "pair ...", flush=True)
+    pair = load(args)
+    return prompts, pair, [pair.encode_chat(q.text) for q in prompts]
+
+
+def run_arguments(doc: str):
+    """The parser with the arguments both scripts take: the prompts, K, the budget, the seed."""
     from specviz.bench import default_prompts_file
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc)
     p.add_argument("--prompts", type=int, default=5, help="the first N prompts of the file (default 5)")
     p.add_argument("--prompts-file", default=str(default_prompts_file()),
                    help="JSONL of {\"prompt\", \"category\"} (default: the shared bench prompts when present, "
@@ -580,6 +593,16 @@ def parse(argv):
     p.add_argument("--k", type=int, default=3)
     p.add_argument("--max-new-tokens", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def check_sizes(p, args) -> None:
+    if not 1 <= args.k <= 16 or not 1 <= args.max_new_tokens <= 512 or not 1 <= args.prompts <= 100:
+        p.error("K must be 1-16, --max-new-tokens 1-512, --prompts 1-100")
+
+
+def parse(argv):
+    p = run_arguments(__doc__)
     p.add_argument("--rate", type=float, nargs="+", default=None,
                    help="the page's updates per second while a run streams, one page run per value (default: the "
                         "app's own setting); 0 = one update per batch of rounds, as fast as they come")
@@ -608,16 +631,13 @@ def parse(argv):
             args.modes = ["api"] + list(args.modes)
         if not any(m in args.modes for m in ("page", "browser")):
             p.error("--check needs page or browser in --modes")
-    if not 1 <= args.k <= 16 or not 1 <= args.max_new_tokens <= 512 or not 1 <= args.prompts <= 100:
-        p.error("K must be 1-16, --max-new-tokens 1-512, --prompts 1-100")
+    check_sizes(p, args)
     if any(r < 0 or r > 100 for r in args.rate or []):
         p.error("--rate must be 0-100 updates a second")
     return args
 
 
 def main(argv=None) -> int:
-    from specviz.bench import load_prompts
-
     args = parse(argv)
     import torch
 
@@ -629,11 +649,7 @@ def main(argv=None) -> int:
     args.torch_threads = torch.get_num_threads()
     if args.switch_interval is not None:
         sys.setswitchinterval(args.switch_interval / 1000)
-    prompts = load_prompts(args.prompts_file)[:args.prompts]
-    print(f"page_vs_bench: {len(prompts)} prompt(s) of {args.prompts_file}; loading the {args.pair} pair ...",
-          flush=True)
-    pair = load(args)
-    encoded = [pair.encode_chat(q.text) for q in prompts]
+    prompts, pair, encoded = prompts_and_pair(args, "page_vs_bench")
     drivers = {d.label: d for d in (PageDriver(pair, args, r) for r in rates)} if "page" in args.modes else {}
     if "browser" in args.modes:
         drivers.update({d.label: d for d in (BrowserDriver(pair, args, r) for r in rates)})

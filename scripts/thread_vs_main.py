@@ -37,6 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # its sibling page_vs_bench, run from anywhere
+# page_vs_bench's prompt and pair set-up and its shared arguments (imported after the path it needs):
+from page_vs_bench import check_sizes, prompts_and_pair, run_arguments
 
 WHERE = ("main", "fresh", "long", "pool")
 SETTINGS = ("bench", "page")
@@ -80,7 +83,7 @@ def decode(pair, ids, args, settings: str) -> tuple[list, list]:
     sampling = SamplingConfig(temperature=0.0)
     if settings == "page":
         out: queue.Queue = queue.Queue()
-        job = worker.DecodeJob(pair, ids.tolist(), args.k, sampling, args.max_new_tokens, args.seed, compare=args.target)
+        job = worker.DecodeJob(pair, list(ids), args.k, sampling, args.max_new_tokens, args.seed, compare=args.target)
         worker.decode(job, session.Run(), out)
         events = []
         while not out.empty():
@@ -204,15 +207,7 @@ def med(xs) -> float:
 
 
 def parse(argv):
-    from specviz.bench import default_prompts_file
-
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    p.add_argument("--prompts", type=int, default=5)
-    p.add_argument("--prompts-file", default=str(default_prompts_file()))
-    p.add_argument("--k", type=int, default=3)
-    p.add_argument("--max-new-tokens", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0)
+    p = run_arguments(__doc__)   # --prompts, --prompts-file, --k, --max-new-tokens, --seed, as page_vs_bench
     p.add_argument("--ways", nargs="+", choices=WHERE, default=["main", "fresh", "long"])
     p.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS))
     p.add_argument("--target", action="store_true", help="also the target alone after each speculative run")
@@ -221,8 +216,7 @@ def parse(argv):
                    help="glibc malloc before anything runs: arena1 = every thread in the main arena (M_ARENA_MAX 1); "
                         "notrim = fixed trim and mmap thresholds (no page given back and faulted in again)")
     args = p.parse_args(argv)
-    if not 1 <= args.k <= 16 or not 1 <= args.max_new_tokens <= 512 or not 1 <= args.prompts <= 100:
-        p.error("K must be 1-16, --max-new-tokens 1-512, --prompts 1-100")
+    check_sizes(p, args)
     return args
 
 
@@ -231,18 +225,13 @@ def main(argv=None) -> int:
     set_malloc(args.malloc)
     import torch
 
-    from specviz.bench import load_prompts
-    from specviz.ui.session import default_pair_loader
-
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
     print(f"thread_vs_main: torch {torch.__version__}, {torch.get_num_threads()} intra-op threads in the main thread, "
           f"{os.cpu_count()} CPUs, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
           f"GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT')}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}",
           flush=True)
-    prompts = load_prompts(args.prompts_file)[:args.prompts]
-    pair = default_pair_loader(None, None, lambda fraction, message: None)
-    encoded = [torch.as_tensor(pair.encode_chat(q.text), dtype=torch.long) for q in prompts]
+    _, pair, encoded = prompts_and_pair(args, "thread_vs_main")   # the packaged pair, as page_vs_bench loads it
     long = LongThread() if "long" in args.ways else None
     runners = {"main": lambda fn: fn(), "fresh": fresh, "long": long.run if long else None, "pool": pool}
     ways = [(w, s) for w in args.ways for s in args.settings]

@@ -63,15 +63,11 @@ class RunStopped(Exception):
     """The caller's `stop()` said stop during a measured run: a cut run has no figure, so none is returned."""
 
 
-def _until_stopped(items, stop) -> list:
-    """Every step or round of a generator, asking `stop()` after each (and once the generator ends, since a prefill
-    cut by `stop` ends it with nothing): the page's Stop ends a sweep within one round, not one whole run."""
-    out = []
-    for item in items:
-        out.append(item)
-        if stop is not None and stop():
-            raise RunStopped()
-    if stop is not None and stop():
+def _whole(items, stats: dict) -> list:
+    """Every step or round of one of specviz's loops, which asks the caller's `stop()` between them and ends early
+    once it says stop (within one round, not one whole run: the page's Stop), marked in `stats["stopped"]`."""
+    out = list(items)
+    if stats.get("stopped"):
         raise RunStopped()
     return out
 
@@ -84,7 +80,7 @@ def run_method(method: str, target, draft, input_ids, k: int | None, options: De
     drafting at `k`, the trace, EOS ignored). `compile` (auto | on | off) applies to specviz's own loops (target,
     specviz*), as in `speculative_generate`; transformers' methods pick their own caches by name. `tree_costs`
     (specviz.engine.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs. `stop` (a
-    callable) is asked after every round of specviz's loops and raises `RunStopped` once True (transformers' methods
+    callable) is asked by specviz's loops between rounds; once it ends one, `RunStopped` (transformers' methods
     run whole).
     """
     if method not in METHODS:
@@ -103,8 +99,8 @@ def _run_target(target, ids: torch.Tensor, options: DecodeOptions) -> Run:
     clock = Timer(input_device(target))
     stats: dict = {}
     t0 = clock()
-    steps = _until_stopped(autoregressive_generate(target, ids, dataclasses.replace(options, stats=stats, tokenizer=None)),
-                           options.stop)
+    steps = _whole(autoregressive_generate(target, ids, dataclasses.replace(options, stats=stats, tokenizer=None)),
+                   stats)
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     first = steps[0].seconds if steps else 0.0
     stats_first = t1 - t0 - sum(s.seconds for s in steps) + first   # prefill + first step
@@ -142,8 +138,7 @@ def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, options:
     stats: dict = {}
     t0 = clock()
     options = dataclasses.replace(method_options(method, k, options, tree_costs), stats=stats)
-    rounds = _until_stopped(speculative_generate(target, None if drafter == "ngram" else draft, ids, options),
-                            options.stop)
+    rounds = _whole(speculative_generate(target, None if drafter == "ngram" else draft, ids, options), stats)
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]

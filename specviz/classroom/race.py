@@ -28,7 +28,7 @@ MAX_RACE_K = min(APP_MAX_K, APP_MAX_TREE_NODES)    # one K for every lane: the c
 
 
 class RaceStopped(Exception):
-    """The caller's `stop()` said stop between two rounds (or steps) of a lane: a cut lane has no figures."""
+    """The caller's `stop()` ended a lane (the decoders ask it between rounds, or steps): a cut lane has no figures."""
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,11 @@ def pieces_of(rnd: Round) -> list[Piece]:
 
 
 def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, max_new_tokens: int, *,
-                   eos_token_id=None, stop: Callable[[], bool] | None = None) -> Iterator[Round]:
+                   eos_token_id=None, stop: Callable[[], bool] | None = None,
+                   stats: dict | None = None) -> Iterator[Round]:
     """The race's one call to `speculative_generate`: greedy, no per-token records (they would slow the clock),
-    dynamic caches for every lane. The tree is the draft model's dynamic tree of K nodes, as the page's "tree"."""
+    dynamic caches for every lane. The tree is the draft model's dynamic tree of K nodes, as the page's "tree".
+    `stop` is asked between rounds; `stats["stopped"]` says it ended the lane."""
     from ..engine.sampling import SamplingConfig
     from ..engine.speculative import speculative_generate
 
@@ -102,11 +104,11 @@ def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, m
                                 sampling=SamplingConfig(temperature=0.0),
                                 max_new_tokens=max_new_tokens, seed=0, eos_token_id=eos_token_id, record=False,
                                 drafter="model" if entrant == "tree" else entrant, compile="off", tree=tree,
-                                stop=stop)
+                                stop=stop, stats=stats)
 
 
-def lane_from_rounds(entrant: str, rounds: Iterable[Round], stop: Callable[[], bool] | None = None) -> Lane:
-    """A lane's figures from its rounds; RaceStopped as soon as `stop()` says so (checked after every round)."""
+def lane_from_rounds(entrant: str, rounds: Iterable[Round]) -> Lane:
+    """A lane's figures from its rounds."""
     lane = Lane(entrant)
     for rnd in rounds:
         lane.pieces.extend(pieces_of(rnd))
@@ -115,10 +117,6 @@ def lane_from_rounds(entrant: str, rounds: Iterable[Round], stop: Callable[[], b
         lane.accepted += rnd.n_accepted
         lane.longest = max(lane.longest, sum(1 for p in pieces_of(rnd) if p.source == "ngram"))
         lane.seconds += rnd.seconds
-        if stop is not None and stop():
-            raise RaceStopped()
-    if stop is not None and stop():   # a prefill cut by stop ends the rounds with none
-        raise RaceStopped()
     return lane
 
 
@@ -128,20 +126,14 @@ def target_lane(target, prompt_ids: list[int], max_new_tokens: int, *, eos_token
     from ..engine.baseline import autoregressive_generate
     from ..engine.sampling import SamplingConfig
 
-    lane = Lane(TARGET)
-    steps = autoregressive_generate(target, prompt_ids, sampling=SamplingConfig(temperature=0.0),
-                                    max_new_tokens=max_new_tokens, seed=0, eos_token_id=eos_token_id,
-                                    compile="off", stop=stop)
-    try:
-        for s in steps:
-            lane.pieces.append(Piece(int(s.token_id), TARGET))
-            lane.rounds += 1
-            lane.seconds += s.seconds
-            if stop is not None and stop():
-                raise RaceStopped()
-    finally:
-        steps.close()
-    if stop is not None and stop():
+    lane, stats = Lane(TARGET), {}
+    for s in autoregressive_generate(target, prompt_ids, sampling=SamplingConfig(temperature=0.0),
+                                     max_new_tokens=max_new_tokens, seed=0, eos_token_id=eos_token_id,
+                                     compile="off", stop=stop, stats=stats):
+        lane.pieces.append(Piece(int(s.token_id), TARGET))
+        lane.rounds += 1
+        lane.seconds += s.seconds
+    if stats.get("stopped"):   # the loop asked `stop()` between steps (or in the prompt) and ended there
         raise RaceStopped()
     return lane
 
@@ -153,11 +145,12 @@ def run_lane(pair, prompt_ids: list[int], lane: str, k: int, max_new_tokens: int
     eos = list(getattr(pair, "eos_token_ids", None) or []) or None
     if lane == TARGET:
         return target_lane(pair.target, prompt_ids, max_new_tokens, eos_token_id=eos, stop=stop)
-    rounds = decoder_rounds(pair.target, pair.draft, prompt_ids, lane, k, max_new_tokens, eos_token_id=eos, stop=stop)
-    try:
-        return lane_from_rounds(lane, rounds, stop)
-    finally:
-        rounds.close()
+    stats: dict = {}
+    figures = lane_from_rounds(lane, decoder_rounds(pair.target, pair.draft, prompt_ids, lane, k, max_new_tokens,
+                                                    eos_token_id=eos, stop=stop, stats=stats))
+    if stats.get("stopped"):   # the decoder asked `stop()` between rounds (or in the prompt) and ended there
+        raise RaceStopped()
+    return figures
 
 
 def check(k: int, max_new_tokens: int) -> None:

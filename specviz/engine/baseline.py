@@ -21,7 +21,8 @@ def autoregressive_generate(target, input_ids: Sequence[int] | torch.Tensor, opt
                             **keywords) -> Iterator[Step]:
     """Yield one `Step` per token; the same `DecodeOptions` as `speculative_generate` (its drafting unused), so a
     speedup is always measured against the target alone on the same path (`compile`, `static_cache`); `stop` as
-    there (the prefill). Keywords amend `options` (`sampling=..., max_new_tokens=...`: `decode_options`)."""
+    there (the warm-up, the prefill, then between tokens; `stats["stopped"]` once it ended the run). Keywords amend
+    `options` (`sampling=..., max_new_tokens=...`: `decode_options`)."""
     options = decode_options(options, **keywords)
     run = start_run(target, input_ids, options, room=1)
     stop, sampling, tokenizer = options.stop, options.sampling, options.tokenizer
@@ -35,9 +36,12 @@ def autoregressive_generate(target, input_ids: Sequence[int] | torch.Tensor, opt
         with run.timed("prefill_seconds"):
             cache = prefill(target, run.tokens[None], **run.cache_options)
     except PrefillStopped:
+        run.note_stopped()
         return
     pending = run.tokens[-1:]
     for index in range(options.max_new_tokens):
+        if index and run.stopped():   # between tokens, as the speculative loop between rounds
+            return
         t_start = clock()
         probs = probabilities(forward_logits(target, pending, cache, 1)[:, :vocab].to(device), sampling)
         pending = sample(probs, run.generator, sampling.greedy)

@@ -52,8 +52,10 @@ class DecodeOptions:
 
     `record=False` skips the per-token texts, top-5 lists and confidences (`tokenizer` names the tokens).
     `compile` = "auto" | "on" | "off" | "graphs" (specviz.runtime.forwards); `static_cache=True` runs the static
-    cache without graphs. `stop()` is asked between chunks of the prefill: once True, no round. `stats` (a dict)
-    receives `prefill_seconds` (and `warmup_seconds`)."""
+    cache without graphs. `stop()` is asked between warm-up calls and chunks of the prefill (once True: no round),
+    then between rounds (the target alone: between tokens): once True the run ends there, what it emitted kept.
+    `stats` (a dict) receives `prefill_seconds` (and `warmup_seconds`), and `stopped=True` when `stop()` ended the
+    run: the one way a consumer tells a cut run from a whole one."""
 
     sampling: SamplingConfig = SamplingConfig()
     max_new_tokens: int = 64

@@ -98,7 +98,8 @@ def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor,
 
 
 def _start(target, draft, input_ids, options: DecodeOptions) -> tuple[Run, Sides, RoundRecorder, int] | None:
-    """Set a run up: drafter, warm-up, prefill. (run, sides, recorder, deepest draft), or None once stopped."""
+    """Set a run up: drafter, warm-up, prefill. (run, sides, recorder, deepest draft), or None once stopped (marked
+    in `stats["stopped"]`)."""
     tree = options.tree
     if tree:
         refuse_tree(draft, options)
@@ -118,6 +119,7 @@ def _start(target, draft, input_ids, options: DecodeOptions) -> tuple[Run, Sides
             target_cache = prefill(target, run.tokens[None], **run.cache_options)
             drafter.begin(run.tokens[None])
     except PrefillStopped:
+        run.note_stopped()
         return None
     name = "tree" if tree else getattr(drafter, "name", "custom")
     recorder = RoundRecorder(options.tokenizer, options.sampling, options.record, run.clock, name)
@@ -146,7 +148,8 @@ def _drafter(draft, vocab: int, run: Run, options: DecodeOptions) -> Drafter:
 
 
 def _rounds(run: Run, sides: Sides, recorder: RoundRecorder, most: int, options: DecodeOptions) -> Iterator[Round]:
-    """The decoding loop, chains and trees alike: draft, verify, settle, keep the accepted path, record."""
+    """The decoding loop, chains and trees alike: draft, verify, settle, keep the accepted path, record; it ends at
+    EOS, at the budget, or between rounds once `options.stop()` says so (`stats["stopped"]`: `Run.stopped`)."""
     tokens, clock, produced, budget = run.tokens, run.clock, 0, options.max_new_tokens
     for index in itertools.count():
         started, n = clock(), len(tokens)
@@ -160,5 +163,5 @@ def _rounds(run: Run, sides: Sides, recorder: RoundRecorder, most: int, options:
         sides.drafter.commit(path)     # the newest token stays pending for the next round
         produced += len(outcome.emitted)
         yield recorder.record(index, state, outcome, (started, drafted_at, verified_at))
-        if outcome.eos or produced >= budget:
+        if outcome.eos or produced >= budget or run.stopped():   # Stop is asked only where a round would follow
             return

@@ -94,7 +94,7 @@ class Run:
     generator: torch.Generator
     clock: Timer
     cache_options: dict         # static / max_len / compiled / backend (and the prefill's stop check) of every KVCache
-    stats: dict | None          # the caller's dict for warmup_seconds / prefill_seconds, if any
+    stats: dict | None          # the caller's dict for warmup_seconds / prefill_seconds / stopped, if any
 
     @property
     def compiled(self) -> bool:
@@ -105,6 +105,17 @@ class Run:
         failure = failure_of(*(m for m in models if m is not None)) if self.compiled else None
         if failure and self.stats is not None:
             self.stats["graphs_fallback"] = failure
+
+    def stopped(self) -> bool:
+        """Asked between rounds (the target alone: tokens): whether `stop()` says stop; if so, the run is marked."""
+        stop = self.cache_options["stop"]
+        return stop is not None and bool(stop()) and self.note_stopped()
+
+    def note_stopped(self) -> bool:
+        """`stats["stopped"] = True`: the one mark of a run that `stop()` cut (between rounds, or before any); True."""
+        if self.stats is not None:
+            self.stats["stopped"] = True
+        return True
 
     @contextmanager
     def timed(self, name: str, when: bool = True):

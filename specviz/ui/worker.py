@@ -135,7 +135,7 @@ def decoder_options(drafter: str, k: int, compile: str) -> dict:
 
 
 def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
-    """The thread body: decode, put events; stops between rounds once `run.stop` is set."""
+    """The thread body: decode, put events; the decoders ask `run.stop` between rounds (and tokens) and end there."""
     try:
         stats = _Stats(out)
         pair = job.pair
@@ -144,15 +144,10 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
                                    max_new_tokens=job.max_new_tokens, seed=job.seed, tokenizer=pair.tokenizer,
                                    eos_token_id=job.eos_token_ids, stats=stats,
                                    adaptive_threshold=job.adaptive_threshold,
-                                   stop=run.stop.is_set,   # the prefill is read in chunks and abandoned after Stop
+                                   stop=run.stop.is_set,   # asked in the prefill's chunks and between rounds
                                    **decoder_options(job.drafter, job.k, job.compile))
-        try:
-            for rnd in gen:
-                out.put(RoundDone(rnd))
-                if run.stop.is_set():
-                    break
-        finally:
-            gen.close()
+        for rnd in gen:   # after Stop the decoder ends itself within one round
+            out.put(RoundDone(rnd))
         out.put(SpecDone(dict(stats)))
         if job.compare and not run.stop.is_set():
             out.put(BaselineDone(_baseline(job, run, out)))
@@ -172,8 +167,6 @@ def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]
         steps.append(step)
         if len(steps) % BASELINE_PROGRESS_EVERY == 0:
             out.put(BaselineProgress(len(steps)))
-        if run.stop.is_set():
-            break
     return steps
 
 
