@@ -88,12 +88,12 @@ def pieces_of(rnd: Round) -> list[Piece]:
     return [Piece(int(tok), rnd.drafted[i].source if i < accepted else TARGET) for i, tok in enumerate(rnd.emitted)]
 
 
-def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, max_new_tokens: int, *,
-                   eos_token_id=None, stop: Callable[[], bool] | None = None,
-                   stats: dict | None = None) -> Iterator[Round]:
+def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, max_new_tokens: int,
+                   **run) -> Iterator[Round]:
     """The race's one call to `speculative_generate`: greedy, no per-token records (they would slow the clock),
     dynamic caches for every lane. The tree is the draft model's dynamic tree of K nodes, as the page's "tree".
-    `stop` is asked between rounds; `stats["stopped"]` says it ended the lane."""
+    `run`: the decoder's `eos_token_id`, `stop` (asked between rounds) and `stats` (`stats["stopped"]` says Stop
+    ended the lane), passed on as they are."""
     from ..engine.sampling import SamplingConfig
     from ..engine.speculative import speculative_generate
 
@@ -102,9 +102,9 @@ def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, m
     tree = f"dynamic:{k}" if entrant == "tree" else None
     return speculative_generate(target, None if entrant == "ngram" else draft, prompt_ids, k=k,
                                 sampling=SamplingConfig(temperature=0.0),
-                                max_new_tokens=max_new_tokens, seed=0, eos_token_id=eos_token_id, record=False,
+                                max_new_tokens=max_new_tokens, seed=0, record=False,
                                 drafter="model" if entrant == "tree" else entrant, compile="off", tree=tree,
-                                stop=stop, stats=stats)
+                                **run)
 
 
 def lane_from_rounds(entrant: str, rounds: Iterable[Round]) -> Lane:
