@@ -23,12 +23,28 @@ from specviz.trace.records import Choice, DraftToken, Round
     (["agreement", "--k", "33"], f"--k must be in [1, {MAX_K}]"),
     (["frobnicate"], "invalid choice"),
 ])
-def test_bad_arguments_exit_2_with_one_clear_line(args, says):
-    done = subprocess.run([sys.executable, "-m", "specviz", *args], capture_output=True, text=True, timeout=120)
+def test_bad_arguments_exit_2_with_one_clear_line(args, says, capsys, monkeypatch):
+    """In process through `python -m specviz`'s own main (a subprocess each costs seconds of torch import):
+    exit code 2, one error line, no traceback, and no model loaded (the loaders raise if reached)."""
+    from specviz.__main__ import main
+
+    forbid_loading(monkeypatch, pair_loader="invalid model id" not in says)
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if "error" in line]
+    assert len(errors) == 1 and says in errors[0], captured.err
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+def test_a_real_python_dash_m_specviz_exits_2_with_one_line_before_loading_models():
+    """End to end, once: the interpreter's exit code and stderr of `python -m specviz` with a bad argument.
+
+    The in-process cases above prove every argument; this proves __main__ hands their code to the shell."""
+    done = subprocess.run([sys.executable, "-m", "specviz", "generate", "--prompt", "x", "--k", "0"],
+                          check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
-    errors = [line for line in done.stderr.splitlines() if "error" in line]
-    assert len(errors) == 1 and says in errors[0], done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [f"specviz: error: argument --k: --k must be in [1, {MAX_K}], got 0"]
+    assert done.stdout == ""
 
 
 def test_round_line_marks_each_verdict():
@@ -42,6 +58,18 @@ def test_round_line_marks_each_verdict():
 
 def never_loads(*args, **kwargs):
     raise AssertionError("models must not load on bad arguments")
+
+
+def forbid_loading(monkeypatch, pair_loader: bool = True):
+    """Loading a model raises: transformers' from_pretrained always, and the pair's loader unless the case is one
+    that load_pair itself checks (a model id's spelling) before it loads anything."""
+    import specviz.models.loading
+    from transformers import AutoModelForCausalLM, PreTrainedModel
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", never_loads)
+    monkeypatch.setattr(PreTrainedModel, "from_pretrained", never_loads)
+    if pair_loader:
+        monkeypatch.setattr(specviz.models.loading, "load_pair", never_loads)
 
 
 @pytest.mark.parametrize("main, argv, prefix, says", [
@@ -66,8 +94,7 @@ def never_loads(*args, **kwargs):
 ])
 def test_every_command_returns_2_with_one_line(main, argv, prefix, says, capsys, monkeypatch):
     """In process, so many cases stay cheap: each main returns 2 and prints exactly one line."""
-    import specviz.models.loading
-    monkeypatch.setattr(specviz.models.loading, "load_pair", never_loads)
+    forbid_loading(monkeypatch)
     assert main(argv) == 2
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
@@ -83,10 +110,15 @@ def test_agreement_reports_a_bad_prompts_file_in_one_line(tmp_path, capsys):
     assert len(err) == 1 and "bad.jsonl:2" in err[0]
 
 
-def test_help_exits_0():
-    for args in (["generate", "--help"], ["bench", "--help"], ["agreement", "--help"]):
-        done = subprocess.run([sys.executable, "-m", "specviz", *args], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0 and "usage:" in done.stdout and done.stderr == "", done.stderr
+@pytest.mark.parametrize("command", ["generate", "bench", "agreement", "costs", "prepare"])
+def test_help_exits_0(command, capsys, monkeypatch):
+    """In process through `python -m specviz`'s main: usage on stdout, nothing on stderr, no model loaded."""
+    from specviz.__main__ import main
+
+    forbid_loading(monkeypatch)
+    assert main([command, "--help"]) == 0
+    captured = capsys.readouterr()
+    assert "usage:" in captured.out and captured.err == ""
 
 
 def test_round_line_names_a_prompt_lookup_round():
@@ -147,11 +179,3 @@ def test_prepare_reads_the_real_cache_layout(monkeypatch, tmp_path):
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     assert prepare._already_prepared() is False
     assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.parametrize("main", [costs.main, prepare.main])
-def test_help_of_the_new_commands_exits_0(main, capsys):
-    """In process (a subprocess each would cost seconds of torch import): usage on stdout, nothing on stderr."""
-    assert main(["--help"]) == 0
-    captured = capsys.readouterr()
-    assert "usage:" in captured.out and captured.err == ""
