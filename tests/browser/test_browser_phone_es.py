@@ -3,7 +3,7 @@
 Measured with bounding boxes on the tiny-model app: the prompt and Generate inside the first screen, every tab
 reachable without Gradio's hidden "More tabs" menu, the status covering nothing on a phone, the round table's
 verdict in view; on /es no English words of Gradio or Plotly, the prompt field named as the status names it, and
-the "Use via API" panel listing the same four endpoints as the English page.
+the "Use via API" panel listing the same five endpoints as the English page.
 """
 from __future__ import annotations
 
@@ -126,14 +126,14 @@ def test_the_spanish_page_has_no_english_words_of_gradio_or_plotly(browser, serv
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
-def test_the_api_panel_lists_the_four_endpoints_in_both_languages(browser, server, shots, lang):
+def test_the_api_panel_lists_the_five_endpoints_in_both_languages(browser, server, shots, lang):
     pg = open_page(browser, server, shots, 1366, 900, lang)
     try:
         pg.page.get_by_text("Usar vía API" if lang == "es" else "Use via API").first.click()
         pg.page.get_by_text("API name: /what_if").first.wait_for(timeout=15_000)
         text = pg.page.locator("body").inner_text()
         assert "No API Routes found" not in text
-        for name in ("/generate", "/replay", "/sweep", "/what_if"):
+        for name in ("/generate", "/replay", "/sweep", "/what_if", "/race"):
             assert f"API name: {name}" in text, name
     finally:
         pg.close()
