@@ -1,7 +1,7 @@
 """The API's `race` endpoint: the classroom's drafter race (`specviz.classroom.race`) for a program, as plain JSON.
 
 Its own module beside the other four endpoints' (`specviz.ui.api`, whose loading it shares); the app registers
-it right after them (`app.build`), on the root page, so it keeps its plain name and every language page lists
+it right after them (`app.build_app`), on the root page, so it keeps its plain name and every language page lists
 it, and in the page's decode slot (a race never overlaps a run or a sweep, so its times stay
 honest), with ZeroGPU's duration read from the call's own tokens and K (`gpu_calls.request_of`), as the page's
 race is sized from its boxes. Inputs go through the page's race checks (`classroom_inputs.race_settings`): the
