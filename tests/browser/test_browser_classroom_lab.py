@@ -18,7 +18,7 @@ from specviz.classroom import lab, lab_compare
 from specviz.engine.sampling import SamplingConfig
 from specviz.strings import t, table
 from specviz.viz.format import display_number
-from tests.browser.page import CHROMIUM, Page
+from tests.browser.page import CHROMIUM, open_page, type_number
 
 pytestmark = [
     pytest.mark.browser,
@@ -39,30 +39,6 @@ FITS_JS = """() => { const panel = document.querySelector('#sv-lab-compare .sv-l
             outside: items.filter(e => { const b = e.getBoundingClientRect();
                                          return b.width && (b.left < p.left - 0.5 || b.right > p.right + 0.5); })
                           .map(e => e.tagName)}; }"""
-
-
-def open_page(browser, server, shots, width: int, height: int, lang: str) -> Page:
-    pg = Page(browser, server + ("es" if lang == "es" else ""), shots)
-    pg.page.set_viewport_size({"width": width, "height": height})
-    pg.page.reload()
-    pg.page.wait_for_selector("#sv-run", timeout=30_000)
-    return pg
-
-
-def set_number(pg: Page, elem_id: str, value: int):
-    """Type into a plain number box until the page shows it (Gradio may redraw a box as its accordion opens)."""
-    box = pg.page.locator(f"#{elem_id} input[type=number]").first
-    box.wait_for(state="visible", timeout=20_000)
-    shown = f"() => document.querySelector('#{elem_id} input[type=number]').value == '{value}'"
-    for attempt in range(3):
-        box.fill(str(value))
-        box.press("Tab")
-        try:
-            pg.page.wait_for_function(shown, timeout=5_000)
-            return
-        except Exception:
-            if attempt == 2:
-                raise
 
 
 def expected(lang: str) -> lab_compare.TokenComparison:
@@ -91,7 +67,7 @@ def test_why_not_compare_tokens_shows_both_measured_acceptances_beside_their_for
         pg.page.locator("#sv-tabs [role=tablist]").get_by_role("tab", name=t("tab.classroom", lang),
                                                                 exact=True).click(timeout=30_000)
         pg.page.locator("#sv-cls-lab").get_by_text(t("cls.tab_lab", lang)).first.click()
-        set_number(pg, "sv-lab-n", N)
+        type_number(pg, "sv-lab-n", N)
         pg.page.click("#sv-lab-run")
         panel = pg.page.locator(f"#sv-lab-compare [data-n='{N}']")
         panel.wait_for(timeout=60_000)                  # after the histogram's last batch; a loaded CI can be slow

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from specviz.strings import t
-from tests.browser.page import CHROMIUM, Page, sampled_run
+from tests.browser.page import CHROMIUM, Page, open_page, sampled_run
 
 pytestmark = [
     pytest.mark.browser,
@@ -28,14 +28,6 @@ ENGLISH = ("number input for", "range slider for", "Stop Recording", "Produced w
 ATTRIBUTES_JS = """(english) => [...document.querySelectorAll('*')].flatMap(el =>
     ['aria-label', 'title', 'alt', 'data-title', 'placeholder'].map(a => el.getAttribute(a) || '')
     .filter(v => english.some(w => v === w || v.startsWith(w + ' '))))"""
-
-
-def open_page(browser, server, shots, width: int, height: int, lang: str) -> Page:
-    pg = Page(browser, server + ("es" if lang == "es" else ""), shots)
-    pg.page.set_viewport_size({"width": width, "height": height})
-    pg.page.reload()
-    pg.page.wait_for_selector("#sv-run", timeout=30_000)
-    return pg
 
 
 def box(pg: Page, selector: str) -> dict:
