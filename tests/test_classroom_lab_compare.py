@@ -84,6 +84,14 @@ def test_matching_against_the_argmax_instead_of_a_sample_fails_the_convergence_c
     assert not _converges(compare.compare(d.p, d.q, N, _gen(3), exact_fn=argmax_accepts))
 
 
+def test_an_exact_matching_that_secretly_uses_the_rule_fails_the_convergence_check():
+    """The lesson's two lines would agree if "exact matching" were the rule under another name: the check sees it."""
+    c = compare.compare(*SKEWED, N, _gen(0), exact_fn=compare.rule_accepts)
+    assert not _converges(c) and abs(c.exact_rate - c.rule_formula) < 0.05
+    d = lab.tiny_distributions("The cat", SamplingConfig(temperature=0.6))
+    assert not _converges(compare.compare(d.p, d.q, N, _gen(3), exact_fn=compare.rule_accepts))
+
+
 # ---------------------------------------------------------------- bounds
 @pytest.mark.parametrize("n", [0, -1, compare.MAX_DRAWS + 1, 2.5, True, "100"])
 def test_the_draw_count_is_refused_out_of_range_not_clamped(n):

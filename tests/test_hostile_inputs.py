@@ -468,6 +468,57 @@ def test_the_api_refuses_what_the_page_refuses(monkeypatch):
     assert e.value.message == t("input.no_prompt")
 
 
+def _race_said(key: str, **values) -> str:
+    from specviz.limits import APP_MAX_RACE_TOKENS
+
+    names = {"race.tokens": ("race.tokens", APP_MAX_RACE_TOKENS), "field.k": ("field.k", 16)}
+    if key in names:
+        name, hi = names[key]
+        return t("input.not_whole", name=t(name), lo=1, hi=hi)
+    return t(key, **values)
+
+
+RACE_REFUSALS = [
+    (dict(max_new_tokens=0), "race.tokens", {}), (dict(max_new_tokens=129), "race.tokens", {}),
+    (dict(max_new_tokens=2.5), "race.tokens", {}), (dict(k=0), "field.k", {}), (dict(k=17), "field.k", {}),
+    (dict(prompt="\u200b\u200b"), "input.no_prompt", {}), (dict(prompt=""), "input.no_prompt", {}),
+    (dict(prompt="x" * 2001), "input.prompt_chars", dict(n=2001, limit=2000)),
+    (dict(prompt=["x"]), "api.text", dict(name="prompt")), (dict(draft_id=7), "api.text", dict(name="draft_id")),
+    (dict(pair="<img src=x onerror=alert(1)>"), "input.pair", dict(value="<img src=x onerror=alert(1)>")),
+    (dict(pair="custom"), "input.custom_pair", {})]
+
+
+@pytest.mark.parametrize("over, key, values", RACE_REFUSALS, ids=repr)
+def test_the_race_endpoint_refuses_with_a_sentence_and_loads_nothing(over, key, values):
+    """The API's race (issue 30): every bad value the page's sentence, never clamped, and no model loaded."""
+    import gradio as gr
+
+    from specviz.ui import api_race
+
+    loads = []
+    ctx = AppContext(cache=PairCache(lambda *a: loads.append(a)))
+    arguments = dict(prompt="the cat", max_new_tokens=8, k=2, pair="packaged", draft_id="", target_id="")
+    with pytest.raises(gr.Error) as e:
+        api_race.RaceEndpoint(ctx).race(**{**arguments, **over})
+    assert e.value.message == _race_said(key, **values) and e.value.print_exception is False
+    if key not in ("input.pair", "api.text"):    # these echo the caller's own words: its value, its parameter name
+        assert_sentence(e.value.message, "en")
+    assert loads == []
+
+
+@pytest.mark.parametrize("over", [dict(max_new_tokens="1e-400"), dict(max_new_tokens=True), dict(k=float("nan")),
+                                  dict(k=None)], ids=repr)
+def test_the_race_endpoint_refuses_what_is_not_a_whole_number(over):
+    import gradio as gr
+
+    from specviz.ui import api_race
+
+    with pytest.raises(gr.Error) as e:
+        api_race.RaceEndpoint(AppContext(cache=None)).race("the cat", **{"max_new_tokens": 8, "k": 2, **over})
+    assert_sentence(e.value.message, "en")
+    assert e.value.message.startswith(t("race.tokens" if "max_new_tokens" in over else "field.k"))
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_lab_refuses_its_prompt_over_the_limit_never_cuts_it(lang):
     from specviz.limits import APP_MAX_LAB_PROMPT_CHARS

@@ -165,6 +165,25 @@ def test_an_api_call_asks_for_the_duration_of_its_own_arguments(monkeypatch):
     assert seen["sizes"] == ["large", "large"]
 
 
+def test_the_race_endpoint_asks_for_the_duration_of_its_own_five_runs(monkeypatch):
+    import gradio as gr
+
+    from specviz.ui import api_race
+
+    seen = _spy(monkeypatch)
+    with gr.Blocks():
+        api_race.register(None)
+    (race,) = seen["durations"]
+    step = zerogpu.ZEROGPU_DEFAULT_STEP_S
+    # four drafters at its K and the target alone, from its defaults (48 tokens, K 8), by position or by name
+    assert race("a prompt") == zerogpu.duration(zerogpu.GpuRequest(48, (8,) * 4, baseline=True), step)
+    assert race("p", 16, 3) == race(prompt="p", max_new_tokens=16, k=3) == \
+        zerogpu.duration(zerogpu.GpuRequest(16, (3,) * 4, baseline=True), step)
+    assert len({race("p", max_new_tokens=n) for n in (8, 64, 128)}) == 3          # not one flat figure
+    assert race("p", nonsense=1) == 2 * zerogpu.ZEROGPU_MIN_S       # refused by the endpoint: a default, no crash
+    assert seen["sizes"] == ["large"]
+
+
 def test_the_size_is_asked_for_only_where_spaces_knows_sizes(monkeypatch):
     seen = _spy(monkeypatch)
     monkeypatch.setenv(zerogpu.ZEROGPU_SIZE_ENV, "xlarge")

@@ -1,6 +1,6 @@
 """The API a program sees (`specviz.ui.api`), called through `gradio_client` against the app served on tiny models.
 
-One set of four endpoints for both languages, settings by name, integers as integers, plain JSON back; every
+One set of five endpoints for both languages, settings by name, integers as integers, plain JSON back; every
 page event is private, and a refused input comes back as a sentence from the strings table.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from specviz.limits import APP_MAX_K, MAX_SEED
 from specviz.strings import t
 from specviz.trace.records import Trace, TraceFormatError
 
-ENDPOINTS = {"/generate", "/replay", "/sweep", "/what_if"}
+ENDPOINTS = {"/generate", "/replay", "/sweep", "/what_if", "/race"}
 
 
 
@@ -41,10 +41,10 @@ def _refusal(client, api_name: str, **kwargs) -> str:
 
 
 # ---------------------------------------------------------------- what is listed
-def test_the_api_lists_the_four_endpoints_once_and_nothing_of_the_page(app, client):
+def test_the_api_lists_the_five_endpoints_once_and_nothing_of_the_page(app, client):
     listed = client.view_api(print_info=False, return_format="dict")
     assert set(listed["named_endpoints"]) == ENDPOINTS and not listed["unnamed_endpoints"]
-    # Undocumented endpoints are callable too: there must be none (examples, page events) besides the four.
+    # Undocumented endpoints are callable too: there must be none (examples, page events) besides the five.
     with urllib.request.urlopen(app + "gradio_api/info?all_endpoints=true", timeout=30) as response:
         everything = json.load(response)
     assert set(everything["named_endpoints"]) == ENDPOINTS and not everything["unnamed_endpoints"]
@@ -211,3 +211,94 @@ def test_generate_with_the_tree_drafter_returns_trees_and_replays_them(client):
     said = _refusal(client, "/generate", prompt="x", drafter="tree", adaptive=True)
     assert said == t("input.tree_adaptive")
     assert _refusal(client, "/generate", prompt="x", drafter="tree", compile="on") == t("input.tree_compile")
+
+
+# ---------------------------------------------------------------- the drafter race (issue 30)
+RACE_PROMPT = "the cat sat on the mat, the cat sat on the mat"
+
+
+@pytest.fixture(scope="module")
+def race(client):
+    return client.predict(prompt=RACE_PROMPT, max_new_tokens=12, k=4, api_name="/race")
+
+
+def test_the_race_is_documented_with_typed_parameters(client):
+    listed = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/race"]
+    types = {p["parameter_name"]: p["type"].get("type") for p in listed["parameters"]}
+    assert types == {"prompt": "string", "max_new_tokens": "integer", "k": "integer", "pair": "string",
+                     "draft_id": "string", "target_id": "string"}
+    assert listed["description"].startswith("A drafter race on one prompt")
+
+
+def test_the_race_returns_every_lane_as_plain_numbers_and_tokens_with_their_source(race):
+    from specviz.classroom import race as cr
+    from tests.browser.tiny_app import VOCAB
+
+    assert race["k"] == 4 and race["max_new_tokens"] == 12 and type(race["prompt_tokens"]) is int
+    lanes = {lane["drafter"]: lane for lane in race["lanes"]}
+    assert [lane["drafter"] for lane in race["lanes"]] == list(cr.LANES)
+    reference = lanes["target"]
+    ids = [tok["id"] for tok in reference["tokens"]]
+    assert len(ids) == 12 and reference["speedup"] is None and reference["lookup_share"] is None
+    assert reference["tau"] == 1.0 and reference["acceptance_rate"] is None          # nothing drafted: null, not NaN
+    for name, lane in lanes.items():
+        tokens = lane["tokens"]
+        assert [tok["id"] for tok in tokens] == ids and lane["identical"] is True   # greedy: the target's own tokens
+        assert lane["first_difference"] is None and type(lane["tokens_out"]) is int and lane["tokens_out"] == 12
+        assert all(tok["text"] == VOCAB[tok["id"]] for tok in tokens)               # the text as it is: JSON
+        assert lane["tokens_per_s"] > 0 and math.isclose(lane["tau"], 12 / lane["rounds"])
+        sources = {tok["source"] for tok in tokens}
+        allowed = {"target": {"target"}, "model": {"model", "target"}, "tree": {"model", "target"},
+                   "ngram": {"ngram", "target"}, "hybrid": {"model", "ngram", "target"}}[name]
+        assert sources <= allowed, (name, sources)
+        if name == "target":
+            continue
+        assert math.isclose(lane["speedup"], lane["tokens_per_s"] / reference["tokens_per_s"], rel_tol=1e-9)
+        assert math.isclose(lane["acceptance_rate"], lane["accepted"] / lane["drafted"])
+        drafted_kept = sum(tok["source"] != "target" for tok in tokens)
+        assert lane["accepted"] == drafted_kept                     # every accepted draft is shown as its drafter's
+        assert math.isclose(lane["lookup_share"], sum(tok["source"] == "ngram" for tok in tokens) / 12)
+    assert lanes["ngram"]["lookup_share"] > 0 and race["identical"] is True   # the repeated prompt: lookup finds it
+
+
+def test_the_race_is_the_classrooms_race(race):
+    """The same lanes as `specviz.classroom.race` gives on the same tiny pair (greedy: the same tokens and sources)."""
+    from specviz.classroom import race as cr
+    from tests.browser.tiny_app import TinyPair
+
+    pair = TinyPair()
+    lanes = cr.run_race(pair, pair.encode_chat(RACE_PROMPT), 4, 12)
+    for mine, theirs in zip(lanes, race["lanes"]):
+        assert [(p.token_id, p.source) for p in mine.pieces] == [(x["id"], x["source"]) for x in theirs["tokens"]]
+        assert (mine.rounds, mine.drafted, mine.accepted) == (theirs["rounds"], theirs["drafted"], theirs["accepted"])
+
+
+def test_a_lane_that_differs_is_flagged_with_its_first_differing_token():
+    """The identical flag can fail: a lane whose fourth token differs says so, and so does the race."""
+    from specviz.classroom import race as cr
+    from specviz.ui import api_race
+
+    def lane(name, ids, source):
+        return cr.Lane(name, [cr.Piece(i, source) for i in ids], rounds=len(ids), seconds=1.0)
+
+    lanes = [lane("target", [1, 2, 3, 4, 5], "target"), lane("model", [1, 2, 3, 9, 5], "model"),
+             lane("ngram", [1, 2, 3, 4], "ngram")]
+    out = api_race.race_json(lanes, lambda ids: str(ids), 4, 5, 7)
+    assert [(x["identical"], x["first_difference"]) for x in out["lanes"]] == [(True, None), (False, 3), (False, 4)]
+    assert out["identical"] is False
+
+
+def test_the_race_refuses_out_of_range_values_with_the_pages_sentence_never_clamps(client):
+    from specviz.classroom.race import MAX_RACE_K
+    from specviz.limits import APP_MAX_RACE_PROMPT_CHARS, APP_MAX_RACE_TOKENS
+
+    tokens = t("input.not_whole", name=t("race.tokens"), lo=1, hi=APP_MAX_RACE_TOKENS)
+    for bad in (0, APP_MAX_RACE_TOKENS + 1, 2.5):
+        assert _refusal(client, "/race", prompt="x", max_new_tokens=bad) == tokens
+    assert _refusal(client, "/race", prompt="x", k=MAX_RACE_K + 1) == t("input.not_whole", name=t("field.k"), lo=1,
+                                                                          hi=MAX_RACE_K)
+    assert _refusal(client, "/race", prompt="\u200b ") == t("input.no_prompt")
+    long = "x" * (APP_MAX_RACE_PROMPT_CHARS + 1)
+    assert _refusal(client, "/race", prompt=long) == t("input.prompt_chars", n=len(long), limit=APP_MAX_RACE_PROMPT_CHARS)
+    assert _refusal(client, "/race", prompt=12) == t("api.text", name="prompt")
+    assert _refusal(client, "/race", prompt="x", pair="nope") == t("input.pair", value="nope")

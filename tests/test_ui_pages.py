@@ -11,7 +11,7 @@ import pytest
 from specviz.strings import t
 from specviz.ui import locale
 
-ENDPOINTS = {"/generate", "/replay", "/sweep", "/what_if"}
+ENDPOINTS = {"/generate", "/replay", "/sweep", "/what_if", "/race"}
 
 
 
@@ -21,10 +21,10 @@ def _get(url: str) -> str:
 
 
 @pytest.mark.parametrize("page", ["", "es"])
-def test_every_language_page_lists_the_same_four_endpoints(app, page):
+def test_every_language_page_lists_the_same_five_endpoints(app, page):
     info = json.loads(_get(app + "gradio_api/info?page=" + page))
     assert set(info["named_endpoints"]) == ENDPOINTS and not info["unnamed_endpoints"]
-    # the panel lists the page's own public dependencies that /info names: the four must be in the page's config
+    # the panel lists the page's own public dependencies that /info names: the five must be in the page's config
     html = _get(app + page)
     assert set(re.findall(r'"api_name":"([a-z_]+)"', html)) >= {e[1:] for e in ENDPOINTS}
 

@@ -1,7 +1,8 @@
-"""The API a program sees: `generate`, `replay`, `sweep` and `what_if`, one set for every language of the app.
+"""The API a program sees: `generate`, `replay`, `sweep` and `what_if` (and `race`, in `api_race`), one set for every
+language of the app.
 
 Every other event of the page is private (`events.listen`): a program that opens
-"Use via API", or `gradio_client.Client(url).view_api()`, meets these four
+"Use via API", or `gradio_client.Client(url).view_api()`, meets these five
 endpoints only. They take their settings by name, with integers typed as
 integers, and return plain JSON (numbers, text, the trace in its file format),
 never page fragments. Inputs go through the page's own checks
@@ -50,7 +51,7 @@ GPU_FIELDS = {"generate": {"max_new_tokens": "max_new", "compare": "compare_swit
 
 
 class Blocks(gr.Blocks):
-    """`gr.Blocks` whose every language page documents the same four endpoints.
+    """`gr.Blocks` whose every language page documents the same five endpoints.
 
     They are registered once, on the root page (so they keep their plain names), and Gradio 6 builds a page's
     "Use via API" panel from that page's own dependencies and `/info?page=`: /es said "No API Routes found",
@@ -77,7 +78,8 @@ class Blocks(gr.Blocks):
 
 
 def register(ctx: AppContext, concurrency_limit: int = 1) -> None:
-    """Add the four endpoints to the Blocks being built (call it once, inside the app's `with gr.Blocks()`)."""
+    """Add these four endpoints (`api_race` adds the fifth) to the Blocks being built (call it once, inside the
+    app's `with gr.Blocks()`)."""
     api = Endpoints(ctx)
     for name in ENDPOINTS:
         fn = by_fields(getattr(api, name), REQUESTS[name]) if name in REQUESTS else getattr(api, name)

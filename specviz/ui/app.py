@@ -20,7 +20,7 @@ from ..viz import classroom as vc
 from ..viz import classroom_tree as vct
 from ..viz import race as vr
 from ..viz import html as vh
-from . import api
+from . import api, api_race
 from .session import AppContext, PairCache, PairLoader, default_cache
 from .events import listen
 from .inputs import default_pair as _default_pair
@@ -113,6 +113,7 @@ def build_app(pair_loader: PairLoader | None = None, *, sweep_fn: Callable | Non
                      sweep_fn=sweep_fn, replay_delay=replay_delay, lang=lang, live_updates_per_s=live_updates_per_s)
     with api.Blocks(title=t("app.title", lang)) as demo:
         api.register(ctx, concurrency_limit)   # first, so the endpoints keep their plain names; once for all pages
+        api_race.register(ctx, concurrency_limit)   # the fifth endpoint, the classroom's drafter race
         page(demo, ctx, settings, concurrency_limit)
     demo.language_pages = tuple(other for other in LANGUAGES if other != lang)
     for other in demo.language_pages:        # every other language: the same page at /<code> (e.g. /es)

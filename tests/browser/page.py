@@ -116,6 +116,35 @@ def bare_page(browser, **context):
     ctx.close()
 
 
+def open_page(browser, server, shots, width: int, height: int, lang: str) -> Page:
+    """A fresh page of the app at `width`×`height`, in English or at /es."""
+    pg = Page(browser, server + ("es" if lang == "es" else ""), shots)
+    pg.page.set_viewport_size({"width": width, "height": height})
+    pg.page.reload()
+    pg.page.wait_for_selector("#sv-run", timeout=30_000)
+    return pg
+
+
+def type_number(pg: Page, elem_id: str, value):
+    """Type a value into a number box until the page shows it.
+
+    Gradio can re-render a box just after its accordion opens and drop a value typed in that moment, so two
+    retries are allowed before the test fails."""
+    box = pg.page.locator(f"#{elem_id} input[type=number]").first
+    box.wait_for(state="visible", timeout=20_000)
+    shown = f"() => document.querySelector('#{elem_id} input[type=number]').value == '{value}'"
+    for attempt in range(3):
+        box.fill(str(value))
+        box.press("Enter")
+        box.press("Tab")   # commit the value (blur) before the next click reads it
+        try:
+            pg.page.wait_for_function(shown, timeout=5_000)
+            return
+        except Exception:
+            if attempt == 2:
+                raise
+
+
 def sampled_run(pg: Page, seed=3, max_new=40, k=4):
     pg.set_number("sv-temp", 1)
     pg.set_number("sv-seed", seed)

@@ -10,6 +10,7 @@ from specviz.classroom import lessons
 from specviz.classroom.steps import decision, stops
 from specviz.strings import placeholders, table
 from specviz.viz import classroom as vc
+from tests.browser.page import type_number
 
 pytestmark = pytest.mark.browser
 
@@ -89,24 +90,8 @@ def test_predict_then_reveal_keeps_score(page, server):
 
 
 def _set_slider(page, elem_id: str, value):
-    """Type a value into a slider's number box until the page shows it.
-
-    Gradio can re-render a slider just after its accordion opens and drop a value typed
-    in that moment, so one retry is allowed before the test fails.
-    """
-    box = page.page.locator(f"#{elem_id} input[type=number]").first
-    box.wait_for(state="visible", timeout=20_000)
-    shown = f"() => document.querySelector('#{elem_id} input[type=number]').value == '{value}'"
-    for attempt in range(3):
-        box.fill(str(value))
-        box.press("Enter")
-        box.press("Tab")   # commit the value (blur) before the next click reads it
-        try:
-            page.page.wait_for_function(shown, timeout=5_000)
-            return
-        except Exception:
-            if attempt == 2:
-                raise
+    """Type a value into a slider's number box until the page shows it (`tests.browser.page.type_number`)."""
+    type_number(page, elem_id, value)
 
 
 def _choose(page, elem_id: str, label: str):

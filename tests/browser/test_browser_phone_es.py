@@ -3,7 +3,7 @@
 Measured with bounding boxes on the tiny-model app: the prompt and Generate inside the first screen, every tab
 reachable without Gradio's hidden "More tabs" menu, the status covering nothing on a phone, the round table's
 verdict in view; on /es no English words of Gradio or Plotly, the prompt field named as the status names it, and
-the "Use via API" panel listing the same four endpoints as the English page.
+the "Use via API" panel listing the same five endpoints as the English page.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from specviz.strings import t
-from tests.browser.page import CHROMIUM, Page, sampled_run
+from tests.browser.page import CHROMIUM, Page, open_page, sampled_run
 
 pytestmark = [
     pytest.mark.browser,
@@ -28,14 +28,6 @@ ENGLISH = ("number input for", "range slider for", "Stop Recording", "Produced w
 ATTRIBUTES_JS = """(english) => [...document.querySelectorAll('*')].flatMap(el =>
     ['aria-label', 'title', 'alt', 'data-title', 'placeholder'].map(a => el.getAttribute(a) || '')
     .filter(v => english.some(w => v === w || v.startsWith(w + ' '))))"""
-
-
-def open_page(browser, server, shots, width: int, height: int, lang: str) -> Page:
-    pg = Page(browser, server + ("es" if lang == "es" else ""), shots)
-    pg.page.set_viewport_size({"width": width, "height": height})
-    pg.page.reload()
-    pg.page.wait_for_selector("#sv-run", timeout=30_000)
-    return pg
 
 
 def box(pg: Page, selector: str) -> dict:
@@ -126,14 +118,14 @@ def test_the_spanish_page_has_no_english_words_of_gradio_or_plotly(browser, serv
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
-def test_the_api_panel_lists_the_four_endpoints_in_both_languages(browser, server, shots, lang):
+def test_the_api_panel_lists_the_five_endpoints_in_both_languages(browser, server, shots, lang):
     pg = open_page(browser, server, shots, 1366, 900, lang)
     try:
         pg.page.get_by_text("Usar vía API" if lang == "es" else "Use via API").first.click()
         pg.page.get_by_text("API name: /what_if").first.wait_for(timeout=15_000)
         text = pg.page.locator("body").inner_text()
         assert "No API Routes found" not in text
-        for name in ("/generate", "/replay", "/sweep", "/what_if"):
+        for name in ("/generate", "/replay", "/sweep", "/what_if", "/race"):
             assert f"API name: {name}" in text, name
     finally:
         pg.close()
