@@ -89,7 +89,8 @@ def register(ctx: AppContext, concurrency_limit: int = 1) -> None:
             gr.api(fn, api_name=name, concurrency_limit=None)
 
 
-def _refused(e: BaseException) -> gr.Error:
+def refused(e: BaseException) -> gr.Error:
+    """A refused value as the page says it, without a traceback in the server's log."""
     return gr.Error(inputs.error_message(e, LANG), print_exception=False)
 
 
@@ -100,7 +101,7 @@ def _flag(value: Any, name: str) -> bool:
     raise InputError(t("api.flag", LANG, name=name, value=repr(value)[:40]))
 
 
-def _text(value: Any, name: str) -> str:
+def text_parameter(value: Any, name: str) -> str:
     """A text parameter (None reads as empty); a number or a list is refused."""
     if value is None:
         return ""
@@ -210,19 +211,19 @@ class Endpoints:
         """
         try:
             s = inputs.run_settings({
-                "prompt": _text(r.prompt, "prompt"), "k": r.k, "max_new": r.max_new_tokens, "temperature": r.temperature,
-                "top_k": r.top_k, "top_p": r.top_p, "seed": r.seed, "drafter": _text(r.drafter, "drafter"),
-                "compile": _text(r.compile, "compile"), "pair": _text(r.pair, "pair"),
-                "draft_id": _text(r.draft_id, "draft_id"), "target_id": _text(r.target_id, "target_id"),
+                "prompt": text_parameter(r.prompt, "prompt"), "k": r.k, "max_new": r.max_new_tokens, "temperature": r.temperature,
+                "top_k": r.top_k, "top_p": r.top_p, "seed": r.seed, "drafter": text_parameter(r.drafter, "drafter"),
+                "compile": text_parameter(r.compile, "compile"), "pair": text_parameter(r.pair, "pair"),
+                "draft_id": text_parameter(r.draft_id, "draft_id"), "target_id": text_parameter(r.target_id, "target_id"),
                 "adaptive": _flag(r.adaptive, "adaptive"), "raw": _flag(r.raw, "raw"),
                 "compare_switch": _flag(r.compare, "compare")}, LANG)
         except InputError as e:
-            raise _refused(e) from None
+            raise refused(e) from None
         loaded = self._load(s.pair_ids)
         try:
             ids = inputs.encode_prompt(loaded, s.prompt, s.raw, s.max_new_tokens, s.k, LANG)
         except InputError as e:
-            raise _refused(e) from None
+            raise refused(e) from None
         rounds, stats, steps = decode(job_of(loaded, s, ids))
         trace = make_trace(loaded, s, ids, rounds, stats)
         m = trace.metrics()
@@ -263,19 +264,19 @@ class Endpoints:
         """
         try:
             s = inputs.sweep_settings({
-                "prompt": _text(r.prompt, "prompt"), "k_lo": r.k_lo, "k_hi": r.k_hi, "sweep_tokens": r.tokens,
+                "prompt": text_parameter(r.prompt, "prompt"), "k_lo": r.k_lo, "k_hi": r.k_hi, "sweep_tokens": r.tokens,
                 "temperature": r.temperature, "top_k": r.top_k, "top_p": r.top_p, "seed": r.seed,
-                "pair": _text(r.pair, "pair"), "draft_id": _text(r.draft_id, "draft_id"),
-                "target_id": _text(r.target_id, "target_id"), "raw": _flag(r.raw, "raw")}, LANG)
+                "pair": text_parameter(r.pair, "pair"), "draft_id": text_parameter(r.draft_id, "draft_id"),
+                "target_id": text_parameter(r.target_id, "target_id"), "raw": _flag(r.raw, "raw")}, LANG)
         except InputError as e:
-            raise _refused(e) from None
+            raise refused(e) from None
         loaded = self._load(s.pair_ids)
         try:
             ids = inputs.encode_prompt(loaded, s.prompt, s.raw, s.n_tokens, s.ks[-1], LANG)
             result = self.ctx.sweep()(loaded.target, loaded.draft, ids, s.ks, s.sampling, s.n_tokens, seed=s.seed,
                                       tokenizer=loaded.tokenizer)
         except InputError as e:
-            raise _refused(e) from None
+            raise refused(e) from None
         except Exception as e:  # noqa: BLE001 - said as a sentence, the server keeps serving
             raise gr.Error(t("sweep.failed", LANG, error=inputs.error_message(e, LANG)), print_exception=False) from e
         return finite(result.to_dict())
@@ -294,7 +295,7 @@ class Endpoints:
         try:
             a, kk, cc = classroom_inputs.whatif_settings(alpha, k, c, LANG)
         except InputError as e:
-            raise _refused(e) from None
+            raise refused(e) from None
         curves = whatif.curves(a, cc)
         at = curves.ks.index(kk)
         return finite({"alpha": a, "k": kk, "c": cc, "expected_tokens": curves.tokens[at],
@@ -343,7 +344,7 @@ def read_trace(value: Any) -> Trace:
         inputs.check_trace_size(len(value.encode("utf-8") if isinstance(value, str) else value))
         return Trace.from_json(value)
     except InputError as e:
-        raise _refused(e) from None
+        raise refused(e) from None
     except (TraceFormatError, ValueError, RecursionError) as e:
         raise gr.Error(t("replay.unusable", LANG, error=_trace_error(e)), print_exception=False) from None
 

@@ -19,7 +19,7 @@ from ..classroom import race as cr
 from ..stats import finite
 from ..strings import t
 from . import classroom_inputs, inputs
-from .api import LANG, Endpoints
+from .api import LANG, Endpoints, refused, text_parameter
 from .gpu_calls import gpu
 from .inputs import InputError
 from .session import AppContext
@@ -41,15 +41,8 @@ def register(ctx: AppContext, concurrency_limit: int = 1) -> None:
 def race_form(arguments: Mapping[str, Any]) -> dict:
     """The call's arguments as the page's race form; a text parameter given a number or a list is refused."""
     for name in TEXT_PARAMETERS:
-        value = arguments[name]
-        if value is not None and not isinstance(value, str):
-            raise InputError(t("api.text", LANG, name=name))
+        text_parameter(arguments[name], name)   # the other endpoints' check; None stays None for the form
     return {FORM_NAMES.get(name, name): value for name, value in arguments.items()}
-
-
-def refusal(e: BaseException) -> gr.Error:
-    """A refused value as the page says it, without a traceback in the server's log."""
-    return gr.Error(inputs.error_message(e, LANG), print_exception=False)
 
 
 class RaceEndpoint(Endpoints):
@@ -78,12 +71,12 @@ class RaceEndpoint(Endpoints):
                                   target_id=target_id))
             text, tokens, kk, pair_ids = classroom_inputs.race_settings(form, LANG)
         except InputError as e:
-            raise refusal(e) from None
+            raise refused(e) from None
         loaded = self._load(pair_ids)
         try:
             ids = inputs.encode_prompt(loaded, text, False, tokens, kk, LANG)
         except InputError as e:
-            raise refusal(e) from None
+            raise refused(e) from None
         try:
             lanes = cr.run_race(loaded, ids, kk, tokens)
         except Exception as e:  # noqa: BLE001 - said as a sentence, the server keeps serving
