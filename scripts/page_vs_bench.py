@@ -2,7 +2,7 @@
 
     python scripts/page_vs_bench.py [--prompts 5] [--k 3] [--max-new-tokens 64] [--rate 4 0] [--profile]
                                     [--modes bench api page browser] [--bench-thread] [--torch-threads N]
-                                    [--check [TOL]]
+                                    [--check [TOL]] [--screenshot PNG]
 
 Each prompt runs every way, in an order that rotates from prompt to prompt (so drift on the machine hits them all
 alike); each way runs the speculative decode, then the target alone, one after the other:
@@ -427,6 +427,10 @@ class BrowserDriver:
         shown = self.page.locator("#sv-compare [data-speedup]")
         res.displayed_speedup = float(shown.first.get_attribute("data-speedup")) if shown.count() else NAN
         fill_from_tap(res, taps.tap)
+        if self.args.screenshot:   # the README's picture: the page as this run left it, its figures printed beside
+            self.page.screenshot(path=self.args.screenshot, full_page=True)
+            print(f"  screenshot of this run ({prompt[:40]!r}..., shown {fmt(res.displayed_speedup)}x): "
+                  f"{self.args.screenshot}", flush=True)
         return res
 
     def close(self) -> None:
@@ -620,6 +624,8 @@ def parse(argv):
                    help="tiny: the browser tests' tiny random pair (a smoke run of this script)")
     p.add_argument("--tiny-delay", type=float, default=0.0, help="with --pair tiny: seconds per target forward")
     p.add_argument("--no-warmup", action="store_true")
+    p.add_argument("--screenshot", default=None, metavar="PNG",
+                   help="with --modes ... browser: save the page after each browser run to PNG (the last run's stays)")
     p.add_argument("--check", type=float, nargs="?", const=0.10, default=None, metavar="TOL",
                    help="the live page against the API in one run: exit 1 unless every page / api and browser / api "
                         "ratio of decode tokens/s is within 1 +- TOL (default 0.10)")
@@ -631,6 +637,8 @@ def parse(argv):
             args.modes = ["api"] + list(args.modes)
         if not any(m in args.modes for m in ("page", "browser")):
             p.error("--check needs page or browser in --modes")
+    if args.screenshot and "browser" not in args.modes:
+        p.error("--screenshot needs browser in --modes")
     check_sizes(p, args)
     if any(r < 0 or r > 100 for r in args.rate or []):
         p.error("--rate must be 0-100 updates a second")

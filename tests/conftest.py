@@ -41,6 +41,18 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture
+def all_threads():
+    """Torch's own thread count for one test, in a module that otherwise runs on one thread: a real-pair test runs
+    alone in its child process (tests/isolated.py), where a second core is free and halves its time."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(os.cpu_count() or 1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def pair_fp32():
     """The packaged pair in fp32 on the CPU (on the default kernels, see SPECVIZ_CPU_LINEAR above).
@@ -55,6 +67,24 @@ def pair_fp32():
         return load_pair(dtype="fp32", device="cpu")
     except ModelLoadError as e:
         pytest.skip(f"packaged model pair unavailable: {e}")
+
+
+@pytest.fixture(scope="session")
+def pair_auto():
+    """The packaged pair exactly as `python app.py` loads it (every choice "auto": on a CPU a quantized, row-invariant
+    target). The as-loaded defaults above are lifted for its load; the modules that ask for it run in their own
+    child process (tests/isolated.py), so its quantized copy costs no other test memory."""
+    from specviz.models.loading import ModelLoadError, load_pair
+    from specviz.models.quant.kernels import ENV_VAR
+    from specviz.models.quant.weights import TARGET_ENV_VAR
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv(ENV_VAR, raising=False)
+        mp.delenv(TARGET_ENV_VAR, raising=False)
+        try:
+            return load_pair()
+        except ModelLoadError as e:
+            pytest.skip(f"packaged model pair unavailable: {e}")
 
 
 @pytest.fixture(scope="module")

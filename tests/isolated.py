@@ -3,7 +3,7 @@
 Why: a loaded packaged pair maps about 8 GB of weights, and a process keeps them counted in its resident set while
 it holds them; one pytest process that loaded the pair for several modules (a session fixture, a oneDNN copy, a
 precision per test) peaked at 21.7 GB on a 23 GB machine. Here the main process never loads a real pair: it
-deselects every test that does (marked `real_model`, or asking for `pair_fp32` / `packaged_pair`) and runs them
+deselects every test that does (marked `real_model`, or asking for `pair_fp32` / `pair_auto` / `packaged_pair`) and runs them
 instead as one item per test module, `python -m pytest <those node ids>` in a child process, so each module's
 pairs are freed with its process. The README's one command still runs everything.
 
@@ -20,7 +20,7 @@ import sys
 import pytest
 
 CHILD_ENV = "SPECVIZ_TEST_CHILD"          # set in the child: it runs what it is given, isolating nothing
-REAL_PAIR_FIXTURES = {"pair_fp32", "packaged_pair"}
+REAL_PAIR_FIXTURES = {"pair_fp32", "pair_auto", "packaged_pair"}
 
 
 def loads_a_real_pair(item) -> bool:

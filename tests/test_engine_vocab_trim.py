@@ -262,7 +262,7 @@ def test_the_vocabulary_prompts_are_not_benchmark_prompts():
 
 
 @pytest.mark.real_model
-def test_greedy_trimmed_drafting_gives_the_target_alone_output_on_real_pair(pair_fp32, one_thread):
+def test_greedy_trimmed_drafting_gives_the_target_alone_output_on_real_pair(pair_fp32, all_threads):
     """The shipped table on the packaged pair (fp32, greedy, N = 32768): token for token the target's output,
     and the table's fingerprint is the packaged tokenizer's."""
     from specviz.engine.vocab_trim import check_tokenizer, load_table

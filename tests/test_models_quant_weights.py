@@ -242,7 +242,7 @@ def test_a_decoder_that_verifies_with_another_precision_is_caught():
 
 @pytest.mark.real_model
 @pytest.mark.parametrize("kind", KINDS)
-def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind):
+def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind, all_threads):
     from specviz.models.loading import WeightOptions, load_pair
 
     pair = load_pair(weights=WeightOptions(target_weights=kind, draft_weights="int8", linear="default"))

@@ -1,7 +1,9 @@
 """The packaged Qwen2.5-Coder pair, for real: greedy speculative output equals the target alone.
 
-The target as the app runs it (auto weights: int4, int8 or q4a8 on a CPU, all row-invariant), so a
-forward over K+1 positions computes every row as a one-token forward does (docs/testing.md).
+The pair as the app loads it (every choice "auto": on a CPU the target's weights are int4, int8 or q4a8, all
+row-invariant, and the draft's int8 or 4-bit), so a forward over K+1 positions computes every row as a one-token
+forward does (docs/testing.md). Each precision on its own: tests/test_models_quant_weights.py; the dense fp32 pair:
+tests/test_models.py.
 """
 import json
 from pathlib import Path
@@ -21,24 +23,23 @@ def bench_prompts(n):
     return [r["prompt"] for r in rows[:n]]
 
 
-
-
 @pytest.mark.parametrize("index", range(3))
-def test_greedy_equals_target_alone_on_real_pair(pair_fp32, index):
+def test_greedy_equals_target_alone_on_real_pair(pair_auto, index):
+    assert pair_auto.target_weights in ("int4", "int8", "q4a8"), pair_auto.target_weights   # the app's own choice
     prompt = bench_prompts(3)[index]
-    ids = pair_fp32.encode_chat(prompt)
+    ids = pair_auto.encode_chat(prompt)
     greedy = SamplingConfig(temperature=0)
-    rounds = list(speculative_generate(pair_fp32.target, pair_fp32.draft, ids, k=4, sampling=greedy,
-                                       max_new_tokens=32, tokenizer=pair_fp32.tokenizer,
-                                       eos_token_id=pair_fp32.eos_token_ids))
+    rounds = list(speculative_generate(pair_auto.target, pair_auto.draft, ids, k=4, sampling=greedy,
+                                       max_new_tokens=32, tokenizer=pair_auto.tokenizer,
+                                       eos_token_id=pair_auto.eos_token_ids))
     spec = [t for r in rounds for t in r.emitted]
-    plain = _plain(pair_fp32, tuple(ids), 32)   # cached: the draft-tree tests below compare with prompt 1's too
-    assert spec == plain, (pair_fp32.decode(spec), pair_fp32.decode(plain))
-    assert len(spec) == 32 or spec[-1] in pair_fp32.eos_token_ids
+    plain = _plain(pair_auto, tuple(ids), 32)   # cached: the draft-tree tests below compare with prompt 1's too
+    assert spec == plain, (pair_auto.decode(spec), pair_auto.decode(plain))
+    assert len(spec) == 32 or spec[-1] in pair_auto.eos_token_ids
     # A related pair should agree often: the trace is real, not a degenerate always-reject run.
     accepted = sum(r.n_accepted for r in rounds)
     assert accepted / sum(r.k for r in rounds) > 0.3
-    assert pair_fp32.decode(spec).strip()
+    assert pair_auto.decode(spec).strip()
 
 
 CODE_EDIT = ("Add type hints to this function and return it unchanged otherwise:\n\n"
@@ -47,15 +48,15 @@ CODE_EDIT = ("Add type hints to this function and return it unchanged otherwise:
 
 
 @pytest.mark.parametrize("method", ["ngram", "hybrid"])
-def test_lookup_drafters_give_the_target_alone_output_on_real_pair(pair_fp32, method):
-    """Prompt lookup and hybrid drafting, greedy, fp32: token for token the target's output."""
-    ids = pair_fp32.encode_chat(CODE_EDIT)
+def test_lookup_drafters_give_the_target_alone_output_on_real_pair(pair_auto, method):
+    """Prompt lookup and hybrid drafting, greedy: token for token the target's output."""
+    ids = pair_auto.encode_chat(CODE_EDIT)
     greedy = SamplingConfig(temperature=0)
-    rounds = list(speculative_generate(pair_fp32.target, pair_fp32.draft, ids, k=4, sampling=greedy,
-                                       max_new_tokens=32, tokenizer=pair_fp32.tokenizer,
-                                       eos_token_id=pair_fp32.eos_token_ids, drafter=method))
+    rounds = list(speculative_generate(pair_auto.target, pair_auto.draft, ids, k=4, sampling=greedy,
+                                       max_new_tokens=32, tokenizer=pair_auto.tokenizer,
+                                       eos_token_id=pair_auto.eos_token_ids, drafter=method))
     spec = [t for r in rounds for t in r.emitted]
-    assert spec == _plain(pair_fp32, tuple(ids), 32)
+    assert spec == _plain(pair_auto, tuple(ids), 32)
     assert any(t.source == "ngram" for r in rounds for t in r.drafted)   # the lookup really proposed
     assert all(r.drafter == method for r in rounds)
 
@@ -72,14 +73,14 @@ def _plain(pair, ids, n):
 
 
 @pytest.mark.parametrize("tree", ["dynamic:6", "2x2x1"])
-def test_greedy_draft_trees_equal_target_alone_on_real_pair(pair_fp32, tree):
-    """Draft trees (issue 21), fp32, greedy: the tree-masked verify and the KV path gathering keep the output
+def test_greedy_draft_trees_equal_target_alone_on_real_pair(pair_auto, tree):
+    """Draft trees (issue 21), greedy: the tree-masked verify and the KV path gathering keep the output
     token for token the target's, for EAGLE-2's dynamic tree and a static one."""
-    ids = pair_fp32.encode_chat(bench_prompts(2)[1])
+    ids = pair_auto.encode_chat(bench_prompts(2)[1])
     greedy = SamplingConfig(temperature=0)
-    rounds = list(speculative_generate(pair_fp32.target, pair_fp32.draft, ids, tree=tree, sampling=greedy,
-                                       max_new_tokens=32, tokenizer=pair_fp32.tokenizer,
-                                       eos_token_id=pair_fp32.eos_token_ids))
+    rounds = list(speculative_generate(pair_auto.target, pair_auto.draft, ids, tree=tree, sampling=greedy,
+                                       max_new_tokens=32, tokenizer=pair_auto.tokenizer,
+                                       eos_token_id=pair_auto.eos_token_ids))
     spec = [t for r in rounds for t in r.emitted]
-    assert spec == _plain(pair_fp32, tuple(ids), 32), pair_fp32.decode(spec)
+    assert spec == _plain(pair_auto, tuple(ids), 32), pair_auto.decode(spec)
     assert len(spec) / len(rounds) > 1.5   # the tree really saves target passes

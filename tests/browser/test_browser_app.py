@@ -192,11 +192,11 @@ def test_two_pages_at_once_get_their_own_streams(browser, server, shots):
 
 # ---------------------------------------------------------------- the packaged real pair
 @pytest.mark.real_model
-def test_real_pair_greedy_identical_badge(browser, shots, pair_fp32):
+def test_real_pair_greedy_identical_badge(browser, shots, pair_auto):
     from specviz.ui import PageSettings, build_app, launch_app
     from tests.browser.tiny_app import free_port
 
-    demo = build_app(lambda d, t, progress: pair_fp32, settings=PageSettings(max_new_tokens=16))
+    demo = build_app(lambda d, t, progress: pair_auto, settings=PageSettings(max_new_tokens=16))
     port = free_port()
     launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     pg = Page(browser, f"http://127.0.0.1:{port}/", shots)
