@@ -16,6 +16,9 @@ ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 ARG PIP_OPTIONS=
 # 1: convert the packaged model pair while building (the image then starts in seconds); 0: on first start.
 ARG PREPARE=1
+# 1: install a C++ compiler so that specviz's q4a8 CPU kernels are built (by `prepare`, or on first start): the
+# 4-bit target then runs on them (issue 29); 0: a smaller image that runs PyTorch's own 4-bit kernel instead.
+ARG KERNELS=1
 
 # PATH spelled out: an image imported from a debootstrapped folder has no environment of its own.
 ENV PYTHONUNBUFFERED=1 \
@@ -26,7 +29,10 @@ ENV PYTHONUNBUFFERED=1 \
     GRADIO_SERVER_NAME=0.0.0.0 \
     GRADIO_SERVER_PORT=7860
 
-RUN useradd --create-home --uid 1000 specviz
+RUN useradd --create-home --uid 1000 specviz \
+ && if [ "$KERNELS" = 1 ] && ! command -v c++ >/dev/null; then \
+      apt-get update -qq && apt-get install -y -qq --no-install-recommends g++ >/dev/null \
+      && rm -rf /var/lib/apt/lists/*; fi
 WORKDIR /home/specviz/app
 
 COPY requirements.txt .

@@ -398,6 +398,8 @@ LAZY_IMPORTS = {
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},
     ("specviz.cli.prepare", "specviz.models.loading"): CLI_PENDING,
     ("specviz.cli.prepare", "specviz.models.packaged"): CLI_PENDING,
+    ("specviz.cli.prepare", "specviz.models.quant.q4a8"):
+        "imports torch and may compile: only after the arguments were accepted and the pair is converted",
     ("specviz.trace.files", "specviz.strings"):
         "the records stay below the words (tests/test_trace.py): only a reader of an error's sentence loads the table",
     ("specviz.runtime.zerogpu", "specviz.strings"):

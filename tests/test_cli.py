@@ -141,9 +141,11 @@ def test_unknown_command_names_every_command(capsys):
 def test_prepare_is_a_no_op_when_the_cache_is_complete(capsys, monkeypatch):
     import specviz.models.loading
     monkeypatch.setattr(prepare, "_already_prepared", lambda: True)
+    monkeypatch.setattr(prepare, "build_kernels", lambda: "kernels: the line")
     monkeypatch.setattr(specviz.models.loading, "load_pair", never_loads)
     assert prepare.main([]) == 0
-    assert "already prepared in" in capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        f"the packaged pair is already prepared in {specviz.models.loading.cache_dir()}", "kernels: the line"]
 
 
 def test_prepare_converts_with_one_progress_line_per_stage(capsys, monkeypatch, tmp_path):
@@ -159,12 +161,13 @@ def test_prepare_converts_with_one_progress_line_per_stage(capsys, monkeypatch, 
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     monkeypatch.setattr(prepare, "_already_prepared", lambda: False)
+    monkeypatch.setattr(prepare, "build_kernels", lambda: "kernels: the line")
     monkeypatch.setattr(specviz.models.loading, "load_pair", fake_load_pair)
     assert prepare.main([]) == 0
     out, err = capsys.readouterr()
     assert calls and calls[0]["device"] == "cpu"
     assert err.splitlines() == ["[  0%] assembling", "[100%] models ready"]
-    assert f"prepared the packaged pair in {tmp_path}" in out
+    assert f"prepared the packaged pair in {tmp_path}" in out and out.splitlines()[-1] == "kernels: the line"
 
     def broken(**kwargs):
         raise specviz.models.loading.ModelLoadError("part 3 is corrupt; reinstall it")
@@ -172,6 +175,20 @@ def test_prepare_converts_with_one_progress_line_per_stage(capsys, monkeypatch, 
     monkeypatch.setattr(specviz.models.loading, "load_pair", broken)
     assert prepare.main([]) == 1
     assert capsys.readouterr().err.strip() == "specviz prepare: error: part 3 is corrupt; reinstall it"
+
+
+def test_prepare_builds_the_kernels_or_says_in_one_line_why_not(monkeypatch):
+    """The kernels' line: built now, found built, or the reason they cannot run (not a failure: PyTorch's runs)."""
+    from specviz.models.quant import q4a8
+
+    monkeypatch.setattr(q4a8, "unavailable", lambda: None)
+    monkeypatch.setattr(q4a8, "built", lambda: True)
+    assert prepare.build_kernels().startswith("the q4a8 kernels are already built in ")
+    monkeypatch.setattr(q4a8, "built", lambda: False)
+    assert prepare.build_kernels().startswith("the q4a8 kernels are built in ")
+    monkeypatch.setattr(q4a8, "unavailable", lambda: "no C++ compiler (c++) found")
+    assert prepare.build_kernels() == ("the q4a8 kernels cannot run here (no C++ compiler (c++) found); the app runs "
+                                       "PyTorch's 4-bit kernel instead")
 
 
 def test_prepare_reads_the_real_cache_layout(monkeypatch, tmp_path):

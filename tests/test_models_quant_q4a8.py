@@ -6,6 +6,8 @@ still run: a missing compiler is a tested path, not a failure.
 """
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 
@@ -207,6 +209,29 @@ def test_without_a_compiler_the_reason_is_one_line_and_int4_runs(no_kernels, tmp
     assert "q4a8" not in weights.candidate_weights("cpu", torch.float32)
     assert weights.q4a8_fallback("q4a8") == "int4" and weights.q4a8_fallback("int8") == "int8"
     assert weights.resolve_target_weights("q4a8", "cpu", torch.float32) == "q4a8"   # decided at load
+
+
+def test_ninja_is_found_beside_this_python_or_its_absence_is_the_one_line(tmp_path, monkeypatch):
+    """PyTorch's builder runs `ninja` from PATH: the pinned wheel's copy is used where PATH has none (the app run as
+    `.venv/bin/python app.py`), and where there is no ninja at all the reason says so."""
+    import shutil
+
+    import ninja
+
+    monkeypatch.setenv("PATH", str(tmp_path))                   # nothing on PATH
+    assert shutil.which("ninja") is None
+    assert q4a8._ninja_on_path() and shutil.which("ninja").startswith(ninja.BIN_DIR)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "ninja", None)              # the wheel missing too
+    assert not q4a8._ninja_on_path()
+    monkeypatch.setattr(q4a8, "_key", lambda: "noninja")
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    monkeypatch.setenv("CXX", sys.executable)                    # a "compiler" that exists: ninja is what is missing
+    q4a8.extension.cache_clear()
+    try:
+        assert q4a8.unavailable() == "no ninja build tool found (pip install ninja, pinned in requirements.txt)"
+    finally:
+        q4a8.extension.cache_clear()
 
 
 def test_the_load_says_so_and_stores_int4(no_kernels, tmp_path, monkeypatch):

@@ -68,6 +68,9 @@ def extension():
     if shutil.which(compiler) is None:
         _FAILURE.append(f"no C++ compiler ({compiler}) found")
         return None
+    if not _ninja_on_path():
+        _FAILURE.append("no ninja build tool found (pip install ninja, pinned in requirements.txt)")
+        return None
     try:
         from torch.utils.cpp_extension import load
 
@@ -79,6 +82,19 @@ def extension():
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
         _FAILURE.append(f"{type(e).__name__}: {first[:200]}")
         return None
+
+
+def _ninja_on_path() -> bool:
+    """PyTorch's extension builder runs `ninja` from PATH. The pinned PyPI wheel puts it beside this Python, which
+    is not on PATH when the app runs as `.venv/bin/python app.py`: add that folder where no other ninja is found."""
+    if shutil.which("ninja") is not None:
+        return True
+    try:
+        import ninja   # optional at import: only the build needs it
+    except ImportError:
+        return False
+    os.environ["PATH"] = ninja.BIN_DIR + os.pathsep + os.environ.get("PATH", "")
+    return shutil.which("ninja") is not None
 
 
 def unavailable() -> str | None:
