@@ -376,6 +376,7 @@ LAZY_IMPORTS = {
     ("specviz.bench.llamacpp", "llama_cpp"): OPTIONAL + " (the llama.cpp baseline)",
     ("specviz.bench.llamacpp", "llama_cpp.llama_speculative"): OPTIONAL + " (the llama.cpp baseline)",
     ("specviz.bench.shapes", "psutil"): OPTIONAL + " (free memory is then unknown)",
+    ("specviz.models.quant.q4a8", "ninja"): OPTIONAL + " (the build tool's wheel, only where PATH has no ninja)",
     ("specviz.bench.shapes", "transformers"): HEAVY,
     ("specviz.bench.suite", "tqdm.auto"): OPTIONAL + " (a progress bar on a terminal)",
     ("specviz.classroom.lab", "transformers"): HEAVY + " (the lab's tiny pair)",
