@@ -39,8 +39,8 @@ def build_kernels() -> str:
     reason = q4a8.unavailable()
     if reason is not None:
         return f"the q4a8 kernels cannot run here ({reason}); the app runs PyTorch's 4-bit kernel instead"
-    how = "already built" if was_built else f"built in {time.perf_counter() - t0:.0f} s"
-    return f"the q4a8 kernels are {how} in {q4a8.build_dir()}"
+    how = "already built" if was_built else "built"
+    return f"the q4a8 kernels are {how} in {q4a8.build_dir()} ({time.perf_counter() - t0:.0f} s)"
 
 
 def main(argv: list[str] | None = None) -> int:

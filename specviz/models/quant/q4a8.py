@@ -41,7 +41,9 @@ CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 ste
 
 
 def _key() -> str:
-    text = SOURCE.read_bytes() + " ".join(CFLAGS).encode() + torch.__version__.encode()
+    # sys.prefix: PyTorch's headers live in the environment, so another venv would rewrite the build file and
+    # rebuild (~30 s) on every switch between the two; one build per environment instead.
+    text = SOURCE.read_bytes() + " ".join(CFLAGS).encode() + torch.__version__.encode() + sys.prefix.encode()
     return hashlib.sha256(text).hexdigest()[:16]
 
 
