@@ -3,7 +3,7 @@
 The first load of the packaged pair assembles and converts two GGUF files
 (minutes on a 2-core machine); CI and container builds call this before the
 tests or the app so that nobody waits for it later. It also builds specviz's q4a8 CPU kernels into the
-same cache (about a minute, once per kernel source and torch version), which the app's first load would
+same cache (about a minute, once per kernel source, torch version and Python environment), which the first load would
 otherwise build; where they cannot be built (no compiler) it says why in one line and still succeeds: the
 app then runs PyTorch's own 4-bit kernel. When everything is already there it answers in seconds.
 """
