@@ -55,9 +55,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The page's process as app.py runs it: idle OpenMP threads sleep (set before torch loads; OMP_WAIT_POLICY=ACTIVE in
-# the environment measures the other way). The bench ways then run under the same policy, in the same process.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))   # tests.browser.tiny_app for --pair tiny
 
@@ -674,6 +671,9 @@ def parse(argv):
 
 
 def main(argv=None) -> int:
+    # The page's process as app.py runs it: idle OpenMP threads sleep (set before anything loads torch;
+    # OMP_WAIT_POLICY=ACTIVE in the environment measures the other way). The bench ways run under the same policy.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     args = parse(argv)
     import torch
 

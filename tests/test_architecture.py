@@ -199,6 +199,7 @@ CROSS_CUTTING = {
     "hostile_inputs": "every input of the page and the API against hostile values",
     "stop": "Stop across the decoders, the worker and the page",
     "isolation": "tests/isolated.py: the real-pair tests in processes of their own (CI's peak memory)",
+    "app": "app.py, the entry point the README and Spaces run (not a module of the package)",
 }
 
 
