@@ -157,7 +157,8 @@ def page(demo: gr.Blocks, ctx: AppContext, settings: PageSettings, concurrency_l
 
 
 def launch_app(demo: gr.Blocks, **kwargs):
-    """Launch with the specviz CSS and a light theme (the palette is tuned for a light page)."""
+    """Launch with the specviz CSS and a light theme (the palette is tuned for a light page), and the scripts that
+    must run before Gradio's own first in the page's <head> (`early_script`)."""
     kwargs.setdefault("css", getattr(demo, "specviz_css", None) or css())
     kwargs.setdefault("head", "<script>" + (ASSETS / "specviz.js").read_text(encoding="utf-8") + "</script>")
     kwargs.setdefault("theme", gr.themes.Soft(primary_hue="blue"))
