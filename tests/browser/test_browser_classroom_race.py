@@ -42,8 +42,10 @@ def set_box(pg: Page, elem_id: str, value):
     box = pg.page.locator(f"#{elem_id} input[type=number]").first
     box.fill(str(value))
     box.press("Tab")
+    # 15 s: under CI's load the page once took over 5 s to settle the box after Tab (2026-12-02 clean-clone run);
+    # a value that never arrives still fails.
     pg.page.wait_for_function(f"() => document.querySelector('#{elem_id} input[type=number]').value == '{value}'",
-                              timeout=5_000)
+                              timeout=15_000)
 
 
 def start(pg: Page):
