@@ -20,7 +20,7 @@ from ..viz import classroom as vc
 from ..viz import classroom_tree as vct
 from ..viz import race as vr
 from ..viz import html as vh
-from . import api, api_race
+from . import api, api_race, early_script
 from .session import AppContext, PairCache, PairLoader, default_cache
 from .events import listen
 from .inputs import default_pair as _default_pair
@@ -157,10 +157,13 @@ def page(demo: gr.Blocks, ctx: AppContext, settings: PageSettings, concurrency_l
 
 
 def launch_app(demo: gr.Blocks, **kwargs):
-    """Launch with the specviz CSS and a light theme (the palette is tuned for a light page)."""
+    """Launch with the specviz CSS and a light theme (the palette is tuned for a light page), and the scripts that
+    must run before Gradio's own first in the page's <head> (`early_script`)."""
     kwargs.setdefault("css", getattr(demo, "specviz_css", None) or css())
     kwargs.setdefault("head", "<script>" + (ASSETS / "specviz.js").read_text(encoding="utf-8") + "</script>")
     kwargs.setdefault("theme", gr.themes.Soft(primary_hue="blue"))
+    app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
+    app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), early_script.middleware()]
     kwargs.setdefault("js", "() => { const u = new URL(window.location); if (u.searchParams.get('__theme') !== 'light') "
                             "{ u.searchParams.set('__theme', 'light'); window.location.href = u.href; } }")
-    return demo.queue(default_concurrency_limit=4).launch(**kwargs)
+    return demo.queue(default_concurrency_limit=4).launch(app_kwargs=app_kwargs, **kwargs)

@@ -211,3 +211,23 @@ def test_real_pair_greedy_identical_badge(browser, shots, pair_auto):
         pg.close()
         demo.close()
 
+
+def test_an_idle_page_does_not_draw_every_frame(page):
+    """Issue 27: Gradio 6.31 leaves status trackers' timers asking for a frame 60 times a second forever (the page's
+    own "Loading..." tracker, removed while pending). assets/raf_guard.js, served first in <head>, must have matched
+    them (`slowed` > 0: if a Gradio upgrade changes that code, this fails and the guard needs a look) and slowed them
+    to 4 a second each; after a run, an idle page then asks for well under 60 frames a second (one leaked timer alone
+    asked for 60; what is left is Svelte's animation loop, ~20 a second, not touched)."""
+    sampled_run(page, max_new=8)
+    kind, _ = page.run()
+    assert kind == "ok"
+    page.page.wait_for_timeout(1500)   # the run's own trackers settle
+    count = "() => ({...window.__svRaf})"
+    before = page.page.evaluate(count)
+    assert before and before["slowed"] > 0, before
+    page.page.wait_for_timeout(2000)
+    after = page.page.evaluate(count)
+    slowed = (after["slowed"] - before["slowed"]) / 2
+    every = (after["calls"] - before["calls"]) / 2
+    assert slowed < 20, f"the trackers' timers asked for {slowed:.0f} frames a second"
+    assert every < 45, f"the idle page asked for {every:.0f} frames a second ({slowed:.0f} of them the timers')"

@@ -10,7 +10,7 @@ import pytest
 
 from specviz.classroom import lessons
 from specviz.strings import t
-from tests.browser.page import CHROMIUM, Page
+from tests.browser.page import CHROMIUM, Page, type_number
 
 pytestmark = [
     pytest.mark.browser,
@@ -38,16 +38,6 @@ def open_race(pg: Page, lang: str):
     pg.page.locator("#sv-race-tokens input[type=number]").first.wait_for(state="visible", timeout=20_000)
 
 
-def set_box(pg: Page, elem_id: str, value):
-    box = pg.page.locator(f"#{elem_id} input[type=number]").first
-    box.fill(str(value))
-    box.press("Tab")
-    # 15 s: under CI's load the page once took over 5 s to settle the box after Tab (2026-12-02 clean-clone run);
-    # a value that never arrives still fails.
-    pg.page.wait_for_function(f"() => document.querySelector('#{elem_id} input[type=number]').value == '{value}'",
-                              timeout=15_000)
-
-
 def start(pg: Page):
     """Mark the shown status stale, click, and return once the race has said something new."""
     pg.page.evaluate("() => document.querySelectorAll('#sv-race-status [data-kind]').forEach(e => e.dataset.stale = 1)")
@@ -59,8 +49,8 @@ def test_the_race_renders_coloured_by_source_and_lossless(browser, server, shots
     pg = open_page(browser, server, shots, width, height, lang)
     try:
         open_race(pg, lang)
-        set_box(pg, "sv-race-tokens", 12)
-        set_box(pg, "sv-race-k", 4)
+        type_number(pg, "sv-race-tokens", 12)
+        type_number(pg, "sv-race-k", 4)
         pg.page.locator("#sv-race-prompt textarea").fill("the cat sat on the mat. the cat sat on the mat.")
         start(pg)
         pg.page.wait_for_selector("#sv-race-status [data-kind=ok]:not([data-stale])", timeout=120_000)
@@ -94,7 +84,7 @@ def test_the_race_renders_coloured_by_source_and_lossless(browser, server, shots
         assert len(cells) == 5 and all(0 <= left and right <= width + 1 for left, right in cells), cells
         pg.shot(f"race-{width}-{lang}")
         # A bad box: a sentence in the page's language, and the shown race stays.
-        set_box(pg, "sv-race-k", 17)
+        type_number(pg, "sv-race-k", 17)
         start(pg)
         pg.page.wait_for_selector("#sv-race-status [data-kind=error]:not([data-stale])", timeout=15_000)
         said = pg.page.locator("#sv-race-status").inner_text()
@@ -138,8 +128,8 @@ def test_stop_ends_the_race_with_a_sentence(browser, server, shots, lang):
     pg = open_page(browser, server, shots, 1366, 900, lang)
     try:
         open_race(pg, lang)
-        set_box(pg, "sv-race-tokens", 128)
-        set_box(pg, "sv-race-k", 1)
+        type_number(pg, "sv-race-tokens", 128)
+        type_number(pg, "sv-race-k", 1)
         start(pg)
         pg.page.wait_for_selector("#sv-race-view .sv-race-lane", timeout=60_000)   # the target alone is done
         pg.page.click("#sv-race-stop")
