@@ -39,12 +39,12 @@ from pathlib import Path
 import torch
 
 from ..packaged import cache_dir
+from .q4k import SUPER, q4k_grid   # SUPER: 256 inputs per Q4_K super-block (one d and dmin per column)
 
 SOURCE = Path(__file__).parent / "csrc" / "q4a8.cpp"
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
 TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.cpp
-SUPER = 256                      # inputs per Q4_K super-block (one d and dmin per column)
 LAYOUT = 2                       # the packed layouts' version (weights_cache keys converted copies by it); 2: q4k
 CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 steps are the kernel's own
 
@@ -212,11 +212,6 @@ def unpack_q4k(packed: torch.Tensor, n: int):
 
     sc, m = (columns(body[..., TILE * GROUP // 2 + i * TILE:TILE * GROUP // 2 + (i + 1) * TILE]) for i in (0, 1))
     return codes, columns(head[..., :TILE]), sc, -columns(head[..., TILE:]), m
-
-
-def q4k_grid(d, sc, dmin, m) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per (column, group): (scale, minimum) = (sc * d, m * (-dmin)), exact in fp32, as the kernel forms them."""
-    return sc.float() * d.float().repeat_interleave(8, 1), m.float() * (-dmin.float()).repeat_interleave(8, 1)
 
 
 def pack_q8(wq: torch.Tensor) -> torch.Tensor:
