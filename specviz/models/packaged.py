@@ -57,6 +57,7 @@ from typing import Callable, Iterable
 import torch
 
 from ..errors import ModelLoadError, step
+from .quant.q4k import extract_scales, weight_names
 
 Progress = Callable[[float, str], None]
 
@@ -272,8 +273,6 @@ def _build(spec: _PackagedModel, parts, work: Path, out: Path, with_tokenizer: b
 
 def _keep_q4k_scales(gguf: Path, out: Path, names: list[str]) -> int:
     """The GGUF's Q4_K scales into `out` (quant.q4k), or none where that fails: the kernels then recover fp32 ones."""
-    from .quant.q4k import extract_scales
-
     try:
         return extract_scales(gguf, out, names)
     except (ImportError, OSError, ValueError, KeyError):
@@ -283,8 +282,6 @@ def _keep_q4k_scales(gguf: Path, out: Path, names: list[str]) -> int:
 def _add_q4k_scales(spec: _PackagedModel, folder: Path) -> None:
     """A folder prepared before the Q4_K scales were kept: assemble the GGUF once more (or take the bench's copy),
     keep its scales, and say so in the marker so that this is tried once."""
-    from safetensors import safe_open
-
     marker = json.loads((folder / _MARKER).read_text())
     cached = cache_dir() / "gguf" / f"{spec.label}-{spec.sha256[:8]}.gguf"
     work = cache_dir() / "tmp" / f"{spec.label}-scales-{uuid.uuid4().hex[:8]}"
@@ -294,9 +291,7 @@ def _add_q4k_scales(spec: _PackagedModel, folder: Path) -> None:
         if not cached.is_file():
             gguf = work / "model.gguf"
             _assemble(_locate_parts(spec.dists, spec.version), gguf, spec.sha256)
-        with safe_open(str(folder / _WEIGHTS), framework="pt") as f:
-            names = list(f.keys())
-        marker["q4k_scales"] = _keep_q4k_scales(gguf, folder, names)
+        marker["q4k_scales"] = _keep_q4k_scales(gguf, folder, weight_names(folder / _WEIGHTS))
     except (ModelLoadError, OSError):   # parts gone or a read-only cache: the kernels recover fp32 scales
         marker["q4k_scales"] = 0
     finally:
@@ -326,7 +321,7 @@ def convert_packaged(spec: _PackagedModel, with_tokenizer: bool, progress: Progr
     root = cache_dir()
     final = root / f"{spec.label}-{spec.sha256[:8]}"
     if _is_complete(final, spec.sha256):
-        add_missing_q4k_scales()
+        add_missing_q4k_scales((spec,))
         return final
 
     def stage(frac: float, msg: str) -> None:
@@ -363,9 +358,9 @@ def is_prepared() -> bool:
                for spec in (PACKAGED_DRAFT, PACKAGED_TARGET))
 
 
-def add_missing_q4k_scales() -> None:
-    """Keep the Q4_K scales of each packaged model prepared before they were kept (`prepare` on an old cache)."""
-    for spec in (PACKAGED_DRAFT, PACKAGED_TARGET):
+def add_missing_q4k_scales(specs: tuple[_PackagedModel, ...] = (PACKAGED_DRAFT, PACKAGED_TARGET)) -> None:
+    """Keep the Q4_K scales of each packaged model prepared before they were kept (an old cache), trying once."""
+    for spec in specs:
         folder = cache_dir() / f"{spec.label}-{spec.sha256[:8]}"
         if _is_complete(folder, spec.sha256) and "q4k_scales" not in json.loads((folder / _MARKER).read_text()):
             _add_q4k_scales(spec, folder)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
 
 SIDECAR = "q4k-scales.safetensors"
 SUPER = 256          # weights per Q4_K super-block
@@ -71,7 +73,6 @@ def extract_scales(gguf_path: Path, folder: Path, weight_names: list[str]) -> in
     "model.layers.0.mlp.up_proj.weight") to folder/SIDECAR; returns how many. The folder's config.json names
     the architecture (gguf's own map turns a name into the GGUF's). No Q4_K tensor: no file."""
     from gguf import GGMLQuantizationType
-    from safetensors.torch import save_file
 
     names = _name_map(json.loads((folder / "config.json").read_text()))
     reader = _reader(gguf_path)
@@ -92,14 +93,18 @@ def extract_scales(gguf_path: Path, folder: Path, weight_names: list[str]) -> in
     return len(tensors) // 4
 
 
+def weight_names(path: Path) -> list[str]:
+    """The tensor names of a safetensors file (its header only)."""
+    with safe_open(str(path), framework="pt") as f:
+        return list(f.keys())
+
+
 def load_scales(model, only: set[str] | None = None) -> dict[str, tuple[torch.Tensor, ...]]:
     """{linear layer name: (d, sc, dmin, m)} from the model's folder, or {} where it has none."""
     folder = Path(str(getattr(getattr(model, "config", None), "_name_or_path", "") or ""))
     path = folder / SIDECAR
     if not path.is_file():
         return {}
-    from safetensors import safe_open
-
     found = {}
     with safe_open(str(path), framework="pt") as f:
         stems = {key.rpartition(".")[0] for key in f.keys()}
