@@ -9,8 +9,8 @@ GGUF's own 4-bit codes, as int8, by the activations quantized to int8 per row an
 
 Row-invariant by construction: work is split over output columns only and each output is one fixed
 sequence of operations, so a row of a verify is bit-identical to the same row computed alone, for
-any row or thread count (tests/test_models_quant_q4a8.py). The weights are today's grid (weights.int4_grid):
-w = min + code * scale with fp32 scale and min, so a dequantized Q4_K tensor is reproduced exactly;
+any row or thread count (tests/test_models_quant_q4a8.py). The weights are w = min + code * scale with fp32
+scale and min (the GGUF's own, or the grid weights.int4_grid finds), so a dequantized Q4_K tensor is reproduced;
 the int8 activations are the precision this kind adds (its fidelity: scripts/fidelity.py).
 
 Two 4-bit layouts (issue 29, lever 1). The products run near the memory roofline, so bytes are time, and in the

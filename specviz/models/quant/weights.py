@@ -17,6 +17,9 @@ blocks (one scale and one minimum per 32 weights): where a weight already lies
 on such a grid (the packaged target's Q4_K tensors, dequantized) the 4-bit
 copy reproduces it up to the kernel's bf16 scales; a layer that is not on a
 4-bit grid (the GGUF's Q6_K tensors) is stored as int8 instead of losing bits.
+The q4a8 kind goes further where the GGUF's own Q4_K scales lie beside the model
+(quant.q4k): it keeps them at 6 bits, the dense weight bit for bit, in fewer bytes
+(issue 29).
 """
 from __future__ import annotations
 
