@@ -411,6 +411,8 @@ LAZY_IMPORTS = {
     ("specviz.models.packaged", "safetensors.torch"): HEAVY + " (only when the packaged pair is converted)",
     ("specviz.models.packaged", "transformers"): HEAVY + " (only when the packaged pair is converted)",
     ("specviz.models.quant.q4a8", "torch.utils.cpp_extension"): COMPILER,
+    **{("specviz.models.quant.q4k", m): "the GGUF reader, only while a packaged model is prepared (the module is "
+       "imported on every load)" for m in ("gguf", "gguf.quants")},
     ("specviz.models.quant.weights_cache", "safetensors"): HEAVY,
     ("specviz.models.quant.weights_cache", "safetensors.torch"): HEAVY,
     ("specviz.models.sources", "huggingface_hub"): HEAVY + " (the Hub client, only for a Hub id)",

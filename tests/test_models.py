@@ -207,6 +207,62 @@ def test_unfinished_cache_folder_is_not_trusted(tmp_path):
     assert PK._is_complete(folder, "ab" * 32)
 
 
+def _old_prepared_folder(tmp_path, monkeypatch):
+    """A packaged model prepared before the Q4_K scales were kept: its GGUF in parts, its folder without them."""
+    import json
+
+    import numpy as np
+    from gguf import GGMLQuantizationType as T
+    from safetensors.torch import save_file
+
+    from test_models_quant_q4k import q4k_blocks, write_gguf
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    write_gguf(tmp_path / "m.gguf", {"blk.0.attn_q.weight": (q4k_blocks(16, 256), T.Q4_K),
+                                     "blk.0.attn_q.bias": (np.zeros(16, np.float32), T.F32)})
+    blob = (tmp_path / "m.gguf").read_bytes()
+    parts = _write_parts(tmp_path, [blob[:1000], blob[1000:]])
+    spec = PK._PackagedModel(label="fake-model", dists=tuple(p.dist for p in parts), version="1.0.0",
+                             sha256=hashlib.sha256(blob).hexdigest())
+    monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: parts)
+    folder = tmp_path / "cache" / f"fake-model-{spec.sha256[:8]}"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"model_type": "qwen2", "num_hidden_layers": 1}))
+    save_file({"model.layers.0.self_attn.q_proj.weight": torch.zeros(16, 256),
+               "model.layers.0.self_attn.q_proj.bias": torch.zeros(16)}, str(folder / PK._WEIGHTS))
+    (folder / PK._MARKER).write_text(json.dumps({"gguf_sha256": spec.sha256}))
+    return spec, folder
+
+
+def test_a_folder_prepared_before_the_q4k_scales_gains_them_once(tmp_path, monkeypatch):
+    import json
+
+    from specviz.models.quant import q4k
+
+    spec, folder = _old_prepared_folder(tmp_path, monkeypatch)
+    assert PK.convert_packaged(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1) == folder
+    assert json.loads((folder / PK._MARKER).read_text())["q4k_scales"] == 1
+    model = types.SimpleNamespace(config=types.SimpleNamespace(_name_or_path=str(folder)))
+    assert list(q4k.load_scales(model)) == ["model.layers.0.self_attn.q_proj"]
+    assert list((tmp_path / "cache" / "tmp").iterdir()) == []   # the assembled GGUF is gone
+    monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: pytest.fail("assembled again"))
+    PK.convert_packaged(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1)
+
+
+def test_without_its_parts_an_old_folder_still_loads_and_is_not_retried(tmp_path, monkeypatch):
+    import json
+
+    spec, folder = _old_prepared_folder(tmp_path, monkeypatch)
+
+    def gone(dists, version):
+        raise ModelLoadError("packaged model part fake-model-part1 is not installed")
+
+    monkeypatch.setattr(PK, "_locate_parts", gone)
+    assert PK.convert_packaged(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1) == folder
+    assert json.loads((folder / PK._MARKER).read_text())["q4k_scales"] == 0
+    assert not (folder / "q4k-scales.safetensors").exists()
+
+
 def test_save_dense_drops_gguf_config_and_tied_head(tmp_path):
     from safetensors import safe_open
     from transformers import AutoModelForCausalLM, Qwen2Config, Qwen2ForCausalLM

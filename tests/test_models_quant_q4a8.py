@@ -190,6 +190,77 @@ def test_the_target_stores_q4a8_with_its_6_bit_layers_in_int8(ext):
     assert float(((model(x) - model[1](on_grid(x))).abs().max())) < 1e-1
 
 
+# ---------------------------------------------------------------- the Q4_K layout: the GGUF's own scales (issue 29)
+
+def _q4k(n: int = 40, k: int = 512, seed: int = 2):
+    """Q4_K values: codes, fp16 d and dmin per 256 (stored fp32), 6-bit sc and m per 32 (zeros included)."""
+    gen = torch.Generator().manual_seed(seed)
+    codes = torch.randint(0, 16, (n, k), generator=gen, dtype=torch.int32)
+    d = (torch.rand(n, k // 256, generator=gen) * 2e-3).half().float()
+    dmin = (torch.rand(n, k // 256, generator=gen) * 1e-2).half().float()
+    sc = torch.randint(0, 64, (n, k // 32), generator=gen, dtype=torch.uint8)
+    m = torch.randint(0, 64, (n, k // 32), generator=gen, dtype=torch.uint8)
+    sc[0, :3] = 0   # a group whose scale is 0, as Q4_K writes for a constant group
+    return codes, d, sc, dmin, m
+
+
+def _q4k_layers(n: int = 40, k: int = 512):
+    """The same weights as a Q4KA8Linear and as a Q4A8Linear holding scale = sc*d, min = -(m*dmin) in fp32."""
+    codes, d, sc, dmin, m = _q4k(n, k)
+    scale, lo = q4a8.q4k_grid(d, sc, dmin, m)
+    dense = (codes.reshape(n, -1, 32).float() * scale[..., None] + lo[..., None]).reshape(n, k)
+    bias = torch.randn(n)
+    return q4a8.Q4KA8Linear(dense, bias, (codes, d, sc, dmin, m)), q4a8.Q4A8Linear(dense, bias, (codes, scale, lo))
+
+
+def test_q4k_pack_and_unpack_are_inverse_and_take_0_59_bytes_a_weight():
+    values = _q4k(48, 512)
+    packed = q4a8.pack_q4k(*values)
+    assert all(torch.equal(a, b) for a, b in zip(q4a8.unpack_q4k(packed, 48), values))
+    assert packed.numel() / (48 * 512) == 0.59375 and q4a8.pack_q4(values[0], *q4a8.q4k_grid(*values[1:])).numel() \
+        / (48 * 512) == 0.75
+
+
+def test_q4k_dense_weight_is_the_q4_one_bit_for_bit():
+    new, old = _q4k_layers()
+    assert torch.equal(new.dense_weight().view(torch.int32), old.dense_weight().view(torch.int32))
+
+
+def test_q4k_is_the_q4_layout_bit_for_bit_and_every_row_the_same_alone(isa):
+    """The kernel forms sc*d and m*(-dmin) exactly: the very fp32 sequence of the q4 layout holding them."""
+    new, old = _q4k_layers()
+    x = _activations(9, 512)
+    with torch.inference_mode():
+        assert torch.equal(new(x), old(x))
+        assert rows_that_differ_alone(new, x) == []
+    codes, d, sc, dmin, m = _q4k()
+    _close_to_reference(q4a8.q4k_matmul(x, new.packed, 40), q4a8.q4_reference(x, codes, *q4a8.q4k_grid(d, sc, dmin, m)))
+
+
+def test_q4k_every_instruction_set_and_thread_count_gives_the_same_bits(ext, monkeypatch):
+    new, _ = _q4k_layers(n=400, k=768)   # 25 tiles, 3 super-blocks
+    x = _activations(9, 768)
+    outs = []
+    threads = torch.get_num_threads()
+    try:
+        for name in q4a8.supported_isas():
+            monkeypatch.setenv(q4a8.ISA_ENV_VAR, name)
+            for t in (1, 2):
+                torch.set_num_threads(t)
+                outs.append(new(x))
+    finally:
+        torch.set_num_threads(threads)
+    assert len(outs) >= 4 and all(torch.equal(o, outs[0]) for o in outs)
+
+
+def test_q4k_is_close_to_the_float64_product(ext):
+    new, _ = _q4k_layers(n=64, k=1024)
+    x = torch.randn(8, 1024, dtype=torch.float64)
+    exact = x @ new.dense_weight().double().T + new.bias.double()
+    err = (new(x.float()).double() - exact).norm(dim=1) / exact.norm(dim=1)
+    assert float(err.max()) < 0.02   # int8 activations per block of 32, as the q4 layout
+
+
 # ---------------------------------------------------------------- where the kernels cannot be built
 
 @pytest.fixture

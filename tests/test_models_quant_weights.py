@@ -240,6 +240,28 @@ def test_a_decoder_that_verifies_with_another_precision_is_caught():
     assert p_value < 1e-6, f"mixing precisions went unnoticed (p = {p_value:.2e})"
 
 
+def test_q4a8_keeps_q4k_scales_where_they_are_exact_and_falls_back_per_layer(tmp_path):
+    """Layers with the GGUF's Q4_K scales beside the model become Q4KA8Linear ("q4k"); a layer whose scales do
+    not give its weights bit for bit, or too narrow for a super-block, keeps fp32 scales ("q4a8") when on a
+    4-bit grid, and a layer on none (a 6-bit tensor) goes to int8 ("q8a8")."""
+    from transformers import AutoModelForCausalLM
+
+    from test_models_quant_q4k import q4k_folder
+
+    kinds = q4k_folder(tiny_model(5, vocab=64, hidden=256, layers=1), tmp_path, mismatch=("model.layers.0.mlp.up_proj",),
+                       plain=("lm_head",))
+    model = AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.float32)
+    before = {n: m.weight.detach().clone() for n, m in model.named_modules() if n in kinds}
+    counts = weights.convert_target_weights(model, "q4a8")
+    got = {n: type(m).__name__ for n, m in model.named_modules() if n in kinds}
+    assert [n for n, k in kinds.items() if k == "q4k"] == [n for n, c in got.items() if c == "Q4KA8Linear"]
+    assert got["model.layers.0.mlp.up_proj"] == "Q4A8Linear"          # its scales are another tensor's
+    assert got["lm_head"] == "Q8A8Linear"                             # no scales, random: on no 4-bit grid
+    assert counts == {"q4k": 6, "q4a8": 1, "q8a8": 1}                  # q, k, v, o, gate, down; up; lm_head
+    assert all(torch.equal(m.dense_weight(), before[n]) for n, m in model.named_modules()
+               if isinstance(m, q4a8.Q4KA8Linear))
+
+
 @pytest.mark.real_model
 @pytest.mark.parametrize("kind", KINDS)
 def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind, all_threads):
@@ -248,8 +270,8 @@ def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind, all
     pair = load_pair(weights=WeightOptions(target_weights=kind, draft_weights="int8", linear="default"))
     if kind == "int4":   # the GGUF's Q4_K tensors on their own grid, its 6-bit ones as int8
         assert pair.target_weights == "int4" and pair.target_layers["int4"] > 100 and pair.target_layers["int8"] > 0
-    if kind == "q4a8":   # the same split through specviz's kernels
-        assert pair.target_weights == "q4a8" and pair.target_layers["q4a8"] > 100 and pair.target_layers["q8a8"] > 0
+    if kind == "q4a8":   # the same split through specviz's kernels, the Q4_K layers with their own scales
+        assert pair.target_weights == "q4a8" and pair.target_layers["q4k"] > 100 and pair.target_layers["q8a8"] > 0
     ids = pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")
     greedy = SamplingConfig(temperature=0)
     alone = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy, max_new_tokens=24,

@@ -86,3 +86,30 @@ def test_entries_are_keyed_by_kind_and_by_the_weight_files(saved):
     assert entry_path(model, "int4", True) != entry_path(model, "int8", True)
     assert entry_path(model, "int4", True) != entry_path(model, "int4", False)
     assert entry_path(tiny_model(3), "int4", True) is None   # built in memory: nothing to key it by
+
+
+def test_a_q4a8_copy_with_q4k_scales_is_read_back_and_keyed_by_them(tmp_path, monkeypatch):
+    """The Q4_K layers come back as Q4KA8Linear without a second conversion (the first layer's fresh conversion,
+    made with its scales, matches the cached one); the scales file is among the files an entry is keyed by."""
+    from specviz.models.quant import q4a8, q4k
+    from test_models_quant_q4k import q4k_folder
+
+    if q4a8.unavailable() is not None:
+        pytest.skip("q4a8 kernels unavailable here")
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "model"
+    q4k_folder(tiny_model(3, vocab=64, hidden=256, layers=1), folder, plain=("lm_head",))
+
+    def load():
+        return AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+
+    calls = count_conversions(monkeypatch)
+    first = load()
+    counts = convert_cached(first, "q4a8")
+    second = load()
+    assert convert_cached(second, "q4a8") == counts and counts["q4k"] == 7 and calls == ["q4a8"]
+    assert sum(isinstance(m, q4a8.Q4KA8Linear) for m in second.modules()) == 7
+    assert torch.equal(logits(first), logits(second))
+    key = entry_path(second, "q4a8", True)
+    (folder / q4k.SIDECAR).unlink()
+    assert entry_path(second, "q4a8", True) != key

@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     if _already_prepared():
+        from ..models.packaged import add_missing_q4k_scales
+
+        add_missing_q4k_scales()   # a cache prepared before the Q4_K scales were kept (issue 29): ~10 s, once
         print(f"the packaged pair is already prepared in {cache_dir()}")
         print(build_kernels())
         return 0

@@ -10,7 +10,9 @@ hub.  Preparing it goes:
    hashing each part against its wheel RECORD and the whole file against a
    pinned SHA-256,
 3. let transformers dequantise the GGUF (slow, ~30-60 s) and save the result as
-   an ordinary fp32 safetensors folder in the cache,
+   an ordinary fp32 safetensors folder in the cache, with the GGUF's Q4_K scales in
+   their own form beside it (``q4k-scales.safetensors``, ~4 s: specviz.models.quant.q4k;
+   the q4a8 kernels keep them at 6 bits instead of recovering fp32 ones, issue 29),
 
 after which `specviz.models.loading.load_pair` loads that folder with ``from_pretrained``
 (~10 s on a 2-core machine), now and on every later start.
@@ -19,8 +21,10 @@ Cache layout (``$SPECVIZ_CACHE`` or ``~/.cache/specviz``)::
 
     <cache>/qwen2.5-coder-0.5b-instruct-q4_k_m-1d961463/
         config.json  generation_config.json  model.safetensors  specviz-complete.json
+        q4k-scales.safetensors
     <cache>/qwen2.5-coder-1.5b-instruct-q4_k_m-cc324af0/
         config.json  generation_config.json  model.safetensors  specviz-complete.json
+        q4k-scales.safetensors
         tokenizer.json  tokenizer_config.json  chat_template.jinja
     <cache>/tmp/     assembled GGUFs and half-written folders; emptied as it goes
     <cache>/converted/<key>.safetensors
@@ -53,6 +57,7 @@ from typing import Callable, Iterable
 import torch
 
 from ..errors import ModelLoadError, step
+from .quant.q4k import extract_scales, weight_names
 
 Progress = Callable[[float, str], None]
 
@@ -249,18 +254,52 @@ def _build(spec: _PackagedModel, parts, work: Path, out: Path, with_tokenizer: b
     out.mkdir()
     stage(0.8, step("load.saving", name=spec.label))
     _save_dense(model, out)
+    names = list(model.state_dict())
     del model
     gc.collect()
     if with_tokenizer:
         stage(0.9, step("load.converting_tokenizer", name=spec.label))
         AutoTokenizer.from_pretrained(work, gguf_file=gguf_name).save_pretrained(out)
+    scales = _keep_q4k_scales(gguf, out, names)
     gguf.unlink()  # ~1 GB we no longer need
     (out / _MARKER).write_text(json.dumps({
         "gguf_sha256": spec.sha256,
         "dists": list(spec.dists),
         "version": spec.version,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "q4k_scales": scales,
     }, indent=1))
+
+
+def _keep_q4k_scales(gguf: Path, out: Path, names: list[str]) -> int:
+    """The GGUF's Q4_K scales into `out` (quant.q4k), or none where that fails: the kernels then recover fp32 ones."""
+    try:
+        return extract_scales(gguf, out, names)
+    except Exception:   # noqa: BLE001 - an optimization: whatever goes wrong here must not fail the preparation
+        return 0
+
+
+def _add_q4k_scales(spec: _PackagedModel, folder: Path) -> None:
+    """A folder prepared before the Q4_K scales were kept: assemble the GGUF once more (or take the bench's copy),
+    keep its scales, and say so in the marker so that this is tried once."""
+    marker = json.loads((folder / _MARKER).read_text())
+    cached = cache_dir() / "gguf" / f"{spec.label}-{spec.sha256[:8]}.gguf"
+    work = cache_dir() / "tmp" / f"{spec.label}-scales-{uuid.uuid4().hex[:8]}"
+    try:
+        work.mkdir(parents=True)
+        gguf = cached
+        if not cached.is_file():
+            gguf = work / "model.gguf"
+            _assemble(_locate_parts(spec.dists, spec.version), gguf, spec.sha256)
+        marker["q4k_scales"] = _keep_q4k_scales(gguf, folder, weight_names(folder / _WEIGHTS))
+    except (ModelLoadError, OSError):   # parts gone or a read-only cache: the kernels recover fp32 scales
+        marker["q4k_scales"] = 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    try:
+        (folder / _MARKER).write_text(json.dumps(marker, indent=1))
+    except OSError:
+        pass
 
 
 def _publish(spec: _PackagedModel, out: Path, final: Path, tmp_root: Path) -> None:
@@ -282,6 +321,7 @@ def convert_packaged(spec: _PackagedModel, with_tokenizer: bool, progress: Progr
     root = cache_dir()
     final = root / f"{spec.label}-{spec.sha256[:8]}"
     if _is_complete(final, spec.sha256):
+        add_missing_q4k_scales((spec,))
         return final
 
     def stage(frac: float, msg: str) -> None:
@@ -316,6 +356,14 @@ def is_prepared() -> bool:
     """True when both packaged models are converted in the cache (a later load takes seconds)."""
     return all(_is_complete(cache_dir() / f"{spec.label}-{spec.sha256[:8]}", spec.sha256)
                for spec in (PACKAGED_DRAFT, PACKAGED_TARGET))
+
+
+def add_missing_q4k_scales(specs: tuple[_PackagedModel, ...] = (PACKAGED_DRAFT, PACKAGED_TARGET)) -> None:
+    """Keep the Q4_K scales of each packaged model prepared before they were kept (an old cache), trying once."""
+    for spec in specs:
+        folder = cache_dir() / f"{spec.label}-{spec.sha256[:8]}"
+        if _is_complete(folder, spec.sha256) and "q4k_scales" not in json.loads((folder / _MARKER).read_text()):
+            _add_q4k_scales(spec, folder)
 
 
 def packaged_gguf(role: str = "target") -> Path:

@@ -9,9 +9,17 @@ GGUF's own 4-bit codes, as int8, by the activations quantized to int8 per row an
 
 Row-invariant by construction: work is split over output columns only and each output is one fixed
 sequence of operations, so a row of a verify is bit-identical to the same row computed alone, for
-any row or thread count (tests/test_models_quant_q4a8.py). The weights are today's grid (weights.int4_grid):
-w = min + code * scale with fp32 scale and min, so a dequantized Q4_K tensor is reproduced exactly;
+any row or thread count (tests/test_models_quant_q4a8.py). The weights are w = min + code * scale with fp32
+scale and min (the GGUF's own, or the grid weights.int4_grid finds), so a dequantized Q4_K tensor is reproduced;
 the int8 activations are the precision this kind adds (its fidelity: scripts/fidelity.py).
+
+Two 4-bit layouts (issue 29, lever 1). The products run near the memory roofline, so bytes are time, and in the
+first layout ("q4", 0.75 B a weight) a third of the bytes are fp32 scales. A GGUF Q4_K tensor's scales are
+smaller in their own form: per 32 weights a 6-bit sub-scale sc and sub-minimum m, per 256 an fp16 d and dmin,
+w = d*sc*q - dmin*m. The second layout ("q4k", Q4KA8Linear, 0.59 B a weight) keeps sc and m as bytes and d and
+-dmin as fp32 per super-block; the kernel forms scale = sc * d and min = m * (-dmin), both exact in fp32, so
+it runs the very fixed sequence of fp32 operations of "q4" holding those values. The values are the GGUF's
+own (read at conversion, specviz.models.quant.q4k); layers without them keep "q4".
 
 The extension is built by PyTorch's own tooling at first use and cached beside the model cache,
 keyed by its source and torch's version (one .so for every x86-64 CPU: no -march flags). Where no
@@ -31,12 +39,13 @@ from pathlib import Path
 import torch
 
 from ..packaged import cache_dir
+from .q4k import SUPER, q4k_grid   # SUPER: 256 inputs per Q4_K super-block (one d and dmin per column)
 
 SOURCE = Path(__file__).parent / "csrc" / "q4a8.cpp"
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
 TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.cpp
-LAYOUT = 1                       # the packed layout's version (weights_cache keys converted copies by it)
+LAYOUT = 2                       # the packed layouts' version (weights_cache keys converted copies by it); 2: q4k
 CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 steps are the kernel's own
 
 
@@ -170,6 +179,41 @@ def unpack_q4(packed: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor,
     return codes, floats(TILE * GROUP // 2), floats(TILE * GROUP // 2 + TILE * 4)
 
 
+def _tiled(t: torch.Tensor, tiles: int) -> torch.Tensor:
+    """[N, B] -> [tiles, B, 16] (a tile's 16 columns side by side), zero columns appended."""
+    return _padded(t, tiles * TILE).reshape(tiles, TILE, t.shape[1]).transpose(1, 2).contiguous()
+
+
+def pack_q4k(codes: torch.Tensor, d, sc, dmin, m) -> torch.Tensor:
+    """Q4_K's own scales: codes [N, K] 0..15, sc and m [N, K/32] 0..63, d and dmin [N, K/256] -> [tiles, K/256, 2432].
+
+    Per 16 output columns and super-block of 256 inputs: 16 fp32 d, 16 fp32 -dmin, then per group
+    of 32 the 256 code bytes of pack_q4 followed by 16 sub-scale bytes and 16 sub-minimum bytes.
+    """
+    n, k = codes.shape
+    tiles, s = -(-n // TILE), k // SUPER
+    groups = pack_q4(codes, sc.float(), m.float())[..., :TILE * GROUP // 2].reshape(tiles, s, 8, TILE * GROUP // 2)
+    small = torch.cat([_tiled(sc.to(torch.uint8), tiles), _tiled(m.to(torch.uint8), tiles)], -1)   # [tiles, G, 32]
+    body = torch.cat([groups, small.reshape(tiles, s, 8, 2 * TILE)], -1).reshape(tiles, s, -1)
+    head = torch.cat([_tiled(d.float(), tiles), _tiled(-dmin.float(), tiles)], -1)   # [tiles, S, 32] fp32
+    return torch.cat([head.view(torch.uint8), body], -1).contiguous()
+
+
+def unpack_q4k(packed: torch.Tensor, n: int):
+    """pack_q4k undone: (codes [n, K] int32, d, sc, dmin, m)."""
+    tiles, s, _ = packed.shape
+    head = packed[..., :2 * TILE * 4].contiguous().view(torch.float32)   # [tiles, S, 32]
+    body = packed[..., 2 * TILE * 4:].reshape(tiles, s * 8, TILE * GROUP // 2 + 2 * TILE)
+    as_q4 = torch.cat([body[..., :TILE * GROUP // 2], torch.zeros(tiles, s * 8, 2 * TILE * 4, dtype=torch.uint8)], -1)
+    codes = unpack_q4(as_q4, n)[0]
+
+    def columns(t):   # [tiles, B, 16] -> [n, B]
+        return t.transpose(1, 2).reshape(tiles * TILE, -1)[:n]
+
+    sc, m = (columns(body[..., TILE * GROUP // 2 + i * TILE:TILE * GROUP // 2 + (i + 1) * TILE]) for i in (0, 1))
+    return codes, columns(head[..., :TILE]), sc, -columns(head[..., TILE:]), m
+
+
 def pack_q8(wq: torch.Tensor) -> torch.Tensor:
     """int8 weights [N, K] (-127..127) -> uint8 [tiles, K/32, 512], stored +128 (unsigned for vpdpbusd).
 
@@ -238,6 +282,11 @@ def q4_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
     return y if y.shape[1] == n else y[:, :n]
 
 
+def q4k_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
+    y = extension().q4k_matmul(x2d.float(), packed, ISAS[chosen_isa()])
+    return y if y.shape[1] == n else y[:, :n]
+
+
 def q8_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
     y = extension().q8_matmul(x2d.float(), packed, ISAS[chosen_isa()])
     return y if y.shape[1] == n else y[:, :n]
@@ -272,6 +321,30 @@ class Q4A8Linear(torch.nn.Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, weights=4-bit, activations=int8"
+
+
+class Q4KA8Linear(Q4A8Linear):
+    """Q4A8Linear holding a Q4_K tensor's own scales (6-bit sc and m per 32, d and dmin per 256): 0.59 B a weight."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, q4k):
+        torch.nn.Module.__init__(self)
+        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
+        self.register_buffer("packed", pack_q4k(*q4k))
+        self.register_buffer("bias", bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = q4k_matmul(x.reshape(-1, self.in_features), self.packed, self.out_features)
+        y = y.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
+        return y if self.bias is None else y + self.bias.to(x.dtype)
+
+    def dense_weight(self) -> torch.Tensor:
+        codes, d, sc, dmin, m = unpack_q4k(self.packed, self.out_features)
+        scale, lo = q4k_grid(d, sc, dmin, m)
+        w = codes.reshape(-1, scale.shape[1], GROUP).float() * scale[..., None] + lo[..., None]
+        return w.reshape(self.out_features, self.in_features)
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + ", scales=Q4_K (6-bit)"
 
 
 class Q8A8Linear(torch.nn.Module):

@@ -17,6 +17,9 @@ blocks (one scale and one minimum per 32 weights): where a weight already lies
 on such a grid (the packaged target's Q4_K tensors, dequantized) the 4-bit
 copy reproduces it up to the kernel's bf16 scales; a layer that is not on a
 4-bit grid (the GGUF's Q6_K tensors) is stored as int8 instead of losing bits.
+The q4a8 kind goes further where the GGUF's own Q4_K scales lie beside the model
+(quant.q4k): it keeps them at 6 bits, the dense weight bit for bit, in fewer bytes
+(issue 29).
 """
 from __future__ import annotations
 
@@ -28,7 +31,8 @@ import torch
 
 from ...runtime.state import known_runtime, runtime_of
 from .kernels import Int8WeightLinear, OneDNNLinear, checked_choice, dense_weight, fast_linear
-from .q4a8 import Q4A8Linear, Q8A8Linear, unavailable, usable
+from .q4a8 import Q4A8Linear, Q4KA8Linear, Q8A8Linear, unavailable, usable
+from .q4k import exact_codes, load_scales
 
 # q4a8: the same 4-bit grid (and int8 for the 6-bit layers) through specviz's own kernels with int8
 # activations, where they build (specviz/models/quant/q4a8.py): a verify of up to 8 rows for about one row's cost.
@@ -179,11 +183,13 @@ def on_int4_grid(linear: torch.nn.Module, group: int = GROUP) -> bool:
     return grid_error(weight, int4_grid(weight, group), group) <= ON_GRID
 
 
-def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool) -> tuple[torch.nn.Module, str]:
+def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool, q4k=None) -> tuple[torch.nn.Module, str]:
+    """`linear` stored as `kind`, and the name its layer count goes by; `q4k`: the GGUF's Q4_K scales of this
+    layer (q4k.load_scales), used by q4a8 where they reproduce its weights bit for bit."""
     if kind == "bf16":
         return Bf16WeightLinear(linear), "bf16"
     if kind == "q4a8":
-        return _converted_q4a8(linear, strict_grid)
+        return _converted_q4a8(linear, strict_grid, q4k)
     if kind == "int8" or not int4_usable(linear):
         return Int8WeightLinear(linear), "int8"
     weight, _ = _linear_parts(linear)
@@ -197,12 +203,16 @@ def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool) -> t
     return Int8WeightLinear(linear), "int8"   # 6-bit and wider tensors keep their bits
 
 
-def _converted_q4a8(linear: torch.nn.Module, strict_grid: bool) -> tuple[torch.nn.Module, str]:
-    """A layer on the 4-bit grid as Q4A8Linear, another (a 6-bit tensor, the output layer) as Q8A8Linear;
-    the counts name them "q4a8" and "q8a8". Widths the kernels do not take stay on PyTorch's int8."""
+def _converted_q4a8(linear: torch.nn.Module, strict_grid: bool, q4k=None) -> tuple[torch.nn.Module, str]:
+    """A GGUF Q4_K layer with its own scales as Q4KA8Linear ("q4k", 0.59 B a weight); another on the 4-bit grid
+    as Q4A8Linear ("q4a8", fp32 scales: 0.75 B); another (a 6-bit tensor, the output layer) as Q8A8Linear
+    ("q8a8"). Widths the kernels do not take stay on PyTorch's int8."""
     weight, bias = _linear_parts(linear)
     if not usable(weight.shape[1]):
         return Int8WeightLinear(linear), "int8"
+    codes = None if q4k is None else exact_codes(weight, q4k)
+    if codes is not None:   # the GGUF's own values, the dense weight bit for bit
+        return Q4KA8Linear(weight, bias, (codes, *q4k)), "q4k"
     if not strict_grid:
         return Q4A8Linear(weight, bias, int4_grid(weight, exact=False)), "q4a8"
     if grid_error(weight[:64], int4_grid(weight[:64])) <= ON_GRID:
@@ -219,15 +229,17 @@ def convert_target_weights(model: torch.nn.Module, kind: str, strict_grid: bool 
     """Store every linear layer of `model` as `kind` (bf16 | int8 | int4 | q4a8), in place; returns layer counts.
 
     int4 and q4a8: layers on a 4-bit group grid become 4-bit, the others int8 (`strict_grid=False`:
-    every layer the kernel takes becomes 4-bit, requantized if need be). Records the kind on the model.
+    every layer the kernel takes becomes 4-bit, requantized if need be). q4a8: a layer whose GGUF Q4_K
+    scales lie beside the model (q4k.load_scales) keeps them in their own form. Records the kind on the model.
     """
     if kind not in STORED_KINDS:
         raise ValueError(f"unknown target weights {kind!r}")
+    scales = load_scales(model) if kind == "q4a8" else {}
     counts: dict[str, int] = {}
-    for module in list(model.modules()):
+    for prefix, module in list(model.named_modules()):
         for name, child in list(module.named_children()):
             if type(child) in LINEAR_TYPES:
-                new, got = converted_linear(child, kind, strict_grid)
+                new, got = converted_linear(child, kind, strict_grid, scales.get(f"{prefix}.{name}" if prefix else name))
                 setattr(module, name, new)
                 counts[got] = counts.get(got, 0) + 1
     record_target_weights(model, kind)
@@ -299,14 +311,16 @@ def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
     one row alone. Converting one layer and timing it takes well under a second.
     "ms": the 1-row times, "ms_verify": the 4-row ones.
     """
-    linears = [m for m in model.modules() if type(m) in LINEAR_TYPES and m is not model.get_output_embeddings()]
+    linears = [(n, m) for n, m in model.named_modules()
+               if type(m) in LINEAR_TYPES and m is not model.get_output_embeddings()]
     if not linears:
         return {"choice": "as-loaded", "reason": "no linear layers"}
-    layer = max(linears, key=lambda m: dense_weight(m).numel())
+    name, layer = max(linears, key=lambda nm: dense_weight(nm[1]).numel())
+    q4k = load_scales(model, {name}).get(name) if "q4a8" in kinds else None   # as the load will store it
     variants = {"as-loaded": layer}
     for kind in kinds:
         if kind != "as-loaded":
-            variants[kind] = converted_linear(layer, kind, strict_grid=False)[0]
+            variants[kind] = converted_linear(layer, kind, strict_grid=False, q4k=q4k)[0]
     width = dense_weight(layer).shape[1]
     xs = {rows: torch.randn(1, rows, width, dtype=dense_weight(layer).dtype) for rows in PROBE_ROWS}
     times: dict[tuple[str, int], list[float]] = {(k, r): [] for k in variants for r in PROBE_ROWS}

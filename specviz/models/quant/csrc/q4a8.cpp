@@ -14,6 +14,13 @@
 // where d[r,g] is the row's int8 step for block g and m[r,g] = d[r,g] * sum(xq over the block).
 // The ISA paths do the same fp32 operations lane by lane, so they agree bit for bit too.
 // Build with -ffp-contract=off: the compiler must not fuse or split these operations itself.
+//
+// Two 4-bit layouts (issue 29, "lever 1"): "q4" keeps an fp32 scale and minimum per (column, group)
+// (0.75 B a weight, a third of it scales); "q4k" keeps a GGUF Q4_K tensor's own scales: 6-bit
+// sub-scale sc and sub-minimum m per (column, group) as bytes, and fp32 d and -dmin per (column,
+// super-block of 256 inputs) (0.59 B a weight). The kernel forms scale = float(sc) * d and
+// min = float(m) * (-dmin): each product is exact in fp32 (an fp16 value times a 6-bit integer
+// needs 17 bits), so "q4k" computes the very same fp32 sequence as "q4" holding those values.
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
 #include <immintrin.h>
@@ -31,8 +38,22 @@ constexpr int64_t ROWS = 8;                   // rows per pass over a weight til
 constexpr int64_t Q4_CODES = TILE * GROUP / 2;           // 256 bytes of packed codes per (tile, group)
 constexpr int64_t Q4_BLOCK = Q4_CODES + 2 * TILE * 4;    // + 16 fp32 scales + 16 fp32 minimums
 constexpr int64_t Q8_BLOCK = TILE * GROUP;               // 512 bytes of biased int8 weights per (tile, group)
+constexpr int64_t SUPER = 8;                             // groups per Q4_K super-block (256 inputs)
+constexpr int64_t K4_GROUP = Q4_CODES + 2 * TILE;        // 288: codes + 16 sub-scales + 16 sub-minimums (uint8)
+constexpr int64_t K4_HEAD = 2 * TILE * 4;                // 128: 16 fp32 d, then 16 fp32 -dmin per super-block
+constexpr int64_t K4_BLOCK = K4_HEAD + SUPER * K4_GROUP;  // 2432 bytes per (tile, super-block)
 
 enum Isa : int64_t { SCALAR = 0, AVX2 = 1, AVX512VNNI = 2 };
+enum Kind : int { Q4 = 0, Q8 = 1, Q4K = 2 };
+
+// Where group g's codes start, and (q4k) its super-block's d and -dmin.
+template <bool QK>
+inline const uint8_t* q4_codes(const uint8_t* w, int64_t g) {
+  return QK ? w + (g / SUPER) * K4_BLOCK + K4_HEAD + (g % SUPER) * K4_GROUP : w + g * Q4_BLOCK;
+}
+inline const float* k4_head(const uint8_t* w, int64_t g) {
+  return reinterpret_cast<const float*>(w + (g / SUPER) * K4_BLOCK);
+}
 
 
 struct Rows {          // one pass's rows: quantized activations and their per-block factors
@@ -50,13 +71,22 @@ inline int32_t load4(const int8_t* p) {
 }
 
 // ---------------------------------------------------------------- portable (any x86-64, the reference)
+template <bool QK>
 void q4_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64_t ldy) {
   for (int64_t r = 0; r < mr; ++r) {
     float acc[TILE] = {0};
     for (int64_t g = 0; g < a.G; ++g) {
-      const uint8_t* blk = w + g * Q4_BLOCK;
-      const float* sc = reinterpret_cast<const float*>(blk + Q4_CODES);
-      const float* mn = sc + TILE;
+      const uint8_t* blk = q4_codes<QK>(w, g);
+      float sc[TILE], mn[TILE];
+      for (int64_t c = 0; c < TILE; ++c) {
+        if (QK) {   // exact products: the same values a q4 block would hold
+          sc[c] = float(blk[Q4_CODES + c]) * k4_head(w, g)[c];
+          mn[c] = float(blk[Q4_CODES + TILE + c]) * k4_head(w, g)[TILE + c];
+        } else {
+          std::memcpy(&sc[c], blk + Q4_CODES + 4 * c, 4);
+          std::memcpy(&mn[c], blk + Q4_CODES + 4 * (TILE + c), 4);
+        }
+      }
       const int8_t* x = a.q + r * a.K + g * GROUP;
       for (int64_t c = 0; c < TILE; ++c) {
         int32_t dot = 0;
@@ -96,7 +126,7 @@ void q8_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 
-template <int MR>
+template <int MR, bool QK>
 __attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m256 acc[MR][2];
   #pragma GCC unroll 8
@@ -104,7 +134,7 @@ __attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Ro
   const __m256i low = _mm256_set1_epi8(15);
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = w + g * Q4_BLOCK;
+    const uint8_t* blk = q4_codes<QK>(w, g);
     #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
       __m256i c[8];
@@ -114,8 +144,18 @@ __attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Ro
         c[2 * p] = _mm256_and_si256(v, low);
         c[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
       }
-      const __m256 sc = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + h * 8);
-      const __m256 mn = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + TILE + h * 8);
+      __m256 sc, mn;
+      if (QK) {   // bytes -> fp32 (exact), times d and -dmin (exact)
+        const float* head = k4_head(w, g);
+        auto bytes = [&](int64_t at) {
+          return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + at))));
+        };
+        sc = _mm256_mul_ps(bytes(Q4_CODES + h * 8), _mm256_loadu_ps(head + h * 8));
+        mn = _mm256_mul_ps(bytes(Q4_CODES + TILE + h * 8), _mm256_loadu_ps(head + TILE + h * 8));
+      } else {
+        sc = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + h * 8);
+        mn = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + TILE + h * 8);
+      }
       #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const int8_t* x = a.q + r * a.K + g * GROUP;
@@ -183,7 +223,7 @@ __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Ro
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,fma")
 
-template <int MR>
+template <int MR, bool QK>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m512 acc[MR];
@@ -191,7 +231,7 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
   const __m512i low = _mm512_set1_epi8(15);
   for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = w + g * Q4_BLOCK;
+    const uint8_t* blk = q4_codes<QK>(w, g);
     __m512i c[8];
     #pragma GCC unroll 8
     for (int p = 0; p < 4; ++p) {
@@ -199,8 +239,18 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
       c[2 * p] = _mm512_and_si512(v, low);
       c[2 * p + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
     }
-    const __m512 sc = _mm512_loadu_ps(blk + Q4_CODES);
-    const __m512 mn = _mm512_loadu_ps(blk + Q4_CODES + TILE * 4);
+    __m512 sc, mn;
+    if (QK) {   // bytes -> fp32 (exact), times d and -dmin (exact)
+      const float* head = k4_head(w, g);
+      auto bytes = [&](int64_t at) {
+        return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + at))));
+      };
+      sc = _mm512_mul_ps(bytes(Q4_CODES), _mm512_loadu_ps(head));
+      mn = _mm512_mul_ps(bytes(Q4_CODES + TILE), _mm512_loadu_ps(head + TILE));
+    } else {
+      sc = _mm512_loadu_ps(blk + Q4_CODES);
+      mn = _mm512_loadu_ps(blk + Q4_CODES + TILE * 4);
+    }
     #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const int8_t* x = a.q + r * a.K + g * GROUP;
@@ -252,12 +302,16 @@ void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
 // ---------------------------------------------------------------- dispatch
 using TileFn = void (*)(const uint8_t*, const Rows&, float*, int64_t);
 
-#define SPECVIZ_TABLE(fn)                                                                                \
-  static const TileFn fn##_table[ROWS + 1] = {nullptr, fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>};
-SPECVIZ_TABLE(q4_tile_avx2)
-SPECVIZ_TABLE(q4_tile_vnni)
-SPECVIZ_TABLE(q8_tile_avx2)
-SPECVIZ_TABLE(q8_tile_vnni)
+#define SPECVIZ_TABLE(name, ...)                                                                          \
+  static const TileFn name[ROWS + 1] = {nullptr, __VA_ARGS__};
+#define SPECVIZ_ROWS(fn, ...) fn<1 __VA_ARGS__>, fn<2 __VA_ARGS__>, fn<3 __VA_ARGS__>, fn<4 __VA_ARGS__>,          \
+                              fn<5 __VA_ARGS__>, fn<6 __VA_ARGS__>, fn<7 __VA_ARGS__>, fn<8 __VA_ARGS__>
+SPECVIZ_TABLE(q4_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , false))
+SPECVIZ_TABLE(q4_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , false))
+SPECVIZ_TABLE(q4k_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , true))
+SPECVIZ_TABLE(q4k_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , true))
+SPECVIZ_TABLE(q8_tile_avx2_table, SPECVIZ_ROWS(q8_tile_avx2))
+SPECVIZ_TABLE(q8_tile_vnni_table, SPECVIZ_ROWS(q8_tile_vnni))
 
 bool cpu_has(int64_t isa) {
   __builtin_cpu_init();
@@ -357,16 +411,24 @@ std::vector<torch::Tensor> quantize(torch::Tensor x, int64_t isa) {
   return {q, d, m, s};
 }
 
-// y[M, tiles*16] = x[M, K] times the packed weights ([tiles, G, block] uint8), 4-bit or int8.
-torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, bool four_bit) {
+const TileFn* tile_table(int64_t isa, Kind kind) {
+  if (isa == AVX2) return kind == Q4 ? q4_tile_avx2_table : kind == Q4K ? q4k_tile_avx2_table : q8_tile_avx2_table;
+  return kind == Q4 ? q4_tile_vnni_table : kind == Q4K ? q4k_tile_vnni_table : q8_tile_vnni_table;
+}
+
+// y[M, tiles*16] = x[M, K] times the packed weights, 4-bit (q4: [tiles, G, 384], q4k: [tiles, G/8, 2432]) or
+// int8 ([tiles, G, 512]), all uint8.
+torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, Kind kind) {
   TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "q4a8: x must be 2-D fp32");
   TORCH_CHECK(packed.dim() == 3 && packed.scalar_type() == torch::kUInt8 && packed.is_contiguous(),
               "q4a8: packed weights must be contiguous uint8 [tiles, groups, block]");
   TORCH_CHECK(isa_supported(isa), "q4a8: this CPU lacks the requested instruction set");
   x = x.contiguous();
   const int64_t M = x.size(0), K = x.size(1), G = K / GROUP, tiles = packed.size(0);
-  const int64_t block = four_bit ? Q4_BLOCK : Q8_BLOCK;
-  TORCH_CHECK(K % GROUP == 0 && packed.size(1) == G && packed.size(2) == block, "q4a8: shapes do not match");
+  const int64_t block = kind == Q4 ? Q4_BLOCK : kind == Q4K ? K4_BLOCK : Q8_BLOCK;
+  const int64_t blocks = kind == Q4K ? G / SUPER : G;   // per tile
+  TORCH_CHECK(K % GROUP == 0 && (kind != Q4K || G % SUPER == 0) && packed.size(1) == blocks &&
+              packed.size(2) == block, "q4a8: shapes do not match");
   auto qs = quantize(x, isa);
   Rows all{qs[0].data_ptr<int8_t>(), qs[1].data_ptr<float>(), qs[2].data_ptr<float>(), qs[3].data_ptr<int32_t>(),
            K, G};
@@ -377,26 +439,24 @@ torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, bool fo
   // Output tiles only: which thread runs a tile never changes what it computes.
   at::parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const uint8_t* w = wp + t * G * block;
+      const uint8_t* w = wp + t * blocks * block;
       for (int64_t r0 = 0; r0 < M; r0 += ROWS) {
         const int64_t mr = std::min(ROWS, M - r0);
         Rows a{all.q + r0 * K, all.d + r0 * G, all.m + r0 * G, all.s + r0 * G, K, G};
         float* out = yp + r0 * ldy + t * TILE;
-        if (isa == SCALAR) {
-          (four_bit ? q4_tile_scalar : q8_tile_scalar)(w, a, mr, out, ldy);
-        } else {
-          const TileFn* table = isa == AVX2 ? (four_bit ? q4_tile_avx2_table : q8_tile_avx2_table)
-                                            : (four_bit ? q4_tile_vnni_table : q8_tile_vnni_table);
-          table[mr](w, a, out, ldy);
-        }
+        if (isa == SCALAR)
+          (kind == Q4 ? q4_tile_scalar<false> : kind == Q4K ? q4_tile_scalar<true> : q8_tile_scalar)(w, a, mr, out, ldy);
+        else
+          tile_table(isa, kind)[mr](w, a, out, ldy);
       }
     }
   });
   return y;
 }
 
-torch::Tensor q4_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, true); }
-torch::Tensor q8_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, false); }
+torch::Tensor q4_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q4); }
+torch::Tensor q4k_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q4K); }
+torch::Tensor q8_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q8); }
 
 int64_t threads() { return at::get_num_threads(); }
 
@@ -405,6 +465,8 @@ int64_t threads() { return at::get_num_threads(); }
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
   // The GIL is let go while the kernels run, as PyTorch's own operators do (the app's other threads keep going).
   mod.def("q4_matmul", &q4_matmul, "x[M,K] fp32 times packed 4-bit weights, int8 activations",
+          pybind11::call_guard<pybind11::gil_scoped_release>());
+  mod.def("q4k_matmul", &q4k_matmul, "x[M,K] fp32 times packed 4-bit weights with Q4_K's own scales, int8 activations",
           pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("q8_matmul", &q8_matmul, "x[M,K] fp32 times packed int8 weights, int8 activations",
           pybind11::call_guard<pybind11::gil_scoped_release>());

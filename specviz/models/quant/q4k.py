@@ -1,0 +1,133 @@
+"""A GGUF's Q4_K scales in their own form, kept beside the dense copy of the model (issue 29, lever 1).
+
+Why this exists: the q4a8 kernel runs near the memory roofline, so bytes are time, and its first 4-bit layout
+spends a third of them on fp32 scales and minimums recovered from the dequantized weights. A Q4_K tensor
+stores them smaller: per super-block of 256 weights an fp16 d and dmin, per group of 32 a 6-bit sub-scale sc
+and sub-minimum m; w = d*sc*q - dmin*m. Those values cannot be recovered with certainty from the fp32 weights
+(a group with one distinct code says nothing of its step), so they are read from the GGUF itself while it is
+at hand: `extract_scales` (called when the packaged pair is prepared, specviz.models.packaged) writes them,
+about 2.6 % of the GGUF, to `q4k-scales.safetensors` in the model's folder; `load_scales` reads them back at
+conversion; `exact_codes` finds each weight's code and proves the result bit for bit: gguf's own dequantizer
+(the one transformers uses) computes (d*sc)*q - dmin*m in fp32, every product exact, one rounding at the
+subtraction, the very operations `q4k_grid` and the layer's dense weight perform. A layer without scales, or
+whose weights do not come out bit for bit, keeps the first layout (specviz.models.quant.weights).
+
+Imports nothing of specviz: packaged.py (which prepares) and q4a8.py (which packs) both use it.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+SIDECAR = "q4k-scales.safetensors"
+SUPER = 256          # weights per Q4_K super-block
+BLOCK_BYTES = 144    # fp16 d, fp16 dmin, 12 bytes of packed 6-bit sc and m, 128 bytes of codes
+
+
+def q4k_grid(d, sc, dmin, m) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per (column, group of 32): (scale, minimum) = (sc * d, m * (-dmin)), each product exact in fp32."""
+    per_group = sc.shape[1] // d.shape[1]
+    return (sc.float() * d.float().repeat_interleave(per_group, 1),
+            m.float() * (-dmin.float()).repeat_interleave(per_group, 1))
+
+
+def _reader(path: Path):
+    """gguf's GGUFReader, reading its header from a plain view of the mapped file: numpy's memmap subclass costs
+    ~10 µs a slice, 13 s for the target's 300 k tokenizer strings; 4 s this way (the same bytes, the same parse)."""
+    from gguf import GGUFReader
+
+    class Reader(GGUFReader):
+        def _build_fields(self, offs, count):
+            self.data = self.data.view(np.ndarray)
+            return super()._build_fields(offs, count)
+
+    return Reader(str(path))
+
+
+def _name_map(config: dict):
+    from gguf import MODEL_ARCH_NAMES, get_tensor_name_map
+
+    arch = next((k for k, v in MODEL_ARCH_NAMES.items() if v == config.get("model_type")), None)
+    return None if arch is None else get_tensor_name_map(arch, int(config.get("num_hidden_layers", 0)))
+
+
+def block_scales(blocks: np.ndarray, rows: int) -> dict[str, torch.Tensor]:
+    """Raw Q4_K blocks ([rows * super-blocks, 144] uint8) -> d, dmin fp16 [rows, S]; sc, m uint8 [rows, 8 S]."""
+    from gguf.quants import Q4_K
+
+    blocks = np.ascontiguousarray(blocks).reshape(-1, BLOCK_BYTES)
+    halves = np.ascontiguousarray(blocks[:, :4]).view(np.float16)   # [n, 2]: d, dmin
+    sc, m = Q4_K.get_scale_min(np.ascontiguousarray(blocks[:, 4:4 + Q4_K.K_SCALE_SIZE]))
+    out = {"d": halves[:, 0], "dmin": halves[:, 1], "sc": sc, "m": m}
+    return {k: torch.from_numpy(np.ascontiguousarray(v)).reshape(rows, -1) for k, v in out.items()}
+
+
+def extract_scales(gguf_path: Path, folder: Path, weight_names: list[str]) -> int:
+    """Write the scales of every Q4_K tensor among `weight_names` (the dense copy's, e.g.
+    "model.layers.0.mlp.up_proj.weight") to folder/SIDECAR; returns how many. The folder's config.json names
+    the architecture (gguf's own map turns a name into the GGUF's). No Q4_K tensor: no file."""
+    from gguf import GGMLQuantizationType
+
+    names = _name_map(json.loads((folder / "config.json").read_text()))
+    reader = _reader(gguf_path)
+    q4k = {t.name: t for t in reader.tensors if t.tensor_type == GGMLQuantizationType.Q4_K}
+    tensors = {}
+    for name in weight_names:
+        stem = name.removesuffix(".weight")
+        found = names.get_name(stem) if names is not None and name.endswith(".weight") else None
+        tensor = q4k.get(f"{found}.weight")
+        if tensor is None:
+            continue
+        for key, value in block_scales(tensor.data, int(tensor.data.shape[0])).items():
+            tensors[f"{stem}.{key}"] = value
+    if tensors:
+        partial = folder / f"{SIDECAR}.{os.getpid()}.partial"
+        save_file(tensors, str(partial), metadata={"source": Path(gguf_path).name})
+        os.replace(partial, folder / SIDECAR)
+    return len(tensors) // 4
+
+
+def weight_names(path: Path) -> list[str]:
+    """The tensor names of a safetensors file (its header only)."""
+    with safe_open(str(path), framework="pt") as f:
+        return list(f.keys())
+
+
+def load_scales(model, only: set[str] | None = None) -> dict[str, tuple[torch.Tensor, ...]]:
+    """{linear layer name: (d, sc, dmin, m)} from the model's folder, or {} where it has none."""
+    folder = Path(str(getattr(getattr(model, "config", None), "_name_or_path", "") or ""))
+    path = folder / SIDECAR
+    if not path.is_file():
+        return {}
+    found = {}
+    with safe_open(str(path), framework="pt") as f:
+        stems = {key.rpartition(".")[0] for key in f.keys()}
+        for stem in stems if only is None else stems & only:
+            found[stem] = tuple(f.get_tensor(f"{stem}.{part}") for part in ("d", "sc", "dmin", "m"))
+    return found
+
+
+def exact_codes(weight: torch.Tensor, scales, rows: int = 512) -> torch.Tensor | None:
+    """The 4-bit codes that, with `scales` (d, sc, dmin, m), give `weight` [N, K] bit for bit; None if none do
+    (another tensor, a wrong shape, weights not from these scales). A group whose scale is 0 gets code 0."""
+    d, sc, dmin, m = scales
+    n, k = weight.shape
+    if k % SUPER or tuple(d.shape) != (n, k // SUPER) or tuple(sc.shape) != (n, k // 32) \
+            or tuple(dmin.shape) != tuple(d.shape) or tuple(m.shape) != tuple(sc.shape):
+        return None
+    scale, lo = q4k_grid(d, sc, dmin, m)
+    codes = torch.empty(n, k // 32, 32, dtype=torch.int32)
+    for r in range(0, n, rows):
+        w = weight[r:r + rows].float().reshape(-1, k // 32, 32)
+        s, z = scale[r:r + rows, :, None], lo[r:r + rows, :, None]
+        c = torch.where(s > 0, torch.round((w - z) / torch.where(s > 0, s, 1)), 0).clamp(0, 15)
+        if not torch.equal(c * s + z, w):
+            return None
+        codes[r:r + rows] = c.to(torch.int32)
+    return codes.reshape(n, k)

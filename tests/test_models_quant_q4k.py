@@ -1,0 +1,139 @@
+"""A GGUF's Q4_K scales kept in their own form: read from a GGUF, found again beside a model, and exact.
+
+The proof that matters: gguf's own dequantizer (the one transformers runs when it loads a GGUF) and the
+Q4_K layout's dense weight agree bit for bit, on synthetic blocks here and on the packaged target's every
+Q4_K layer in the real-model test.
+"""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from specviz.models.quant import q4a8, q4k
+
+
+def q4k_blocks(rows: int, cols: int, seed: int = 0) -> np.ndarray:
+    """Raw Q4_K blocks [rows, cols/256 * 144] as a GGUF holds them: random codes and 6-bit scales, small d, dmin."""
+    rng = np.random.default_rng(seed)
+    blocks = rng.integers(0, 256, (rows * cols // 256, 144), dtype=np.uint8)
+    halves = np.stack([rng.uniform(1e-4, 3e-3, len(blocks)), rng.uniform(1e-4, 2e-2, len(blocks))], 1)
+    blocks[:, :4] = halves.astype(np.float16).view(np.uint8)
+    return blocks.reshape(rows, -1)
+
+
+def dequantized(blocks: np.ndarray) -> torch.Tensor:
+    """What transformers loads from those blocks: gguf's own Q4_K dequantizer, fp32."""
+    from gguf import GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    return torch.from_numpy(dequantize(blocks, GGMLQuantizationType.Q4_K).astype(np.float32))
+
+
+def test_the_q4k_layout_gives_ggufs_own_dequantized_weights_bit_for_bit():
+    blocks = q4k_blocks(40, 768)
+    weight = dequantized(blocks)
+    s = q4k.block_scales(blocks, 40)
+    scales = (s["d"], s["sc"], s["dmin"], s["m"])
+    codes = q4k.exact_codes(weight, scales)
+    assert codes is not None and int(codes.min()) >= 0 and int(codes.max()) <= 15
+    layer = q4a8.Q4KA8Linear(weight, None, (codes, *scales))
+    assert torch.equal(layer.dense_weight().view(torch.int32), weight.view(torch.int32))
+
+
+def test_weights_that_are_not_from_the_scales_give_no_codes():
+    blocks = q4k_blocks(16, 512)
+    weight = dequantized(blocks)
+    s = q4k.block_scales(blocks, 16)
+    scales = (s["d"], s["sc"], s["dmin"], s["m"])
+    nudged = weight.clone()
+    nudged[3, 100] = torch.nextafter(nudged[3, 100], torch.tensor(1.0))   # one ulp off
+    assert q4k.exact_codes(nudged, scales) is None
+    assert q4k.exact_codes(weight[:, :256], scales) is None            # another shape
+    assert q4k.exact_codes(dequantized(q4k_blocks(16, 512, seed=1)), scales) is None
+
+
+def q4k_folder(model, folder, mismatch: tuple[str, ...] = (), plain: tuple[str, ...] = ()) -> dict[str, str]:
+    """Give every linear layer of `model` whose width is a multiple of 256 Q4_K weights (random blocks, gguf's
+    dequantizer), save the model in `folder` with those scales beside it (layers in `mismatch` get another
+    block's scales, those in `plain` keep their weights and get none); returns {layer name: "q4k" or "other"}."""
+    from safetensors.torch import save_file
+
+    sidecar, kinds = {}, {}
+    for i, (name, layer) in enumerate((n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)):
+        out, inp = layer.weight.shape
+        if inp % 256 or name in plain:
+            kinds[name] = "other"
+            continue
+        blocks = q4k_blocks(out, inp, seed=i)
+        with torch.no_grad():
+            layer.weight.copy_(dequantized(blocks))
+        scales = q4k.block_scales(q4k_blocks(out, inp, seed=1000 + i) if name in mismatch else blocks, out)
+        sidecar.update({f"{name}.{k}": v for k, v in scales.items()})
+        kinds[name] = "other" if name in mismatch else "q4k"
+    model.save_pretrained(folder)
+    save_file(sidecar, str(folder / q4k.SIDECAR))
+    return kinds
+
+
+def write_gguf(path, tensors: dict[str, tuple[np.ndarray, object]]) -> None:
+    """A small GGUF of raw tensors {name: (bytes, GGML type)}."""
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), "qwen2")
+    for name, (data, kind) in tensors.items():
+        writer.add_tensor(name, data, raw_dtype=kind)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def test_the_scales_are_read_from_a_gguf_and_found_again_beside_the_model(tmp_path):
+    from gguf import GGMLQuantizationType as T
+
+    q, up = q4k_blocks(32, 512), q4k_blocks(48, 256, seed=3)
+    write_gguf(tmp_path / "m.gguf", {"blk.0.attn_q.weight": (q, T.Q4_K), "blk.0.ffn_up.weight": (up, T.Q4_K),
+                                     "blk.0.ffn_down.weight": (np.zeros((8, 210), np.uint8), T.Q6_K),
+                                     "blk.0.attn_q.bias": (np.zeros(32, np.float32), T.F32)})
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "qwen2", "num_hidden_layers": 1}))
+    names = [f"model.layers.0.{n}.weight" for n in ("self_attn.q_proj", "mlp.up_proj", "mlp.down_proj")]
+    assert q4k.extract_scales(tmp_path / "m.gguf", folder, names + ["model.layers.0.self_attn.q_proj.bias"]) == 2
+    model = SimpleNamespace(config=SimpleNamespace(_name_or_path=str(folder)))
+    found = q4k.load_scales(model)
+    assert sorted(found) == ["model.layers.0.mlp.up_proj", "model.layers.0.self_attn.q_proj"]   # Q6_K: none
+    want = q4k.block_scales(q, 32)
+    assert all(torch.equal(a, want[k]) for a, k in zip(found["model.layers.0.self_attn.q_proj"], ("d", "sc", "dmin", "m")))
+    assert found["model.layers.0.self_attn.q_proj"][0].dtype == torch.float16
+    assert list(q4k.load_scales(model, {"model.layers.0.mlp.up_proj"})) == ["model.layers.0.mlp.up_proj"]
+    assert q4k.exact_codes(dequantized(up), found["model.layers.0.mlp.up_proj"]) is not None
+
+
+def test_a_model_without_a_folder_or_without_scales_has_none(tmp_path):
+    assert q4k.load_scales(SimpleNamespace(config=SimpleNamespace(_name_or_path=""))) == {}
+    assert q4k.load_scales(SimpleNamespace(config=SimpleNamespace(_name_or_path=str(tmp_path)))) == {}
+    assert q4k.load_scales(object()) == {}
+
+
+@pytest.mark.real_model
+def test_every_q4k_layer_of_the_packaged_target_is_its_dequantized_weight_bit_for_bit():
+    """The packaged target's Q4_K layers, as the load stores them, against transformers' fp32 copy."""
+    from transformers import AutoModelForCausalLM
+
+    from specviz.models import packaged
+    from specviz.models.quant import weights
+
+    spec = packaged.PACKAGED_TARGET
+    folder = packaged.convert_packaged(spec, with_tokenizer=True, progress=lambda f, m: None, lo=0, hi=1)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    dense = {n: m.weight.detach().clone() for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
+    counts = weights.convert_target_weights(model, "q4a8")
+    stored = {n: m for n, m in model.named_modules() if n in dense}
+    assert counts.get("q4k", 0) >= 160 and counts["q4k"] + counts["q8a8"] == len(dense)
+    assert [n for n, m in stored.items() if isinstance(m, q4a8.Q4KA8Linear)
+            and not torch.equal(m.dense_weight().view(torch.int32), dense[n].view(torch.int32))] == []
