@@ -297,6 +297,8 @@ class Q4A8Linear(torch.nn.Module):
 
     row_invariant = True   # by construction (csrc/q4a8.cpp); checked by tests/test_models_quant_q4a8.py and the harness
 
+    product = staticmethod(q4_matmul)   # the kernel for this layout (the q4k subclass has its own)
+
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, grid):
         super().__init__()
         codes, scale, lo = grid
@@ -305,7 +307,7 @@ class Q4A8Linear(torch.nn.Module):
         self.register_buffer("bias", bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = q4_matmul(x.reshape(-1, self.in_features), self.packed, self.out_features)
+        y = self.product(x.reshape(-1, self.in_features), self.packed, self.out_features)
         y = y.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
         return y if self.bias is None else y + self.bias.to(x.dtype)
 
@@ -326,16 +328,13 @@ class Q4A8Linear(torch.nn.Module):
 class Q4KA8Linear(Q4A8Linear):
     """Q4A8Linear holding a Q4_K tensor's own scales (6-bit sc and m per 32, d and dmin per 256): 0.59 B a weight."""
 
+    product = staticmethod(q4k_matmul)
+
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, q4k):
         torch.nn.Module.__init__(self)
         self.in_features, self.out_features = weight.shape[1], weight.shape[0]
         self.register_buffer("packed", pack_q4k(*q4k))
         self.register_buffer("bias", bias)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = q4k_matmul(x.reshape(-1, self.in_features), self.packed, self.out_features)
-        y = y.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
-        return y if self.bias is None else y + self.bias.to(x.dtype)
 
     def dense_weight(self) -> torch.Tensor:
         codes, d, sc, dmin, m = unpack_q4k(self.packed, self.out_features)
