@@ -239,7 +239,8 @@ def convert_target_weights(model: torch.nn.Module, kind: str, strict_grid: bool 
     for prefix, module in list(model.named_modules()):
         for name, child in list(module.named_children()):
             if type(child) in LINEAR_TYPES:
-                new, got = converted_linear(child, kind, strict_grid, scales.get(f"{prefix}.{name}" if prefix else name))
+                own = scales.get(f"{prefix}.{name}" if prefix else name)   # its Q4_K scales, where kept
+                new, got = converted_linear(child, kind, strict_grid, own)
                 setattr(module, name, new)
                 counts[got] = counts.get(got, 0) + 1
     record_target_weights(model, kind)

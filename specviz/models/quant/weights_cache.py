@@ -6,8 +6,8 @@ sizes, modification times), the storage kind and torch's version (the packed 4-b
 torch's own), so new weights or a new torch make a new entry. The folder's Q4_K scales
 (q4k.SIDECAR, a *.safetensors file too) count among those files, and q4a8 entries add the packed
 layout's version (q4a8.LAYOUT): a copy written before either existed is never read as the new
-one. Before a cached copy is trusted, its first layer is converted afresh from the loaded weights and must match it bit for bit;
-otherwise the entry is dropped and everything is converted again. Models that do not come
+one. Before a cached copy is trusted, its first layer is converted afresh from the loaded weights
+and must match it bit for bit; otherwise the entry is dropped and everything is converted again. Models that do not come
 from a local folder of safetensors files (nothing to key them by) are converted every time.
 """
 from __future__ import annotations
