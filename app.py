@@ -10,14 +10,6 @@ cuda outside the decorated calls, as ZeroGPU documents (docs/spaces.md).
 """
 import os
 
-# Issue 27: idle OpenMP threads sleep at once instead of spinning (libgomp reads this when torch loads, so it is set
-# before any import of torch). The decoder's threads then leave the cores between products (Python's share of a draft
-# step) to the page's own work and to a browser on the same machine, instead of fighting them for it. Measured with
-# headless Chromium beside the decoder, one pair of runs: the page's speculative tok/s 0.77x the bench's spinning,
-# 0.99x sleeping; alone, the decoder loses ~5 % to waking its threads (docs/performance.md). A value the user sets
-# is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 if os.environ.get("SPACES_ZERO_GPU", "").strip().lower() in ("1", "t", "true"):
     import spaces  # noqa: F401 - before torch touches CUDA, as ZeroGPU asks
 

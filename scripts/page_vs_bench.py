@@ -1,14 +1,15 @@
 """Tokens/s of the page's own job against the bench's decoder: same pair, prompts and settings, interleaved (issue 27).
 
     python scripts/page_vs_bench.py [--prompts 5] [--k 3] [--max-new-tokens 64] [--rate 4 0] [--profile]
-                                    [--modes bench api page browser] [--bench-thread] [--torch-threads N]
+                                    [--modes bench api page browser] [--torch-threads N]
                                     [--check [TOL]] [--screenshot PNG]
 
 Each prompt runs every way, in an order that rotates from prompt to prompt (so drift on the machine hits them all
 alike); each way runs the speculative decode, then the target alone, one after the other:
 
   bench    `specviz.bench.run_method("specviz")`, then `run_method("target")`: the bench's decoder, nothing else
-           running (in the main thread, as `python -m specviz bench` runs it; `--bench-thread`: in a fresh thread)
+           running (on the models' thread the page's worker uses, the only one that runs torch, as the main thread is in
+           `python -m specviz bench`)
   api      the page's decode worker (`ui.worker`, what the `/generate` API runs) with nothing drawn
   page@R   the page's own Generate event function (`ui.tabs.generate.generate`: worker, `StreamView`, the
            comparison) driven through Gradio's own processing (`Blocks.process_api`: postprocessing and streaming
@@ -33,8 +34,10 @@ with --modes ... browser, Chromium) against the API's worker with nothing drawn,
 decode tokens/s (speculative and target alone, median over prompts of each prompt's ratio) with a verdict, and exits
 1 when one falls outside 1 +- TOL (default 0.10). It adds the api way to --modes when missing.
 
-The script's process runs as app.py does: OMP_WAIT_POLICY=PASSIVE unless the environment sets it. With browser, each
-run also prints the CPU seconds Chromium and Playwright's driver used during it.
+The script's process runs as app.py does: every model step (loading, the bench's decoder, the warm-up) on the app's
+one models' thread (`ui.worker.torch_thread`), never in the main thread, so one thread's OpenMP team exists, as in
+the app and in `python -m specviz bench` (a second would make libgomp sleep between products: the worker's doc). With
+browser, each run also prints the CPU seconds Chromium and Playwright's driver used during it.
 
 Run it with the machine alone: on a shared machine its figures say nothing.
 """
@@ -183,7 +186,7 @@ class Taps:
                 tap.usage["start"] = Usage.now()
                 worker.decode(job, run, tap)
 
-            threading.Thread(target=body, daemon=True, name="specviz-decode").start()
+            worker.torch_thread.submit(body)   # where the page's own start puts it
             return tap
 
         def batches(events, *args, **kwargs):
@@ -222,7 +225,7 @@ def events_of(tap: Tap, kind: str) -> list:
 
 # ---------------------------------------------------------------- the three ways
 def in_thread(fn, *a):
-    """fn(*a) in a fresh thread, as the page's worker runs its decode (`--bench-thread`)."""
+    """fn(*a) in a fresh thread, waited for (the page's event function, with an event loop of its own)."""
     out = {}
 
     def body():
@@ -231,7 +234,7 @@ def in_thread(fn, *a):
         except BaseException as e:  # noqa: BLE001 - raised again in the caller
             out["error"] = e
 
-    t = threading.Thread(target=body, name="bench-decode")
+    t = threading.Thread(target=body, name="page-event")
     t.start()
     t.join()
     if "error" in out:
@@ -240,9 +243,11 @@ def in_thread(fn, *a):
 
 
 def run_bench(pair, ids, args) -> Result:
-    if args.bench_thread:
-        return in_thread(_run_bench, pair, ids, args)
-    return _run_bench(pair, ids, args)
+    """The bench's decoder on the models' thread, where the page's worker decodes too: one OpenMP team in the process,
+    as in `python -m specviz bench`, whose main thread is its only one (see the module's doc)."""
+    from specviz.ui.worker import torch_thread
+
+    return torch_thread.run(_run_bench, pair, ids, args)
 
 
 def _run_bench(pair, ids, args) -> Result:
@@ -508,8 +513,8 @@ def print_run(i: int, r: Result) -> None:
 def print_summary(results: dict[str, list[Result]], args) -> None:
     n = len(next(iter(results.values())))
     print(f"\nMEDIANS over {n} prompt(s): greedy, K = {args.k}, {args.max_new_tokens} new tokens, seed {args.seed}; "
-          f"torch threads {args.torch_threads}, OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY')}; GIL switch interval {sys.getswitchinterval() * 1000:g} ms; the bench "
-          f"{'in a fresh thread' if args.bench_thread else 'in the main thread'}")
+          f"torch threads {args.torch_threads}, OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY')}; GIL switch "
+          f"interval {sys.getswitchinterval() * 1000:g} ms; every decode on the models' thread")
     print("tokens/s, decode only (prefill apart), each run's first round / first step left out as the bench does:")
     print(f"  {'':40s}{'spec tok/s':>11s}{'target tok/s':>13s}{'speedup':>9s}")
     for mode, rs in results.items():
@@ -594,7 +599,9 @@ def load(args):
         return TinyPair(args.tiny_delay)
     from specviz.ui.session import default_pair_loader
 
-    return default_pair_loader(None, None, lambda fraction, message: None)
+    from specviz.ui.worker import torch_thread
+
+    return torch_thread.run(default_pair_loader, None, None, lambda fraction, message: None)
 
 
 def prompts_and_pair(args, name: str) -> tuple[list, object, list[list[int]]]:
@@ -641,9 +648,6 @@ def parse(argv):
     p.add_argument("--modes", nargs="+", choices=MODES, default=list(DEFAULT_MODES),
                    help="the ways to run (default: bench api page); browser: the page in headless Chromium, served by "
                         "this process (needs playwright and /usr/bin/chromium)")
-    p.add_argument("--bench-thread", action="store_true",
-                   help="run the bench's decoder in a fresh thread, as the page's worker runs (the main thread and a "
-                        "new one may not share torch's intra-op threads alike)")
     p.add_argument("--profile", action="store_true", help="every update of the page and the decode thread's waits")
     p.add_argument("--pair", choices=("packaged", "tiny"), default="packaged",
                    help="tiny: the browser tests' tiny random pair (a smoke run of this script)")
@@ -671,9 +675,6 @@ def parse(argv):
 
 
 def main(argv=None) -> int:
-    # The page's process as app.py runs it: idle OpenMP threads sleep (set before anything loads torch;
-    # OMP_WAIT_POLICY=ACTIVE in the environment measures the other way). The bench ways run under the same policy.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     args = parse(argv)
     import torch
 

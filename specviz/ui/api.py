@@ -34,7 +34,7 @@ from ..trace.records import Round, Step, Trace
 from ..trace.files import TraceFormatError
 from ..viz.format import strip_special
 from ..viz.html import plain_rounds_text
-from . import classroom_inputs, inputs
+from . import classroom_inputs, inputs, worker
 from .gpu_calls import gpu
 from .inputs import InputError
 from .run import collect, job_of, make_trace
@@ -273,8 +273,8 @@ class Endpoints:
         loaded = self._load(s.pair_ids)
         try:
             ids = inputs.encode_prompt(loaded, s.prompt, s.raw, s.n_tokens, s.ks[-1], LANG)
-            result = self.ctx.sweep()(loaded.target, loaded.draft, ids, s.ks, s.sampling, s.n_tokens, seed=s.seed,
-                                      tokenizer=loaded.tokenizer)
+            result = worker.torch_thread.run(lambda: self.ctx.sweep()(
+                loaded.target, loaded.draft, ids, s.ks, s.sampling, s.n_tokens, seed=s.seed, tokenizer=loaded.tokenizer))
         except InputError as e:
             raise refused(e) from None
         except Exception as e:  # noqa: BLE001 - said as a sentence, the server keeps serving
@@ -306,7 +306,7 @@ class Endpoints:
     def _load(self, pair_ids):
         """The pair from the app's cache; a refused id or a failed load is a sentence, as on the page."""
         try:
-            return self.ctx.load(pair_ids, lambda fraction, message: None)
+            return worker.torch_thread.run(self.ctx.load, pair_ids, lambda fraction, message: None)
         except Exception as e:  # noqa: BLE001 - worded as waiting.load words it
             known = isinstance(e, InputError) or type(e).__name__ == "ModelLoadError"
             message = inputs.error_message(e, LANG)

@@ -18,9 +18,19 @@ next progress report. `batches(..., tick=s)` also yields an empty batch every
 `s` seconds of silence, so the event function can look at the clock and the
 Stop flag while the worker is busy; `batches(..., interval=s)` gives at most
 one batch per `s` seconds (the page's bounded update rate, issue 27).
+
+Why one thread for all of them (`torch_thread`), not a thread per job: PyTorch's CPU kernels split each product over
+OpenMP threads, and libgomp's threads wait between products by spinning, unless the process manages more OpenMP
+threads than there are CPUs: then they spin ~100 times and sleep, and every product pays a wake-up. Each OS thread
+that ever runs a parallel product keeps its own team of OpenMP threads for as long as it lives, so a second thread
+that touched torch (a loader, a sweep, the main thread) tips a 2-core machine over that count for good. Measured on a
+2-core Zen 4 EPYC VM, same decode: 16.4 tok/s with one thread using torch, 9.0 once a second had (docs/performance.md,
+"One thread for the models"). So every model step of the app runs on this one long-lived thread, one after another.
 """
 from __future__ import annotations
 
+import contextvars
+import os
 import queue
 import threading
 import time
@@ -170,15 +180,62 @@ def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]
     return steps
 
 
+class TorchThread:
+    """The one long-lived thread that runs the app's model steps, in the order they come (see the module's doc)."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def submit(self, body: Callable[[], None]) -> None:
+        """Queue `body` (it reports its own outcome); started again if a job ever killed the thread, and anew in a
+        forked process (ZeroGPU runs each call in one), which inherits neither the thread nor a usable lock."""
+        if os.getpid() != self.pid:
+            self.__init__()
+        with self.lock:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._serve, daemon=True, name="specviz-torch")
+                self.thread.start()
+        self.jobs.put(body)
+
+    def _serve(self) -> None:
+        while True:
+            self.jobs.get()()
+
+    def run(self, fn: Callable[..., Any], *args) -> Any:
+        """`fn(*args)` on this thread, waited for, in the caller's context (so Gradio's progress still reports); its
+        exception is raised here. For an event that runs a model step in place, and for scripts."""
+        done: queue.Queue = queue.Queue()
+        context = contextvars.copy_context()
+
+        def body():
+            try:
+                done.put((True, context.run(fn, *args)))
+            except BaseException as e:  # noqa: BLE001 - raised again in the caller
+                done.put((False, e))
+
+        self.submit(body)
+        ok, value = done.get()
+        if not ok:
+            raise value
+        return value
+
+
+torch_thread = TorchThread()
+
+
 def start(job: DecodeJob, run: Run) -> "queue.Queue[Event]":
-    """Start the worker thread; returns the queue its events arrive on."""
+    """Queue the decode on the models' thread; returns the queue its events arrive on."""
     out: queue.Queue = queue.Queue()
-    threading.Thread(target=decode, args=(job, run, out), daemon=True, name="specviz-decode").start()
+    torch_thread.submit(lambda: decode(job, run, out))
     return out
 
 
-def call(fn: Callable[[Callable[[float, str], None]], Any], run: Run) -> "queue.Queue[Event]":
-    """Run `fn(progress)` in a thread; `progress(fraction, message)` reports, and raises `Stopped` after Stop."""
+def call(fn: Callable[[Callable[[float, str], None]], Any], run: Run, models: bool = True) -> "queue.Queue[Event]":
+    """Run `fn(progress)` on the models' thread (`models=False`: a thread of its own, for a step that runs no model,
+    so it never waits behind a decode); `progress(fraction, message)` reports, and raises `Stopped` after Stop."""
     out: queue.Queue = queue.Queue()
 
     def progress(fraction: float, message: str) -> None:
@@ -194,7 +251,10 @@ def call(fn: Callable[[Callable[[float, str], None]], Any], run: Run) -> "queue.
         finally:
             out.put(Finished())
 
-    threading.Thread(target=body, daemon=True, name="specviz-step").start()
+    if models:
+        torch_thread.submit(body)
+    else:
+        threading.Thread(target=body, daemon=True, name="specviz-step").start()
     return out
 
 

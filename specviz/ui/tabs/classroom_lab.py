@@ -15,7 +15,7 @@ from ...limits import APP_MAX_LAB_PROMPT_CHARS
 from ...strings import t
 from ...viz import classroom as vc
 from ...viz import html as vh
-from .. import classroom_inputs, inputs
+from .. import classroom_inputs, inputs, worker
 from ..events import listen, listen_form
 from ..inputs import InputError
 from ..session import AppContext, session_id
@@ -106,18 +106,23 @@ def lab_run(ctx: AppContext, form: dict, request: gr.Request, progress=gr.Progre
         if models == "tiny":
             d = lab.tiny_distributions(text, sampling)
         else:
-            pair = ctx.load(inputs.pair_ids(form["pair"], form["draft_id"], form["target_id"], lang), progress)
+            pair = worker.torch_thread.run(ctx.load, inputs.pair_ids(form["pair"], form["draft_id"],
+                                                                     form["target_id"], lang), progress)
             ids = inputs.encode_prompt(pair, text, False, 1, 1, lang)
-            d = lab.distributions(pair.target, pair.draft, ids, sampling, lambda i: pair.decode([i]))
+            d = worker.torch_thread.run(lab.distributions, pair.target, pair.draft, ids, sampling,
+                                        lambda i: pair.decode([i]))
         note = t("lab.t1_note", lang) if variant == "untempered_q" and sampling.temperature == 1.0 else ""
-        for counts in lab.sample_counts(d, variant, n, seed, stop):
-            f = lab.fit(counts, d.p, seed)
+        # The sampling and its tests work on whole-vocabulary tensors: on the models' thread (`worker`'s doc says why).
+        samples = lab.sample_counts(d, variant, n, seed, stop)
+        while (counts := worker.torch_thread.run(next, samples, None)) is not None:
+            f, bins = worker.torch_thread.run(lambda: (lab.fit(counts, d.p, seed), lab.top_bins(counts, d.p)))
             stats = vc.lab_stats_html(f, n, variant, f.n >= n, lang)
-            yield {"lab_plot": vc.lab_figure(lab.top_bins(counts, d.p), d.texts, f.n, variant, lang),
+            yield {"lab_plot": vc.lab_figure(bins, d.texts, f.n, variant, lang),
                    "lab_stats": stats + (vh.status_html(note, "warn") if note else "")}
         if not stop.is_set():
             # Why not just compare tokens: the same N drafts through the rule and through exact matching, on
             # this position's full p and q (the lab's temperature is never 0, so both tests are random).
-            yield {"lab_compare": vc.lab_compare_html(lab_compare.measure(d.p, d.q, n, seed), lang)}
+            measured = worker.torch_thread.run(lab_compare.measure, d.p, d.q, n, seed)
+            yield {"lab_compare": vc.lab_compare_html(measured, lang)}
     except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
         yield {"lab_stats": vh.status_html(t("lab.failed", lang, error=inputs.error_message(e, lang)), "error")}

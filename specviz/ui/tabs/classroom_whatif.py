@@ -18,7 +18,7 @@ from ...limits import APP_WHY_MAX_K, APP_WHY_MAX_S, APP_WHY_REPEATS
 from ...strings import t
 from ...viz import classroom_whatif as vw
 from ...viz import html as vh
-from .. import classroom_inputs, inputs
+from .. import classroom_inputs, inputs, worker
 from ..events import listen
 from ..inputs import InputError
 from ..session import AppContext, end_run, new_run, stop_run
@@ -98,7 +98,7 @@ def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, request: g
     lang = ctx.lang
     try:
         kk = classroom_inputs.classroom_checked({"why_k": k}, ("why_k",), lang)["why_k"]
-        pair = ctx.load(inputs.pair_ids(choice, draft_id, target_id, lang), progress)
+        pair = worker.torch_thread.run(ctx.load, inputs.pair_ids(choice, draft_id, target_id, lang), progress)
         ids = inputs.encode_prompt(pair, inputs.check_prompt(prompt, lang), False, 1, kk, lang)
     except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
         yield _failed(lang, e)
@@ -111,7 +111,8 @@ def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, request: g
                 ended = "stopped" if run.stop.is_set() else "budget"
                 break
             try:
-                costs = bench_costs.forward_costs(pair.target, pair.draft, ids, ks=range(0, kk + 1), repeats=3)
+                costs = worker.torch_thread.run(lambda: bench_costs.forward_costs(
+                    pair.target, pair.draft, ids, ks=range(0, kk + 1), repeats=3))
             except Exception as e:  # noqa: BLE001
                 yield _failed(lang, e)
                 return

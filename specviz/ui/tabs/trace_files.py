@@ -65,7 +65,8 @@ def _read(ctx: AppContext, run, file):
         yield status(t("replay.choose", lang), "warn")
         return None
     path = getattr(file, "name", file)
-    outcome = yield from waiting.wait_for(ctx, run, worker.call(lambda progress: inputs.read_trace(path), run),
+    reading = worker.call(lambda progress: inputs.read_trace(path), run, models=False)   # no model: never queued
+    outcome = yield from waiting.wait_for(ctx, run, reading,
                                           lambda p, seconds: t("replay.reading", lang, seconds=seconds),
                                           lambda m, kind: status(m, kind), "replay.stopping")
     if isinstance(outcome, Result) and not run.stop.is_set():
