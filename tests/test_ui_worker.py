@@ -65,3 +65,8 @@ def test_a_forked_process_gets_a_thread_of_its_own(monkeypatch):
     monkeypatch.setattr(worker.torch_thread, "pid", -1)     # as if this were a child forked after the thread started
     after = worker.torch_thread.run(threading.get_ident)
     assert worker.torch_thread.pid > 0 and after != before
+
+
+def test_an_in_place_step_asked_from_the_thread_itself_runs_at_once():
+    inner = worker.torch_thread.run(lambda: worker.torch_thread.run(threading.get_ident))
+    assert inner == worker.torch_thread.thread.ident

@@ -206,7 +206,10 @@ class TorchThread:
 
     def run(self, fn: Callable[..., Any], *args) -> Any:
         """`fn(*args)` on this thread, waited for, in the caller's context (so Gradio's progress still reports); its
-        exception is raised here. For an event that runs a model step in place, and for scripts."""
+        exception is raised here. For an event that runs a model step in place, and for scripts. Called from a step
+        already on this thread, it runs at once (waiting for itself would never end)."""
+        if threading.current_thread() is self.thread:
+            return fn(*args)
         done: queue.Queue = queue.Queue()
         context = contextvars.copy_context()
 
