@@ -592,7 +592,7 @@ def print_profile(i: int, page: Result, api: Result | None) -> None:
 
 
 # ---------------------------------------------------------------- main
-def load(args):
+def load(args, on_models_thread: bool = True):
     if getattr(args, "pair", "packaged") == "tiny":
         from tests.browser.tiny_app import TinyPair
 
@@ -601,18 +601,20 @@ def load(args):
 
     from specviz.ui.worker import torch_thread
 
-    return torch_thread.run(default_pair_loader, None, None, lambda fraction, message: None)
+    quiet = (None, None, lambda fraction, message: None)
+    return torch_thread.run(default_pair_loader, *quiet) if on_models_thread else default_pair_loader(*quiet)
 
 
-def prompts_and_pair(args, name: str) -> tuple[list, object, list[list[int]]]:
+def prompts_and_pair(args, name: str, on_models_thread: bool = True) -> tuple[list, object, list[list[int]]]:
     """(the first --prompts prompts of --prompts-file, the pair, each prompt's chat-encoded ids): the set-up this
-    script shares with scripts/thread_vs_main.py."""
+    script shares with scripts/thread_vs_main.py (which loads in its main thread: on the models' thread, that
+    thread's OpenMP team would throttle its main-thread way)."""
     from specviz.bench import load_prompts
 
     prompts = load_prompts(args.prompts_file)[:args.prompts]
     print(f"{name}: {len(prompts)} prompt(s) of {args.prompts_file}; loading the {getattr(args, 'pair', 'packaged')} "
           "pair ...", flush=True)
-    pair = load(args)
+    pair = load(args, on_models_thread)
     return prompts, pair, [pair.encode_chat(q.text) for q in prompts]
 
 

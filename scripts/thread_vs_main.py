@@ -231,7 +231,8 @@ def main(argv=None) -> int:
           f"{os.cpu_count()} CPUs, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
           f"GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT')}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}",
           flush=True)
-    _, pair, encoded = prompts_and_pair(args, "thread_vs_main")   # the packaged pair, as page_vs_bench loads it
+    # the packaged pair, as page_vs_bench loads it, but in this thread
+    _, pair, encoded = prompts_and_pair(args, "thread_vs_main", on_models_thread=False)
     long = LongThread() if "long" in args.ways else None
     runners = {"main": lambda fn: fn(), "fresh": fresh, "long": long.run if long else None, "pool": pool}
     ways = [(w, s) for w in args.ways for s in args.settings]

@@ -49,7 +49,7 @@ APP_TICK_S = 0.5                # how often a waiting event function looks at it
 # Issue 27: watching a run must not slow it. The page's event function shares the cores and the GIL with the decode
 # thread, so it draws the newest state at most this often (every round still reaches the log and the trace); a live
 # run's log and tiles follow at APP_CHART_INTERVAL_S, its charts once, after the run.
-APP_LIVE_UPDATES_PER_S = 2.0    # page updates a second while a run streams (4 cost the decode ~20 % in Chromium: issue 27)
+APP_LIVE_UPDATES_PER_S = 2.0    # page updates a second while a run streams (4 cost the decode ~20 % in a browser)
 
 # Issue 22: a page that never freezes, a Stop heard within one round.
 PREFILL_CHUNK = 32              # prompt positions per prefill forward when a run can be stopped (the app's)

@@ -18,5 +18,6 @@ def test_zero_gpu_is_imported_before_anything_that_loads_torch():
     spaces = [i for i, node in enumerate(body) if "import spaces" in ast.unparse(node)]
     loads = [i for i, node in enumerate(body) if isinstance(node, (ast.Import, ast.ImportFrom))
              and any(name.split(".")[0] in ("specviz", "torch", "gradio")
-                     for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]))]
+                     for name in ([a.name for a in node.names] if isinstance(node, ast.Import)
+                                  else [node.module or ""]))]
     assert spaces and spaces[0] < min(loads)
