@@ -9,7 +9,7 @@ cost relative to its own one row and to PyTorch's 4-bit kernel at the same rows.
 on a 4-bit grid: timings do not depend on the values. Run on a quiet machine; on a shared one the
 figures are indicative only.
 
-    PYTHONPATH=. python scripts/q4_kernel_bench.py [--rows 1 2 4 5 7 8] [--repeats 30] [--isa avx2]
+    PYTHONPATH=. python scripts/q4_kernel_bench.py [--rows 1 2 4 5 7 8] [--repeats 30] [--isa avx2] [--cold 8]
 """
 from __future__ import annotations
 
@@ -47,23 +47,28 @@ def kernels(k_in: int, n_out: int, ext_ok: bool) -> dict:
     return out
 
 
-def bench(rows: list[int], repeats: int) -> dict:
-    """Medians in ms: {(shape, kernel, rows): ms}, every kernel and row count interleaved per repeat."""
+def bench(rows: list[int], repeats: int, copies: int = 1) -> dict:
+    """Medians in ms: {(shape, kernel, rows): ms}, every kernel and row count interleaved per repeat.
+
+    `copies` > 1 gives each kernel that many copies of its weights, used in turn: with enough of them the
+    weights are never in the last-level cache, as in a decode (a model's layers are read once a token). With
+    one copy, the rows after the first run on weights the previous call left in L3 (flattering 2-8 rows)."""
     from specviz.models.quant import q4a8
 
     ext_ok = q4a8.unavailable() is None
     times = {}
     with torch.inference_mode():
         for k_in, n_out in SHAPES:
-            fns = kernels(k_in, n_out, ext_ok)
+            sets = [kernels(k_in, n_out, ext_ok) for _ in range(copies)]
             xs = {m: torch.randn(m, k_in) for m in rows}
-            seen = {(name, m): [] for name in fns for m in rows}
+            seen = {(name, m): [] for name in sets[0] for m in rows}
             for rep in range(repeats + 2):
                 for (name, m), got in seen.items():
-                    t0 = time.perf_counter()
-                    fns[name](xs[m])
-                    if rep >= 2:   # two warm-up passes: caches, thread pool, first-call dispatch
-                        got.append(time.perf_counter() - t0)
+                    for fns in sets:
+                        t0 = time.perf_counter()
+                        fns[name](xs[m])
+                        if rep >= 2:   # two warm-up passes: caches, thread pool, first-call dispatch
+                            got.append(time.perf_counter() - t0)
             for (name, m), got in seen.items():
                 times[(f"{k_in}->{n_out}", name, m)] = statistics.median(got) * 1e3
     return times
@@ -89,6 +94,9 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--isa", choices=("avx512vnni", "avx2", "scalar"), help="force the q4a8 instruction set")
     p.add_argument("--threads", type=int, help="torch.set_num_threads (default: PyTorch's)")
+    p.add_argument("--cold", type=int, default=1, metavar="COPIES",
+                   help="copies of each kernel's weights used in turn (8 or more: the weights come from memory, "
+                        "not L3, as in a decode; default 1)")
     args = p.parse_args()
     if args.isa:
         os.environ["SPECVIZ_Q4_ISA"] = args.isa
@@ -99,7 +107,7 @@ def main() -> None:
     why = q4a8.unavailable()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, q4a8: "
           + (f"unavailable ({why})" if why else f"isa {q4a8.chosen_isa()} of {', '.join(q4a8.supported_isas())}"))
-    report(bench(args.rows, args.repeats), args.rows)
+    report(bench(args.rows, args.repeats, args.cold), args.rows)
 
 
 if __name__ == "__main__":
