@@ -13,6 +13,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCau
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.models.quant import q4a8
+from specviz.runtime import attention
 from specviz.runtime.attention import ROWS, use_row_invariant_attention
 from specviz.runtime.invariance import chain_report, identity_limit, tree_report
 from specviz.engine.tree import TreeShape
@@ -57,6 +58,11 @@ def plain_sdpa(model):
 def test_verify_rows_are_bit_identical_to_one_token_steps(config, kind, dtype, context):
     model = quantized(config, kind, dtype)
     assert use_row_invariant_attention(model)
+    assert (attention.kernel() is not None) == (q4a8.unavailable() is None)   # the one-query kernel where it builds
+    check_rows(model, context)
+
+
+def check_rows(model, context):
     ctx = tokens(context, 1)
     for k in (1, 3, 7):
         report = chain_report(model, ctx, tokens(k, 2 + k))
@@ -67,6 +73,15 @@ def test_verify_rows_are_bit_identical_to_one_token_steps(config, kind, dtype, c
     assert report.identical, report.line()
     report = chain_report(model, ctx, tokens(5, 3), static=True)   # the static cache's masked one-row step too
     assert report.identical, report.line()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_one_sdpa_call_per_row_is_bit_identical_too(dtype, monkeypatch):
+    """Where specviz's extension does not build, each row is PyTorch's SDPA over its keys: the same promise."""
+    monkeypatch.setattr(attention, "kernel", lambda: None)
+    model = quantized(QWEN, "int4", dtype)
+    assert use_row_invariant_attention(model)
+    check_rows(model, 300)
 
 
 @pytest.mark.parametrize("dtype, context", [(torch.float32, 700), (torch.bfloat16, 300)], ids=["fp32", "bf16"])

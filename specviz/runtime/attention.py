@@ -21,8 +21,16 @@ the same `prefill`, so it needs no row invariance.
 
 Under torch.compile or a CUDA-graph capture the mask's content is not known on the
 host, so there the function is plain SDPA (the GPU check reports what diverges).
+
+On a CPU where specviz's extension is built (specviz.models.quant.q4a8, csrc/attention.cpp), every
+one-query row, the one-token step's too, goes through its one-query kernel instead: all rows of a layer
+in one call, each (row, head) one fixed sequence of fp32 operations, so the rows are still the one-token
+step's bit for bit, and a verify of 8 rows no longer makes 8 SDPA calls a layer (issue 29). The choice
+is made once per process (`kernel()`), so a run and its target-alone baseline never compute differently.
 """
 from __future__ import annotations
+
+import os
 
 import torch
 from transformers import AttentionInterface
@@ -71,6 +79,77 @@ def _row_keys(attention_mask: torch.Tensor | None, q_length: int, kv_length: int
 _last = None
 
 
+KERNEL_ENV = "SPECVIZ_ATTENTION"   # "sdpa": keep PyTorch's SDPA for one-query rows on a CPU (default: the kernel)
+
+
+_provider = None   # set by specviz.models.quant.q4a8 (the extension's builder) when it is imported
+_choice: list = []   # the process's decision, once made
+
+
+def register_kernel_provider(provider) -> None:
+    """`provider()` returns the compiled extension where its one-query kernel runs here, else None.
+
+    The runtime imports nothing above it, so the models' layer, which builds the extension, registers it."""
+    global _provider
+    _provider = provider
+
+
+def kernel():
+    """specviz's compiled extension where its one-query attention runs here, else None; decided once a process
+    (the first time a provider is registered and asked), so every forward of a process computes alike."""
+    if _choice:
+        return _choice[0]
+    if os.environ.get(KERNEL_ENV, "").strip().lower() == "sdpa":
+        _choice.append(None)
+    elif _provider is None:
+        return None   # nothing can give the kernel yet (and nothing loaded a model that would build it)
+    else:
+        _choice.append(_provider())
+    return _choice[0]
+
+
+def reset_kernel_choice() -> None:
+    """Forget the decision (tests only: a process otherwise keeps its first)."""
+    _choice.clear()
+
+
+def _kernel_fits(query, key, kwargs) -> bool:
+    """Whether the kernel computes what SDPA would here: one CPU sequence in fp32/bf16, no softcap or sinks."""
+    return (query.device.type == "cpu" and query.shape[0] == 1 and query.dtype == key.dtype
+            and query.dtype in (torch.float32, torch.bfloat16) and query.shape[-1] % 8 == 0
+            and query.shape[1] % key.shape[1] == 0 and not kwargs.get("softcap") and kwargs.get("s_aux") is None
+            and not _capturing())
+
+
+def _key_lists(keys: list[int | torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The rows' keys as the kernel takes them: every row's key indices concatenated, and where each row starts."""
+    lists = [torch.arange(k) if isinstance(k, int) else k.to("cpu", torch.int64) for k in keys]
+    offsets = torch.tensor([0] + [int(t.numel()) for t in lists]).cumsum(0)
+    return torch.cat(lists), offsets
+
+
+_lists = None   # (tag, flat key lists): every layer of a forward asks for the same rows' keys
+
+
+def _kernel_rows(ext, query, key, value, attention_mask, scaling: float | None) -> torch.Tensor:
+    """[1, H, R, D] queries over their keys -> [1, R, H, D] in the query's dtype, one kernel call."""
+    global _lists
+    q_length, kv_length = query.shape[2], key.shape[2]
+    if q_length == 1 and attention_mask is None:   # the one-token step on a dynamic cache: every key
+        tag = ("all", kv_length)
+        if _lists is None or _lists[0] != tag:
+            _lists = (tag, _key_lists([kv_length]))
+    else:
+        keys = _row_keys(attention_mask, q_length, kv_length)   # the same list object for every layer
+        if _lists is None or _lists[0] is not keys:
+            _lists = (keys, _key_lists(keys))
+    flat, offsets = _lists[1]
+    scale = scaling if scaling is not None else query.shape[-1] ** -0.5
+    q = query[0].transpose(0, 1).float().contiguous()
+    out = ext.one_query_attention(q, key[0].contiguous(), value[0].contiguous(), flat, offsets, float(scale), 1)
+    return out.unsqueeze(0).to(query.dtype)
+
+
 def _one_row(module, query, key, value, keep: int | torch.Tensor, **kwargs) -> torch.Tensor:
     """The one-token step's own SDPA call for one query [B, H, 1, D] over the keys `keep`."""
     if isinstance(keep, int):   # a prefix of the cache: what the one-token step at this position reads
@@ -88,6 +167,9 @@ def row_invariant_attention(module, query, key, value, attention_mask, dropout: 
     `is_causal`, when a model passes it, rides in `kwargs`: the batched kernel gets it as it always did, and the
     one-query calls never do (a single query row is not causal: it sees every key it is given)."""
     q_length, kv_length = query.shape[2], key.shape[2]
+    ext = kernel() if q_length <= MAX_ROWS else None
+    if ext is not None and _kernel_fits(query, key, kwargs):
+        return _kernel_rows(ext, query, key, value, attention_mask, scaling), None
     plain = q_length > MAX_ROWS or query.shape[0] != 1 or _capturing() or (q_length == 1 and attention_mask is None)
     if plain:
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,

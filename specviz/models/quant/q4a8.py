@@ -38,10 +38,11 @@ from pathlib import Path
 
 import torch
 
+from ...runtime.attention import register_kernel_provider
 from ..packaged import cache_dir
 from .q4k import SUPER, q4k_grid   # SUPER: 256 inputs per Q4_K super-block (one d and dmin per column)
 
-SOURCE = Path(__file__).parent / "csrc" / "q4a8.cpp"
+SOURCES = [Path(__file__).parent / "csrc" / name for name in ("q4a8.cpp", "attention.cpp")]   # one extension
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
 TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.cpp
@@ -52,7 +53,7 @@ CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 ste
 def _key() -> str:
     # sys.prefix: PyTorch's headers live in the environment, so another venv would rewrite the build file and
     # rebuild (~30 s) on every switch between the two; one build per environment instead.
-    text = SOURCE.read_bytes() + " ".join(CFLAGS).encode() + torch.__version__.encode() + sys.prefix.encode()
+    text = b"".join(path.read_bytes() for path in SOURCES) + " ".join(CFLAGS).encode() + torch.__version__.encode() + sys.prefix.encode()
     return hashlib.sha256(text).hexdigest()[:16]
 
 
@@ -87,7 +88,7 @@ def extension():
 
         folder = build_dir()
         folder.mkdir(parents=True, exist_ok=True)
-        return load(name=f"specviz_q4a8_{_key()}", sources=[str(SOURCE)], build_directory=str(folder),
+        return load(name=f"specviz_q4a8_{_key()}", sources=[str(path) for path in SOURCES], build_directory=str(folder),
                     extra_cflags=CFLAGS, extra_ldflags=["-fopenmp"], verbose=False)
     except Exception as e:   # noqa: BLE001 - no compiler, a failed build, an unwritable cache: all fall back
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
@@ -113,6 +114,18 @@ def unavailable() -> str | None:
     if extension() is not None:
         return None
     return _FAILURE[-1] if _FAILURE else "the q4a8 kernels could not be loaded"
+
+
+def _attention_kernel():
+    """The extension for the runtime's one-query attention: only where loading a model already built it (a build
+    takes ~45 s; the first attention call must not wait for one)."""
+    if not built() or unavailable() is not None:
+        return None
+    ext = extension()
+    return ext if hasattr(ext, "one_query_attention") else None
+
+
+register_kernel_provider(_attention_kernel)
 
 
 def supported_isas() -> list[str]:

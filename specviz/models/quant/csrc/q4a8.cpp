@@ -479,6 +479,11 @@ int64_t threads() { return at::get_num_threads(); }
 
 }  // namespace
 
+namespace specviz {   // csrc/attention.cpp, built into the same extension
+torch::Tensor one_query_attention(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor keys,
+                                  torch::Tensor offsets, double scale, int64_t isa);
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
   // The GIL is let go while the kernels run, as PyTorch's own operators do (the app's other threads keep going).
   mod.def("q4_matmul", &q4_matmul, "x[M,K] fp32 times packed 4-bit weights, int8 activations",
@@ -489,5 +494,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
           pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("quantize", &quantize, "per row and block of 32: (int8 values, step, step*sum, sum)");
   mod.def("isa_supported", &isa_supported, "whether this CPU runs an instruction set (0 scalar, 1 avx2, 2 avx512vnni)");
+  mod.def("one_query_attention", &specviz::one_query_attention,
+          "each query row [R,H,D] over its own keys of k, v [Hkv,kv,D]: fp32 [R,H,D] (csrc/attention.cpp)",
+          pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
 }
