@@ -172,6 +172,23 @@ def test_stream_view_throttles_charts_and_finishes_with_them(tiny_pair):
     assert 'data-state="final"' in final["metrics"] and 'data-metric="speedup"' in final["metrics"]
 
 
+def test_a_live_run_sends_its_round_log_at_the_end_only(tiny_pair):
+    """Issue 27: the tiles keep their pace, the log (re-parsed whole by the browser) waits for the end; no round lost."""
+    from specviz import speculative_generate
+
+    target, draft = tiny_pair
+    rounds = list(speculative_generate(target, draft, [1, 2, 3], k=3, max_new_tokens=12, seed=0))
+    view = StreamView("prompt", greedy=True, chart_interval_s=0, stream_charts=False, live_log=False)
+    assert "log" in view.start()
+    for rnd in rounds:
+        view.add(rnd)
+        update = view.progress()
+        assert "metrics" in update and "live" in update and "log" not in update
+    final = view.final()
+    assert final["log"].count('class="sv-card" data-round=') == len(rounds) >= 2
+    assert StreamView("prompt", greedy=True, chart_interval_s=0, stream_charts=False).progress().get("log")
+
+
 # ---------------------------------------------------------------- refused, never clamped (the new-user issue)
 @pytest.mark.parametrize("over, message", [
     (dict(k=17), f"K must be a whole number between 1 and {APP_MAX_K}."),

@@ -9,7 +9,7 @@ streaming and always at the end; with `stream_charts=False` (a fast replay, and
 every live run: issue 27) the log and tiles are redrawn at that pace too, and
 the charts only at the end, so that building, sending and drawing two Plotly
 figures and the whole log never compete with a decode (the live text, the one
-view that moves on every update, only grows). Every round's fragment and card
+view that moves on every update, only grows); a live run's round log comes at its end only (`live_log`). Every round's fragment and card
 is drawn once and kept as a string: an update joins cached strings, and the
 live text only grows at its end while its window holds every round (Gradio
 then sends the new part only).
@@ -46,11 +46,14 @@ class StreamView:
     """The live text, round log, metric tiles and charts of one run, fed round by round."""
 
     def __init__(self, prompt: str, greedy: bool, lang: str = DEFAULT_LANG, chart_interval_s: float = 1.0,
-                 stream_charts: bool = True):
+                 stream_charts: bool = True, live_log: bool = True):
         """`stream_charts=False` draws the charts at the end only (a fast replay: a browser redrawing two Plotly
         charts every second while rounds pour in has no time left for the user's clicks; a live run: neither has
-        its decode)."""
+        its decode). `live_log=False` (a live run) sends the round log at the start and the end only: Gradio's
+        HTML component parses and diffs the whole log on every update, and on a 2-core Zen 4 with the browser on
+        the same machine that cost the decode ~15 % (issue 27); the live text shows every round meanwhile."""
         self.lang, self.chart_interval_s, self.stream_charts = lang, chart_interval_s, stream_charts
+        self.live_log = live_log
         self.live = vh.LiveText(prompt, greedy, lang=lang, window=APP_LIVE_ROUNDS)
         self.log = vc.RoundLog(greedy, lang=lang)
         self.rounds: list[Round] = []
@@ -78,7 +81,9 @@ class StreamView:
             self._last_chart = now
         if due or self.stream_charts:
             self.metrics = metrics(self.rounds)
-            upd.update(log=self.log.html(), metrics=vh.metrics_html(self.metrics, lang=self.lang))
+            upd["metrics"] = vh.metrics_html(self.metrics, lang=self.lang)
+            if self.live_log:
+                upd["log"] = self.log.html()
         if due and self.stream_charts:
             upd.update(self._charts())
         return upd

@@ -155,8 +155,8 @@ def _generate(ctx: AppContext, run, request, s: RunSettings):
         return
     pair, ids = ready
     compiled = pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"], pair)   # a tree: never
-    # Issue 27: the live text on every update, the log and tiles at a slower pace, the charts after the run.
-    view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.live_log_interval_s, stream_charts=False)
+    # Issue 27: the live text on every update, the tiles at a slower pace, the log at the end, the charts after it.
+    view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.live_log_interval_s, stream_charts=False, live_log=False)
     outcome = Outcome()
     yield from stream_run(ctx, run, pair, s, ids, compiled, view, outcome)
     costs = pays.cached(pair, s.k, s.drafter, compiled)
