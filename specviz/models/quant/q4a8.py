@@ -53,7 +53,8 @@ CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 ste
 def _key() -> str:
     # sys.prefix: PyTorch's headers live in the environment, so another venv would rewrite the build file and
     # rebuild (~30 s) on every switch between the two; one build per environment instead.
-    text = b"".join(path.read_bytes() for path in SOURCES) + " ".join(CFLAGS).encode() + torch.__version__.encode() + sys.prefix.encode()
+    text = (b"".join(path.read_bytes() for path in SOURCES) + " ".join(CFLAGS).encode() + torch.__version__.encode()
+            + sys.prefix.encode())
     return hashlib.sha256(text).hexdigest()[:16]
 
 
@@ -88,8 +89,8 @@ def extension():
 
         folder = build_dir()
         folder.mkdir(parents=True, exist_ok=True)
-        return load(name=f"specviz_q4a8_{_key()}", sources=[str(path) for path in SOURCES], build_directory=str(folder),
-                    extra_cflags=CFLAGS, extra_ldflags=["-fopenmp"], verbose=False)
+        return load(name=f"specviz_q4a8_{_key()}", sources=[str(path) for path in SOURCES],
+                    build_directory=str(folder), extra_cflags=CFLAGS, extra_ldflags=["-fopenmp"], verbose=False)
     except Exception as e:   # noqa: BLE001 - no compiler, a failed build, an unwritable cache: all fall back
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
         _FAILURE.append(f"{type(e).__name__}: {first[:200]}")
