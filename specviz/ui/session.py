@@ -193,7 +193,7 @@ class AppContext:
     lang: str = DEFAULT_LANG
     chart_interval_s: float = APP_CHART_INTERVAL_S   # a replay's charts (a fast one's log and tiles) while it streams
     live_updates_per_s: float | None = APP_LIVE_UPDATES_PER_S   # a live run's page updates; None = one per batch
-    live_log_interval_s: float = APP_CHART_INTERVAL_S   # a live run's log and tiles while it streams (charts: at the end)
+    live_log_interval_s: float = APP_CHART_INTERVAL_S   # a live run's tiles (log, charts: at the end)
     tick_s: float = APP_TICK_S             # how often a busy event function looks at the clock and at Stop
     concurrency_limit: int = 1             # runs and sweeps at once (set by the layout's wiring)
     tmpdir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="specviz-traces-"))

@@ -27,6 +27,11 @@ namespace {
 
 constexpr int64_t LANES = 8;
 
+// The fixed sum of a dot product's 8 lanes, the same in every path.
+inline float lanes_sum(const float* lane) {
+  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
 template <typename T>
 inline float as_float(T v) { return float(v); }
 template <>
@@ -45,8 +50,7 @@ void one_head(const float* q, const T* k, const T* v, int64_t stride, const int6
     float lane[LANES] = {0};
     for (int64_t c = 0; c < D; c += LANES)
       for (int64_t l = 0; l < LANES; ++l) lane[l] = std::fma(q[c + l], row[c + l], lane[l]);
-    const float dot = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
-    s[j] = dot * scale;
+    s[j] = lanes_sum(lane) * scale;
     top = std::max(top, s[j]);
   }
   float total = 0.f;
@@ -74,7 +78,7 @@ inline __attribute__((target("avx2,fma"))) __m256 load8(const at::BFloat16* p) {
 inline __attribute__((target("avx2,fma"))) float lane_sum(__m256 acc) {
   alignas(32) float lane[LANES];
   _mm256_store_ps(lane, acc);
-  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+  return lanes_sum(lane);
 }
 
 template <typename T>
