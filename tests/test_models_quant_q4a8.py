@@ -354,3 +354,37 @@ def test_an_auto_draft_follows_the_target_onto_the_kernels_only_when_asked_auto(
     assert loading._draft_kind("int4", "int4", "q4a8") == "int4"
     monkeypatch.setenv("SPECVIZ_DRAFT_WEIGHTS", "int4")
     assert loading._draft_kind("auto", "int4", "q4a8") == "int4"
+
+
+def _spelled_out(layer, x: torch.Tensor) -> torch.Tensor:
+    """What the layers' forward was before csrc's `linear` took it into one call, op for op."""
+    x2d = x.reshape(-1, layer.in_features)
+    if isinstance(layer, q4a8.Q8A8Linear):
+        y = q4a8.q8_matmul(x2d, layer.packed, layer.out_features) * layer.scales
+    else:
+        product = q4a8.q4k_matmul if isinstance(layer, q4a8.Q4KA8Linear) else q4a8.q4_matmul
+        y = product(x2d, layer.packed, layer.out_features)
+    y = y.to(x.dtype).reshape(*x.shape[:-1], layer.out_features)
+    return y if layer.bias is None else y + layer.bias.to(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_a_layers_one_call_is_its_ops_spelled_out_bit_for_bit(isa, dtype, with_bias):
+    layers = [*_layers(), _q4k_layers(k=512)[0]]
+    for layer in layers:
+        if not with_bias:
+            layer.bias = None
+        x = _activations(6, layer.in_features).to(dtype).reshape(2, 3, layer.in_features)
+        got, want = layer(x), _spelled_out(layer, x)
+        assert got.dtype == dtype and got.shape == (2, 3, layer.out_features)
+        assert torch.equal(got, want)
+        # a width the packed tiles pad (40 of 48) is cut, and a variant that skips the scales must differ
+    y8 = q4a8.extension().linear(_activations(2, 128), layers[1].packed, 40, None, None, q4a8.ISAS[isa], 1)
+    assert not torch.equal(y8, _spelled_out(layers[1], _activations(2, 128)) - (layers[1].bias if with_bias else 0))
+
+
+def test_a_layers_one_call_refuses_a_width_beyond_its_tiles(ext):
+    layer, _ = _layers()
+    with pytest.raises(RuntimeError, match="n must be within"):
+        ext.linear(_activations(1, 128), layer.packed, 49, None, None, q4a8.ISAS[q4a8.chosen_isa()], 0)

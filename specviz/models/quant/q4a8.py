@@ -46,6 +46,7 @@ SOURCES = [Path(__file__).parent / "csrc" / name for name in ("q4a8.cpp", "atten
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
 TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.cpp
+KINDS = {"q4": 0, "q8": 1, "q4k": 2}   # csrc/q4a8.cpp's Kind
 LAYOUT = 2                       # the packed layouts' version (weights_cache keys converted copies by it); 2: q4k
 CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 steps are the kernel's own
 
@@ -131,14 +132,18 @@ register_kernel_provider(_attention_kernel)
 
 def supported_isas() -> list[str]:
     """The instruction sets this CPU runs the kernels with, best last."""
-    ext = extension()
-    return [] if ext is None else [name for name, code in ISAS.items() if ext.isa_supported(code)]
+    return list(_supported(extension()))
+
+
+@functools.lru_cache(maxsize=4)   # asked on every product (chosen_isa): once per build of the extension
+def _supported(ext) -> tuple[str, ...]:
+    return () if ext is None else tuple(name for name, code in ISAS.items() if ext.isa_supported(code))
 
 
 def chosen_isa() -> str:
     """The best instruction set here, or the one SPECVIZ_Q4_ISA forces (refused where this CPU lacks it)."""
     forced = os.environ.get(ISA_ENV_VAR, "").strip().lower()
-    have = supported_isas()
+    have = _supported(extension())
     if not forced:
         return have[-1]
     if forced not in ISAS:
@@ -311,7 +316,7 @@ class Q4A8Linear(torch.nn.Module):
 
     row_invariant = True   # by construction (csrc/q4a8.cpp); checked by tests/test_models_quant_q4a8.py and the harness
 
-    product = staticmethod(q4_matmul)   # the kernel for this layout (the q4k subclass has its own)
+    kind = KINDS["q4"]   # the kernel for this layout, as csrc/q4a8.cpp's `linear` names it (the q4k subclass: its own)
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, grid):
         super().__init__()
@@ -321,9 +326,10 @@ class Q4A8Linear(torch.nn.Module):
         self.register_buffer("bias", bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.product(x.reshape(-1, self.in_features), self.packed, self.out_features)
-        y = y.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
-        return y if self.bias is None else y + self.bias.to(x.dtype)
+        # One call does product(x) -> to(x.dtype) -> + bias, op for op (csrc/q4a8.cpp's `linear`).
+        y = extension().linear(x.reshape(-1, self.in_features), self.packed, self.out_features, None, self.bias,
+                               ISAS[chosen_isa()], self.kind)
+        return y.reshape(*x.shape[:-1], self.out_features)
 
     def dense_weight(self) -> torch.Tensor:
         codes, scale, lo = unpack_q4(self.packed, self.out_features)
@@ -342,7 +348,7 @@ class Q4A8Linear(torch.nn.Module):
 class Q4KA8Linear(Q4A8Linear):
     """Q4A8Linear holding a Q4_K tensor's own scales (6-bit sc and m per 32, d and dmin per 256): 0.59 B a weight."""
 
-    product = staticmethod(q4k_matmul)
+    kind = KINDS["q4k"]
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, q4k):
         torch.nn.Module.__init__(self)
@@ -375,9 +381,10 @@ class Q8A8Linear(torch.nn.Module):
         self.register_buffer("bias", bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = q8_matmul(x.reshape(-1, self.in_features), self.packed, self.out_features) * self.scales
-        y = y.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
-        return y if self.bias is None else y + self.bias.to(x.dtype)
+        # product(x) * scales -> to(x.dtype) -> + bias in one call, op for op (csrc/q4a8.cpp's `linear`).
+        y = extension().linear(x.reshape(-1, self.in_features), self.packed, self.out_features, self.scales,
+                               self.bias, ISAS[chosen_isa()], KINDS["q8"])
+        return y.reshape(*x.shape[:-1], self.out_features)
 
     def dense_weight(self) -> torch.Tensor:
         return unpack_q8(self.packed, self.out_features).float() * self.scales[:, None]
