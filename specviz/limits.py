@@ -52,6 +52,7 @@ APP_TICK_S = 0.5                # how often a waiting event function looks at it
 APP_LIVE_UPDATES_PER_S = 2.0    # page updates a second while a run streams (4 cost the decode ~20 % in a browser)
 
 # Issue 22: a page that never freezes, a Stop heard within one round.
+LEAN_MAX_ROWS = 16              # new positions a forward may have to take the lean layer stack (models.lean_forward)
 PREFILL_CHUNK = 32              # prompt positions per prefill forward when a run can be stopped (the app's)
 APP_LIVE_ROUNDS = 50            # rounds the live text shows (the newest); the output box and the download hold all
 APP_OUTPUT_TAIL_CHARS = 4000    # the end of a replay's text that the output box shows while it streams

@@ -1,9 +1,9 @@
-"""Token texts for display (`specviz.runtime.decoding.decode_tokens`): byte-level pieces of a character never show "\ufffd"."""
+"""Token texts for display (`specviz.runtime.token_text.decode_tokens`): byte-level pieces of a character never show "\ufffd"."""
 from __future__ import annotations
 
 import pytest
 
-from specviz.runtime.decoding import decode_tokens
+from specviz.runtime.token_text import decode_tokens
 
 TEXT = "café 😀 ▁ naïve — 日本語 😀😀"
 

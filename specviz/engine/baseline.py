@@ -9,7 +9,8 @@ from typing import Iterator, Sequence
 
 import torch
 
-from ..runtime.decoding import (PrefillStopped, decode_tokens, forward_logits, prefill, start_run,
+from ..runtime.token_text import decode_tokens
+from ..runtime.decoding import (PrefillStopped, forward_logits, prefill, start_run,
                                 vocab_size, warm_up)
 from .options import DecodeOptions, decode_options
 from .sampling import probabilities, sample

@@ -150,6 +150,25 @@ def _kernel_rows(ext, query, key, value, attention_mask, scaling: float | None) 
     return out.unsqueeze(0).to(query.dtype)
 
 
+def causal_rows(start: int, n: int) -> tuple:
+    """The rows of `n` new positions after `start` cached ones, in one chain: row i sees keys 0..start+i."""
+    return ("causal", start, n)
+
+
+def rows_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, rows: tuple,
+                   scaling: float) -> torch.Tensor:
+    """The kernel's call of `_kernel_rows` for `causal_rows` (models.lean_forward): query [n, H, D], key and value
+    [Hkv, kv, D] -> [n, H, D] in the query's dtype, the same fp32 sequence per (row, head) as every other row."""
+    global _lists
+    if _lists is None or _lists[0] != rows:
+        _, start, n = rows
+        _lists = (rows, _key_lists([start + i + 1 for i in range(n)]))
+    flat, offsets = _lists[1]
+    out = kernel().one_query_attention(query.float().contiguous(), key.contiguous(), value.contiguous(), flat,
+                                       offsets, float(scaling), 1)
+    return out.to(query.dtype)
+
+
 def _one_row(module, query, key, value, keep: int | torch.Tensor, **kwargs) -> torch.Tensor:
     """The one-token step's own SDPA call for one query [B, H, 1, D] over the keys `keep`."""
     if isinstance(keep, int):   # a prefix of the cache: what the one-token step at this position reads

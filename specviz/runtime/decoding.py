@@ -7,7 +7,7 @@ not be a fair reference. Nothing here knows about drafting or the rejection rule
 from __future__ import annotations
 
 import functools
-import re
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,11 +16,12 @@ from typing import Callable, Sequence
 import torch
 from transformers import DynamicCache, StaticCache
 
-from .attention import use_row_invariant_attention
+from . import attention
+from .attention import has_row_invariant_attention, use_row_invariant_attention
 from .graphs import failure_of, graph_set
 from .state import runtime_of
 from .forwards import COMPILE_CHOICES, Forwards, compiled_unbound, resolve_forwards  # noqa: F401 - COMPILE_CHOICES and Forwards: re-exported
-from ..limits import DECODER_MAX_NEW_TOKENS, PREFILL_CHUNK
+from ..limits import DECODER_MAX_NEW_TOKENS, LEAN_MAX_ROWS, PREFILL_CHUNK
 
 StopCheck = Callable[[], bool]
 
@@ -204,6 +205,51 @@ def compiled_forward(model):
     return functools.partial(runtime.compiled, model)
 
 
+_lean_builder: Callable | None = None   # models.lean_forward.lean_for, registered by the models layer
+
+
+def register_lean_builder(builder: Callable) -> None:
+    """`builder(model)` -> the model's lean layer stack (models.lean_forward) or None; the runtime imports nothing
+    above it, so the models layer, which knows the layers, registers it."""
+    global _lean_builder
+    _lean_builder = builder
+
+
+_lean_off = threading.local()   # `transformers_forwards()`: this thread's forwards through transformers' modules
+
+
+@contextmanager
+def transformers_forwards():
+    """This thread's forwards go through transformers' modules, never the lean stack (the row-invariance harness
+    compares every module's rows; it checks the lean stack's logits against them apart)."""
+    _lean_off.on = True
+    try:
+        yield
+    finally:
+        _lean_off.on = False
+
+
+def lean_available(model) -> bool:
+    """Whether a few-position forward of `model` on a dynamic cache takes the lean stack."""
+    return _lean_stack(model) is not None
+
+
+def _lean_stack(model):
+    if (_lean_builder is None or getattr(_lean_off, "on", False) or not has_row_invariant_attention(model)
+            or attention.kernel() is None):
+        return None
+    return _lean_builder(model)
+
+
+def _lean(model, ids: torch.Tensor, cache, eager: bool):
+    """The lean stack for this forward where it computes exactly what transformers' forward would: a batch of one
+    on a dynamic cache, a few new positions, the row-invariant attention on specviz's kernel; else None."""
+    if (eager or not isinstance(cache, KVCache) or cache.static or ids.shape[0] != 1 or ids.shape[1] > LEAN_MAX_ROWS
+            or ids.device.type != "cpu"):
+        return None
+    return _lean_stack(model)
+
+
 def forward_logits(model, ids: torch.Tensor, cache, keep: int, eager: bool = False) -> torch.Tensor:
     """Feed `ids` ([T] or [B, T]) after what `cache` holds; logits of the last `keep` positions.
 
@@ -217,6 +263,10 @@ def forward_logits(model, ids: torch.Tensor, cache, keep: int, eager: bool = Fal
     if isinstance(cache, KVCache) and cache.compiled and cache.backend != "inductor" and not eager:
         logits = _replayed(model, cache, ids, keep, hidden=False)
         return logits if batched else logits[0]
+    lean = _lean(model, ids, cache, eager)
+    if lean is not None:
+        logits = model.get_output_embeddings()(lean(ids[0], cache, keep))
+        return logits[None] if batched else logits
     if isinstance(cache, KVCache):
         start, n = cache.length, ids.shape[1]
         position = torch.arange(start, start + n, device=ids.device)
@@ -242,6 +292,10 @@ def forward_hidden(model, ids: torch.Tensor, cache, keep: int, eager: bool = Fal
     if isinstance(cache, KVCache) and cache.compiled and cache.backend != "inductor" and not eager:
         hidden = _replayed(model, cache, ids, keep, hidden=True)
         return hidden if batched else hidden[0]
+    lean = _lean(model, ids, cache, eager)
+    if lean is not None:
+        hidden = lean(ids[0], cache, keep)
+        return hidden[None] if batched else hidden
     if isinstance(cache, KVCache):
         start, n = cache.length, ids.shape[1]
         position = torch.arange(start, start + n, device=ids.device)
@@ -322,79 +376,3 @@ def warm_up(model, lengths: list[int], max_len: int, verify: bool, hidden: bool 
                 raise PrefillStopped()
             forward(model, ids[:, :n], cache, n if verify else 1)
             cache.crop(-n)
-
-
-def decode_tokens(tokenizer, ids: list[int]) -> list[str]:
-    """Each token's text on its own, for display; never U+FFFD.
-
-    A byte-level token that holds only part of a multi-byte UTF-8 character
-    decodes to "\ufffd" on its own: it is shown as its bytes instead, e.g.
-    "⟨F0 9F⟩" (the valid parts of the token stay text). The bytes come from
-    `convert_ids_to_tokens` through the GPT-2 byte alphabet, or from
-    SentencePiece byte-fallback tokens such as "<0xF0>".
-    """
-    if tokenizer is None:
-        return [f"<{i}>" for i in ids]
-    texts = tokenizer.batch_decode([[i] for i in ids])
-    bad = [n for n, text in enumerate(texts) if "\ufffd" in text]
-    if bad:
-        try:
-            pieces = tokenizer.convert_ids_to_tokens([ids[n] for n in bad])
-        except Exception:  # noqa: BLE001 - a tokenizer without it: mark the broken bytes only
-            pieces = [None] * len(bad)
-        for n, piece in zip(bad, pieces):
-            raw = _token_bytes(piece)
-            texts[n] = _bytes_text(raw) if raw is not None else texts[n].replace("\ufffd", "⟨?⟩")
-    return texts
-
-
-def _byte_decoder() -> dict[str, int]:
-    """GPT-2's byte-level alphabet, reversed: the printable stand-in character -> the byte it encodes."""
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    chars, extra = {}, 0
-    for b in range(256):
-        if b in keep:
-            chars[chr(b)] = b
-        else:
-            chars[chr(256 + extra)] = b
-            extra += 1
-    return chars
-
-
-_BYTE_DECODER = _byte_decoder()
-_BYTE_FALLBACK = re.compile(r"<0x([0-9A-Fa-f]{2})>")
-
-
-def _token_bytes(piece) -> bytes | None:
-    """A token's raw bytes from its vocabulary string, or None when it is not a byte-level token."""
-    if not isinstance(piece, str) or not piece:
-        return None
-    fallback = _BYTE_FALLBACK.fullmatch(piece)
-    if fallback:
-        return bytes([int(fallback.group(1), 16)])
-    if all(ch in _BYTE_DECODER for ch in piece):
-        return bytes(_BYTE_DECODER[ch] for ch in piece)
-    return None
-
-
-def _bytes_text(raw: bytes) -> str:
-    """UTF-8 text where it is valid, each run of broken bytes as ⟨E2 96⟩."""
-    out = []
-    while raw:
-        try:
-            out.append(raw.decode("utf-8"))
-            break
-        except UnicodeDecodeError as e:
-            out.append(raw[:e.start].decode("utf-8"))
-            end = e.end
-            while end < len(raw):   # swallow the following broken bytes into the same ⟨…⟩
-                try:
-                    raw[end:end + 4].decode("utf-8")
-                    break
-                except UnicodeDecodeError as e2:
-                    if e2.start != 0:
-                        break
-                    end += e2.end
-            out.append("⟨" + " ".join(f"{b:02X}" for b in raw[e.start:end]) + "⟩")
-            raw = raw[end:]
-    return "".join(out)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .attention import row_invariant_attention_possible
-from .decoding import forward_logits, prefill
+from .decoding import forward_logits, lean_available, prefill, transformers_forwards
 from ..engine.tree import TreeShape, forward_masked, verify_mask, verify_positions
 
 
@@ -149,13 +149,31 @@ def chain_report(model, context: list[int], drafts: list[int], static: bool = Fa
     n, rows = len(context), len(drafts) + 1
     max_len = len(tokens) + 2
 
-    cache = prefill(model, tokens[None, :n], static=static, max_len=max_len)
-    multi, multi_logits = _recorded(model, lambda: forward_logits(model, tokens[n - 1:], cache, rows))
-    cache = prefill(model, tokens[None, :n], static=static, max_len=max_len)
-    singles = {}
+    with transformers_forwards():   # every module's rows (the lean stack calls few modules: its logits below)
+        cache = prefill(model, tokens[None, :n], static=static, max_len=max_len)
+        multi, multi_logits = _recorded(model, lambda: forward_logits(model, tokens[n - 1:], cache, rows))
+        cache = prefill(model, tokens[None, :n], static=static, max_len=max_len)
+        singles = {}
+        for r in range(rows):
+            singles[r] = _recorded(model, lambda: forward_logits(model, tokens[n - 1 + r:n + r], cache, 1))
+    report = _compare(multi, multi_logits, singles, rows)
+    if not static and lean_available(model):
+        _compare_lean(report, model, tokens, n, rows, singles)
+    return report
+
+
+def _compare_lean(report: Report, model, tokens: torch.Tensor, n: int, rows: int, singles: dict) -> None:
+    """The lean stack's verify rows and its one-token steps (what the decoder runs where it has one) against the
+    modules' one-token logits, bit for bit."""
+    cache = prefill(model, tokens[None, :n])
+    multi = forward_logits(model, tokens[n - 1:], cache, rows)
+    cache = prefill(model, tokens[None, :n])
     for r in range(rows):
-        singles[r] = _recorded(model, lambda: forward_logits(model, tokens[n - 1 + r:n + r], cache, 1))
-    return _compare(multi, multi_logits, singles, rows)
+        one = forward_logits(model, tokens[n - 1 + r:n + r], cache, 1)
+        report.compared += 2
+        for name, mine in (("lean verify", multi[r]), ("lean step", one[-1])):
+            if not torch.equal(mine, singles[r][1][-1]):
+                _note(report, name, "logits", r, tuple(multi.shape), mine, singles[r][1][-1])
 
 
 @torch.inference_mode()
@@ -167,18 +185,19 @@ def tree_report(model, context: list[int], shape: TreeShape, nodes: list[int]) -
     tokens = torch.tensor(context)
     n, rows = len(context), shape.size + 1
 
-    cache = prefill(model, tokens[None])
-    ids, seen = torch.tensor([context[-1]] + nodes)[None], cache.get_seq_length()
-    positions, allowed = verify_positions(shape, seen, 1), verify_mask(shape, seen, 1)
-    multi, multi_logits = _recorded(model, lambda: forward_masked(model, ids, cache, positions, allowed, rows)[0])
-    singles = {}
-    for r in range(rows):
-        branch = [] if r == 0 else _branch(shape, r - 1)
+    with transformers_forwards():   # every module's rows; chain_report checks the lean stack's steps against them
         cache = prefill(model, tokens[None])
-        feed = [context[-1]] + [nodes[i] for i in branch]
-        for token in feed[:-1]:
-            forward_logits(model, torch.tensor([token]), cache, 1)
-        singles[r] = _recorded(model, lambda: forward_logits(model, torch.tensor(feed[-1:]), cache, 1))
+        ids, seen = torch.tensor([context[-1]] + nodes)[None], cache.get_seq_length()
+        positions, allowed = verify_positions(shape, seen, 1), verify_mask(shape, seen, 1)
+        multi, multi_logits = _recorded(model, lambda: forward_masked(model, ids, cache, positions, allowed, rows)[0])
+        singles = {}
+        for r in range(rows):
+            branch = [] if r == 0 else _branch(shape, r - 1)
+            cache = prefill(model, tokens[None])
+            feed = [context[-1]] + [nodes[i] for i in branch]
+            for token in feed[:-1]:
+                forward_logits(model, torch.tensor([token]), cache, 1)
+            singles[r] = _recorded(model, lambda: forward_logits(model, torch.tensor(feed[-1:]), cache, 1))
     return _compare(multi, multi_logits, singles, rows)
 
 

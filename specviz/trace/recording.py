@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..runtime.decoding import decode_tokens
+from ..runtime.token_text import decode_tokens
 from ..engine.drafters import Proposal
 from ..limits import TOP_N
 from ..engine.rule import Settled, Verdict

@@ -1,0 +1,159 @@
+"""A decoder layer stack in a few lines of tensor code: the same operations as transformers' forward, without its
+modules (issue 29).
+
+Why: on a 2-core CPU a one-token step of the 0.5B draft spent a third of its time outside the products, in
+~1,500 Python module calls and small tensor operations a step (norms spelled in seven operations, rotary halves,
+one Python call per projection). For a Qwen2- or Llama-family model whose every projection is one of specviz's
+int8-activation layers (models.quant.q4a8), this stack makes the same tensor operations in the same order, each
+on the same values, so its logits are transformers' bit for bit (tests/test_models_lean_forward.py compares them,
+one row to eight); what it leaves out is the modules around them, and it makes one product of q, k and v (and one
+of gate and up) where the layers are of one kind: each output column of a product is computed alone, so joining
+their weights changes no bit. A 0.5B one-token step: 29.6 -> 19.4 ms on a Zen 4 (docs/performance.md).
+
+It runs where the decoder's forwards take it (`runtime.decoding`, through the builder registered below): a batch
+of one, a dynamic cache, at most `limits.LEAN_MAX_ROWS` new positions (the one-token step, a chain's verify, the draft's
+catch-up), one causal chain (no tree mask), with specviz's one-query attention kernel (every row is then computed
+as transformers computes it here). Anything else, the prompt's prefill among them, keeps transformers' forward.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..runtime import attention
+from ..runtime.decoding import register_lean_builder
+from ..runtime.state import runtime_of
+from .quant import q4a8
+
+FAMILIES = ("qwen2", "llama")
+
+
+class LeanForward:
+    """`forward(ids [n], cache: KVCache, keep) -> hidden [keep, H]` (after the final norm) for one model."""
+
+    def __init__(self, model):
+        cfg, base = model.config, model.model
+        # Its modules, never the model: the stack is kept in the model's Runtime, which must not hold the model.
+        self.embed, self.rotary, self.norm, self.eps = base.embed_tokens, base.rotary_emb, base.norm.weight, cfg.rms_norm_eps
+        self.heads, self.kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
+        self.layers = [_Layer(layer) for layer in base.layers]
+
+    def __call__(self, ids: torch.Tensor, cache, keep: int) -> torch.Tensor:
+        n, start = ids.shape[0], cache.length
+        x = self.embed(ids)                                                   # [n, H]
+        positions = torch.arange(start, start + n, device=ids.device)
+        cos, sin = self.rotary(x[None], positions[None])                      # as Qwen2Model computes them
+        cos, sin = cos[0][:, None], sin[0][:, None]                           # [n, 1, D]
+        rows = attention.causal_rows(start, n)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, cache.cache, i, cos, sin, rows, self)
+        cache.length += n
+        return _rms(x[-keep:], self.norm, self.eps)
+
+
+def _rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """Qwen2RMSNorm / LlamaRMSNorm, operation for operation."""
+    h = x.to(torch.float32)
+    h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps)
+    return weight * h.to(x.dtype)
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class _Layer:
+    """One decoder layer's weights, its projections joined where they are of one kind."""
+
+    def __init__(self, layer):
+        attn, mlp = layer.self_attn, layer.mlp
+        self.norm1, self.norm2 = layer.input_layernorm.weight, layer.post_attention_layernorm.weight
+        self.eps = layer.input_layernorm.variance_epsilon
+        self.qkv = _Joined([attn.q_proj, attn.k_proj, attn.v_proj])
+        self.o, self.down = _Joined([attn.o_proj]), _Joined([mlp.down_proj])
+        self.gate_up = _Joined([mlp.gate_proj, mlp.up_proj])
+        self.scaling = attn.scaling
+
+    def __call__(self, x, cache, index: int, cos, sin, rows, lean: LeanForward) -> torch.Tensor:
+        n, heads, kv_heads, d = x.shape[0], lean.heads, lean.kv_heads, lean.head_dim
+        q, k, v = (t.view(n, -1, d) for t in self.qkv(_rms(x, self.norm1, self.eps)))
+        q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin   # apply_rotary_pos_emb
+        keys, values = cache.update(k.transpose(0, 1)[None], v.transpose(0, 1)[None], index)
+        out = attention.rows_attention(q, keys[0], values[0], rows, self.scaling)      # [n, heads, d]
+        x = x + self.o(out.reshape(n, heads * d))[0]
+        gate, up = self.gate_up(_rms(x, self.norm2, self.eps))
+        return x + self.down(torch.nn.functional.silu(gate) * up)[0]
+
+
+class _Joined:
+    """Projections of one input as one product where their layers are of one kind, else one product each."""
+
+    def __init__(self, linears: list):
+        self.widths = [m.out_features for m in linears]
+        # One kind, whole tiles before the last, and a bias on all or none (adding a zero bias turns -0.0 into +0.0).
+        one_kind = (len({type(m) for m in linears}) == 1 and all(w % q4a8.TILE == 0 for w in self.widths[:-1])
+                    and len({m.bias is None for m in linears}) == 1)
+        groups = [linears] if one_kind else [[m] for m in linears]
+        self.parts = [_joined_part(group) for group in groups]
+
+    def __call__(self, x: torch.Tensor) -> list[torch.Tensor]:
+        ext, isa = q4a8.extension(), q4a8.ISAS[q4a8.chosen_isa()]
+        outs = [ext.linear(x, packed, width, scales, bias, isa, kind) for packed, width, scales, bias, kind in self.parts]
+        return list(outs[0].split(self.widths, dim=-1)) if len(outs) < len(self.widths) else outs
+
+
+def _joined_part(linears: list) -> tuple:
+    """(packed, width, scales, bias, kind) of layers of one kind as one product. The modules then hold views into
+    the joined weights, so no second copy stays in memory and transformers' forward still runs on them."""
+    first = linears[0]
+    kind = q4a8.KINDS["q8"] if isinstance(first, q4a8.Q8A8Linear) else first.kind
+    if len(linears) == 1:
+        return first.packed, first.out_features, getattr(first, "scales", None), first.bias, kind
+    packed = torch.cat([m.packed for m in linears])
+    at = 0
+    for m in linears:
+        tiles = m.packed.shape[0]
+        m.packed = packed[at:at + tiles]
+        at += tiles
+    scales = torch.cat([m.scales for m in linears]) if kind == q4a8.KINDS["q8"] else None
+    bias = None if first.bias is None else torch.cat([m.bias for m in linears])
+    return packed, sum(m.out_features for m in linears), scales, bias, kind
+
+
+def eligible(model) -> bool:
+    """Whether `model` is one this stack computes exactly as transformers does."""
+    cfg = getattr(model, "config", None)
+    if cfg is None or getattr(cfg, "model_type", None) not in FAMILIES or not hasattr(model, "model"):
+        return False
+    if getattr(cfg, "use_sliding_window", False) or getattr(cfg, "hidden_act", "silu") != "silu":
+        return False
+    if getattr(cfg, "mlp_bias", False) or any(t != "full_attention" for t in getattr(cfg, "layer_types", None) or []):
+        return False
+    layers = getattr(model.model, "layers", [])
+    linear_types = (q4a8.Q4A8Linear, q4a8.Q8A8Linear)
+    for layer in layers:
+        attn, mlp = layer.self_attn, layer.mlp
+        mods = [attn.q_proj, attn.k_proj, attn.v_proj, attn.o_proj, mlp.gate_proj, mlp.up_proj, mlp.down_proj]
+        if not all(isinstance(m, linear_types) for m in mods) or attn.o_proj.bias is not None:
+            return False
+    heads, kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    return (bool(layers) and heads % kv_heads == 0 and head_dim % 8 == 0 and model.dtype in (torch.float32, torch.bfloat16)
+            and q4a8.extension() is not None)
+
+
+def lean_for(model) -> LeanForward | None:
+    """The model's lean stack, or None where it would not compute what transformers computes; built once, and again
+    when the model's layers were replaced (a target converted to another precision gets new modules) or its dtype
+    changed."""
+    layers = getattr(getattr(model, "model", None), "layers", None)
+    first = layers[0].self_attn.q_proj if layers else None
+    dtype = getattr(model, "dtype", None)   # moved to another dtype: its scales and biases were converted
+    runtime = runtime_of(model)
+    if runtime.lean is None or runtime.lean[0] is not first or runtime.lean[1] != dtype:
+        runtime.lean = (first, dtype, LeanForward(model) if eligible(model) else None)
+    return runtime.lean[2]
+
+
+register_lean_builder(lean_for)

@@ -1,0 +1,131 @@
+"""The lean layer stack (specviz.models.lean_forward) computes transformers' forward bit for bit, where it runs.
+
+Random Qwen2 and Llama models with Qwen2.5's head size and grouped queries, their projections stored as q4a8 (the
+only layers the stack takes); contexts long enough that a different reduction order would show.
+"""
+import copy
+
+import pytest
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+from specviz import SamplingConfig, autoregressive_generate, speculative_generate
+from specviz.limits import LEAN_MAX_ROWS
+from specviz.models import lean_forward
+from specviz.models.quant import q4a8
+from specviz.models.quant.weights import convert_target_weights
+from specviz.runtime import decoding
+from specviz.runtime.attention import use_row_invariant_attention
+from specviz.runtime.decoding import (KVCache, forward_hidden, forward_logits, lean_available, prefill,
+                                      transformers_forwards)
+from specviz.runtime.invariance import chain_report
+from specviz.runtime.state import runtime_of
+
+pytestmark = pytest.mark.skipif(q4a8.unavailable() is not None, reason="the q4a8 kernels do not build here")
+
+VOCAB = 512
+SHAPE = dict(vocab_size=VOCAB, hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=2,
+             num_key_value_heads=1, max_position_embeddings=2048, tie_word_embeddings=False)
+FAMILIES = {"qwen2": (Qwen2Config, Qwen2ForCausalLM), "llama": (LlamaConfig, LlamaForCausalLM)}
+
+
+def model_of(family: str, dtype: torch.dtype, kind: str = "q4a8", seed: int = 0):
+    config_cls, model_cls = FAMILIES[family]
+    torch.manual_seed(seed)
+    model = model_cls(config_cls(**copy.deepcopy(SHAPE))).eval()
+    convert_target_weights(model, kind, strict_grid=False)
+    model.to(dtype)
+    use_row_invariant_attention(model)
+    return model
+
+
+def tokens(n: int, seed: int) -> torch.Tensor:
+    return torch.randint(0, VOCAB, (n,), generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("context", [20, 300])
+@torch.inference_mode()
+def test_its_logits_and_hidden_states_are_transformers_bit_for_bit(family, dtype, context):
+    model = model_of(family, dtype)
+    assert lean_available(model)
+    ctx = tokens(context, 1)
+    for n in (1, 2, 5, LEAN_MAX_ROWS):
+        new = tokens(n, 2 + n)
+        lean_cache, plain_cache = prefill(model, ctx[None]), prefill(model, ctx[None])
+        got = forward_logits(model, new, lean_cache, n)
+        with transformers_forwards():
+            want = forward_logits(model, new, plain_cache, n)
+        assert got.dtype == want.dtype and torch.equal(got, want), (family, dtype, context, n)
+        assert lean_cache.length == plain_cache.length == context - 1 + n
+        lean_cache.crop(-n)
+        plain_cache.crop(-n)
+        hidden = forward_hidden(model, new, lean_cache, 2)
+        with transformers_forwards():
+            assert torch.equal(hidden, forward_hidden(model, new, plain_cache, 2))
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_the_harness_checks_its_rows_and_catches_a_stack_that_differs(family, monkeypatch):
+    model = model_of(family, torch.bfloat16)
+    ctx, drafts = tokens(300, 1).tolist(), tokens(5, 7).tolist()
+    report = chain_report(model, ctx, drafts)
+    assert report.identical, report.line()
+    monkeypatch.setattr(lean_forward, "_rms", lambda x, w, eps: w * (x.float() * torch.rsqrt(
+        x.float().pow(2).mean(-1, keepdim=True) + 2 * eps)).to(x.dtype))   # an epsilon twice too large
+    report = chain_report(model, ctx, drafts)
+    assert not report.identical and set(report.diverged) == {"lean verify", "lean step"}, report.diverged
+
+
+@torch.inference_mode()
+def test_greedy_speculative_output_is_the_target_alone_on_the_stack():
+    target, draft = model_of("qwen2", torch.bfloat16, seed=0), model_of("qwen2", torch.bfloat16, seed=1)
+    greedy = SamplingConfig(temperature=0.0)
+    for seed in range(4):
+        prompt = tokens(40 + 30 * seed, 100 + seed).tolist()
+        alone = [s.token_id for s in autoregressive_generate(target, prompt, sampling=greedy, max_new_tokens=24)]
+        rounds = speculative_generate(target, draft, prompt, k=4, sampling=greedy, max_new_tokens=24)
+        assert [t for r in rounds for t in r.emitted][:24] == alone
+
+
+def test_it_joins_projections_of_one_kind_without_a_second_copy():
+    model = model_of("qwen2", torch.bfloat16)
+    lean = lean_forward.lean_for(model)
+    attn, mlp = model.model.layers[0].self_attn, model.model.layers[0].mlp
+    assert len(lean.layers[0].qkv.parts) == 1 and len(lean.layers[0].gate_up.parts) == 1
+    joined = lean.layers[0].qkv.parts[0][0]
+    for m in (attn.q_proj, attn.k_proj, attn.v_proj):
+        assert m.packed.untyped_storage().data_ptr() == joined.untyped_storage().data_ptr()
+    assert mlp.gate_proj.packed.untyped_storage().data_ptr() == lean.layers[0].gate_up.parts[0][0].untyped_storage().data_ptr()
+
+
+def test_it_stays_out_where_it_would_not_compute_what_transformers_computes(monkeypatch):
+    assert not lean_available(model_of("qwen2", torch.bfloat16, kind="int8"))   # PyTorch's own layers
+    model = model_of("qwen2", torch.bfloat16)
+    calls = []
+    monkeypatch.setattr(decoding, "_lean_builder", lambda m: calls.append(m) or lean_forward.lean_for(m))
+    with torch.inference_mode():
+        cache = prefill(model, tokens(30, 1)[None])   # the prefill: transformers' batched forward
+        assert not calls
+        forward_logits(model, tokens(LEAN_MAX_ROWS + 1, 2), cache, 1)   # more rows than a verify
+        assert not calls
+        forward_logits(model, tokens(3, 3), cache, 1)
+        assert len(calls) == 1
+        forward_logits(model, tokens(1, 4), KVCache(model, static=True, max_len=64), 1)   # a static cache
+        assert len(calls) == 1
+
+
+def test_a_model_whose_layers_were_replaced_gets_a_new_stack():
+    model = model_of("qwen2", torch.float32)
+    first = lean_forward.lean_for(model)
+    assert lean_forward.lean_for(model) is first
+    attn = model.model.layers[0].self_attn
+    attn.q_proj = copy.deepcopy(attn.q_proj)        # as a conversion to another precision replaces every module
+    second = lean_forward.lean_for(model)
+    assert second is not None and second is not first
+    model.to(torch.bfloat16)                         # its scales and biases converted: built again
+    third = lean_forward.lean_for(model)
+    assert third is not None and third is not second
+    attn.q_proj = torch.nn.Linear(256, 256, bias=True)   # a layer the stack does not take: transformers' forward
+    assert lean_forward.lean_for(model) is None and not lean_available(model)
