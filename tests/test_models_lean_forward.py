@@ -18,7 +18,8 @@ from specviz.runtime import decoding
 from specviz.runtime.attention import use_row_invariant_attention
 from specviz.runtime.decoding import (KVCache, forward_hidden, forward_logits, lean_available, prefill,
                                       transformers_forwards)
-from specviz.runtime.invariance import chain_report
+from specviz.engine.tree import TreeShape, forward_masked, verify_mask, verify_positions
+from specviz.runtime.invariance import chain_report, tree_report
 from specviz.runtime.state import runtime_of
 
 pytestmark = pytest.mark.skipif(q4a8.unavailable() is not None, reason="the q4a8 kernels do not build here")
@@ -76,6 +77,29 @@ def test_the_harness_checks_its_rows_and_catches_a_stack_that_differs(family, mo
         x.float().pow(2).mean(-1, keepdim=True) + 2 * eps)).to(x.dtype))   # an epsilon twice too large
     report = chain_report(model, ctx, drafts)
     assert not report.identical and set(report.diverged) == {"lean verify", "lean step"}, report.diverged
+    shape = TreeShape.from_widths([2, 2, 1])
+    report = tree_report(model, ctx, shape, tokens(shape.size, 9).tolist())
+    assert not report.identical and report.diverged == ["lean tree verify"], report.diverged
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+@torch.inference_mode()
+def test_a_tree_verify_on_it_is_transformers_masked_forward_bit_for_bit(family):
+    model = model_of(family, torch.bfloat16)
+    shape, ctx = TreeShape.from_widths([3, 2, 1]), tokens(200, 1)
+    ids = torch.cat([ctx[-1:], tokens(shape.size, 5)])[None]
+    outs = []
+    for plain in (False, True):
+        cache = prefill(model, ctx[None])
+        seen = cache.length
+        positions, allowed = verify_positions(shape, seen, 1), verify_mask(shape, seen, 1)
+        if plain:
+            with transformers_forwards():
+                outs.append(forward_masked(model, ids, cache, positions, allowed, shape.size + 1))
+        else:
+            outs.append(forward_masked(model, ids, cache, positions, allowed, shape.size + 1))
+        assert cache.length == seen + shape.size + 1
+    assert torch.equal(*outs)
 
 
 @torch.inference_mode()

@@ -19,7 +19,7 @@ from functools import cached_property
 
 import torch
 
-from ..runtime.decoding import KVCache, input_device
+from ..runtime.decoding import KVCache, input_device, lean_masked_logits
 from ..limits import MAX_TREE_NODES
 
 
@@ -160,6 +160,9 @@ def forward_masked(model, ids: torch.Tensor, cache: KVCache | None, positions: t
 
     Returns the logits of the last `keep` positions [B, keep, V]; the cache grows by n.
     """
+    lean = lean_masked_logits(model, ids, cache, positions, allowed, keep)   # the same logits, bit for bit
+    if lean is not None:
+        return lean
     device = input_device(model)
     ids = ids.to(device)
     B, n = ids.shape

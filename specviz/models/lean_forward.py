@@ -12,7 +12,7 @@ their weights changes no bit. A 0.5B one-token step: 29.6 -> 19.4 ms on a Zen 4 
 
 It runs where the decoder's forwards take it (`runtime.decoding`, through the builder registered below): a batch
 of one, a dynamic cache, at most `limits.LEAN_MAX_ROWS` new positions (the one-token step, a chain's verify, the draft's
-catch-up), one causal chain (no tree mask), with specviz's one-query attention kernel (every row is then computed
+catch-up, a tree's verify or draft step), with specviz's one-query attention kernel (every row is then computed
 as transformers computes it here). Anything else, the prompt's prefill among them, keeps transformers' forward.
 """
 from __future__ import annotations
@@ -38,13 +38,16 @@ class LeanForward:
         self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
         self.layers = [_Layer(layer) for layer in base.layers]
 
-    def __call__(self, ids: torch.Tensor, cache, keep: int) -> torch.Tensor:
+    def __call__(self, ids: torch.Tensor, cache, keep: int, positions: torch.Tensor | None = None,
+                 allowed: torch.Tensor | None = None) -> torch.Tensor:
+        """`positions` [n] and `allowed` [n, kv] (a tree's forward) or neither (a chain: the next positions, causal)."""
         n, start = ids.shape[0], cache.length
         x = self.embed(ids)                                                   # [n, H]
-        positions = torch.arange(start, start + n, device=ids.device)
+        if positions is None:
+            positions = torch.arange(start, start + n, device=ids.device)
         cos, sin = self.rotary(x[None], positions[None])                      # as Qwen2Model computes them
         cos, sin = cos[0][:, None], sin[0][:, None]                           # [n, 1, D]
-        rows = attention.causal_rows(start, n)
+        rows = attention.causal_rows(start, n) if allowed is None else attention.masked_rows(allowed)
         for i, layer in enumerate(self.layers):
             x = layer(x, cache.cache, i, cos, sin, rows, self)
         cache.length += n

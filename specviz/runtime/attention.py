@@ -150,22 +150,29 @@ def _kernel_rows(ext, query, key, value, attention_mask, scaling: float | None) 
     return out.unsqueeze(0).to(query.dtype)
 
 
-def causal_rows(start: int, n: int) -> tuple:
-    """The rows of `n` new positions after `start` cached ones, in one chain: row i sees keys 0..start+i."""
-    return ("causal", start, n)
+class Rows:
+    """The keys each query row of one forward may see, as the kernel takes them (built once, shared by every layer)."""
+
+    def __init__(self, lists: list[int | torch.Tensor]):
+        self.flat, self.offsets = _key_lists(lists)
 
 
-def rows_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, rows: tuple,
+def causal_rows(start: int, n: int) -> Rows:
+    """`n` new positions after `start` cached ones in one chain: row i sees keys 0..start+i."""
+    return Rows([start + i + 1 for i in range(n)])
+
+
+def masked_rows(allowed: torch.Tensor) -> Rows:
+    """Rows under a mask [n, kv] of allowed keys (a tree: the prefix, the pending tokens, its ancestors, itself)."""
+    return Rows([row.nonzero()[:, 0] for row in allowed.cpu()])
+
+
+def rows_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, rows: Rows,
                    scaling: float) -> torch.Tensor:
-    """The kernel's call of `_kernel_rows` for `causal_rows` (models.lean_forward): query [n, H, D], key and value
+    """`_kernel_rows`' kernel call for the lean layer stack (models.lean_forward): query [n, H, D], key and value
     [Hkv, kv, D] -> [n, H, D] in the query's dtype, the same fp32 sequence per (row, head) as every other row."""
-    global _lists
-    if _lists is None or _lists[0] != rows:
-        _, start, n = rows
-        _lists = (rows, _key_lists([start + i + 1 for i in range(n)]))
-    flat, offsets = _lists[1]
-    out = kernel().one_query_attention(query.float().contiguous(), key.contiguous(), value.contiguous(), flat,
-                                       offsets, float(scaling), 1)
+    out = kernel().one_query_attention(query.float().contiguous(), key.contiguous(), value.contiguous(), rows.flat,
+                                       rows.offsets, float(scaling), 1)
     return out.to(query.dtype)
 
 

@@ -279,6 +279,15 @@ def forward_logits(model, ids: torch.Tensor, cache, keep: int, eager: bool = Fal
     return out.logits if batched else out.logits[0]
 
 
+def lean_masked_logits(model, ids: torch.Tensor, cache, positions: torch.Tensor, allowed: torch.Tensor,
+                       keep: int) -> torch.Tensor | None:
+    """engine.tree.forward_masked's logits [1, keep, V] through the lean stack where it takes the forward, else None."""
+    lean = _lean(model, ids, cache, False)
+    if lean is None:
+        return None
+    return model.get_output_embeddings()(lean(ids[0].to(input_device(model)), cache, keep, positions, allowed))[None]
+
+
 def forward_hidden(model, ids: torch.Tensor, cache, keep: int, eager: bool = False) -> torch.Tensor:
     """`forward_logits` without the output layer: final hidden states [B, keep, H] (or [keep, H]).
 

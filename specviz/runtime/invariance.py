@@ -198,7 +198,15 @@ def tree_report(model, context: list[int], shape: TreeShape, nodes: list[int]) -
             for token in feed[:-1]:
                 forward_logits(model, torch.tensor([token]), cache, 1)
             singles[r] = _recorded(model, lambda: forward_logits(model, torch.tensor(feed[-1:]), cache, 1))
-    return _compare(multi, multi_logits, singles, rows)
+    report = _compare(multi, multi_logits, singles, rows)
+    if lean_available(model):   # the lean stack's tree verify against the modules' one-token logits
+        cache = prefill(model, tokens[None])
+        lean = forward_masked(model, ids, cache, positions, allowed, rows)[0]
+        for r in range(rows):
+            report.compared += 1
+            if not torch.equal(lean[r], singles[r][1][-1]):
+                _note(report, "lean tree verify", "logits", r, tuple(lean.shape), lean[r], singles[r][1][-1])
+    return report
 
 
 def _branch(shape: TreeShape, node: int) -> list[int]:
