@@ -121,7 +121,8 @@ def test_it_joins_projections_of_one_kind_without_a_second_copy():
     joined = lean.layers[0].qkv.parts[0][0]
     for m in (attn.q_proj, attn.k_proj, attn.v_proj):
         assert m.packed.untyped_storage().data_ptr() == joined.untyped_storage().data_ptr()
-    assert mlp.gate_proj.packed.untyped_storage().data_ptr() == lean.layers[0].gate_up.parts[0][0].untyped_storage().data_ptr()
+    gate_up = lean.layers[0].gate_up.parts[0][0]
+    assert mlp.gate_proj.packed.untyped_storage().data_ptr() == gate_up.untyped_storage().data_ptr()
 
 
 def test_it_stays_out_where_it_would_not_compute_what_transformers_computes(monkeypatch):

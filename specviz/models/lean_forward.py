@@ -1,19 +1,20 @@
 """A decoder layer stack in a few lines of tensor code: the same operations as transformers' forward, without its
 modules (issue 29).
 
-Why: on a 2-core CPU a one-token step of the 0.5B draft spent a third of its time outside the products, in
-~1,500 Python module calls and small tensor operations a step (norms spelled in seven operations, rotary halves,
-one Python call per projection). For a Qwen2- or Llama-family model whose every projection is one of specviz's
-int8-activation layers (models.quant.q4a8), this stack makes the same tensor operations in the same order, each
-on the same values, so its logits are transformers' bit for bit (tests/test_models_lean_forward.py compares them,
-one row to eight); what it leaves out is the modules around them, and it makes one product of q, k and v (and one
-of gate and up) where the layers are of one kind: each output column of a product is computed alone, so joining
-their weights changes no bit. A 0.5B one-token step: 29.6 -> 19.4 ms on a Zen 4 (docs/performance.md).
+Why: on a 2-core CPU a one-token step of the 0.5B draft spent a third of its time outside the products, in ~1,500
+Python module calls and small tensor operations a step (norms spelled in seven operations, rotary halves, one Python
+call per projection). For a Qwen2- or Llama-family model whose every projection is one of specviz's int8-activation
+layers (models.quant.q4a8), this stack makes the same tensor operations in the same order, each on the same values,
+so its logits are transformers' bit for bit (tests/test_models_lean_forward.py compares them, 1 to 16 rows and tree
+forwards); what it leaves out is the modules around them, and it makes one product of q, k and v (and one of gate and
+up) where the layers are of one kind: each output column of a product is computed alone, so joining their weights
+changes no bit. One-token steps on a 2-core Zen 4: the packaged 0.5B draft 37.2 -> 28.8 ms, the 1.5B target 76.1 ->
+65.3 ms (docs/performance.md, "The layers without their modules").
 
-It runs where the decoder's forwards take it (`runtime.decoding`, through the builder registered below): a batch
-of one, a dynamic cache, at most `limits.LEAN_MAX_ROWS` new positions (the one-token step, a chain's verify, the draft's
-catch-up, a tree's verify or draft step), with specviz's one-query attention kernel (every row is then computed
-as transformers computes it here). Anything else, the prompt's prefill among them, keeps transformers' forward.
+It runs where the decoder's forwards take it (`runtime.decoding`, through the builder registered below): a batch of
+one, a dynamic cache, at most `limits.LEAN_MAX_ROWS` new positions (the one-token step, a chain's verify, the draft's
+catch-up, a tree's verify or draft step), with specviz's one-query attention kernel (every row is then computed as
+transformers computes it here). Anything else, the prompt's prefill among them, keeps transformers' forward.
 """
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ class LeanForward:
     def __init__(self, model):
         cfg, base = model.config, model.model
         # Its modules, never the model: the stack is kept in the model's Runtime, which must not hold the model.
-        self.embed, self.rotary, self.norm, self.eps = base.embed_tokens, base.rotary_emb, base.norm.weight, cfg.rms_norm_eps
-        self.heads, self.kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+        self.embed, self.rotary, self.norm = base.embed_tokens, base.rotary_emb, base.norm.weight
+        self.eps = cfg.rms_norm_eps
+        self.heads = cfg.num_attention_heads
         self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
         self.layers = [_Layer(layer) for layer in base.layers]
 
@@ -79,7 +81,7 @@ class _Layer:
         self.scaling = attn.scaling
 
     def __call__(self, x, cache, index: int, cos, sin, rows, lean: LeanForward) -> torch.Tensor:
-        n, heads, kv_heads, d = x.shape[0], lean.heads, lean.kv_heads, lean.head_dim
+        n, heads, d = x.shape[0], lean.heads, lean.head_dim
         q, k, v = (t.view(n, -1, d) for t in self.qkv(_rms(x, self.norm1, self.eps)))
         q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin   # apply_rotary_pos_emb
         keys, values = cache.update(k.transpose(0, 1)[None], v.transpose(0, 1)[None], index)
@@ -102,7 +104,8 @@ class _Joined:
 
     def __call__(self, x: torch.Tensor) -> list[torch.Tensor]:
         ext, isa = q4a8.extension(), q4a8.ISAS[q4a8.chosen_isa()]
-        outs = [ext.linear(x, packed, width, scales, bias, isa, kind) for packed, width, scales, bias, kind in self.parts]
+        outs = [ext.linear(x, packed, width, scales, bias, isa, kind)
+                for packed, width, scales, bias, kind in self.parts]
         return list(outs[0].split(self.widths, dim=-1)) if len(outs) < len(self.widths) else outs
 
 
@@ -142,8 +145,8 @@ def eligible(model) -> bool:
             return False
     heads, kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
-    return (bool(layers) and heads % kv_heads == 0 and head_dim % 8 == 0 and model.dtype in (torch.float32, torch.bfloat16)
-            and q4a8.extension() is not None)
+    return (bool(layers) and heads % kv_heads == 0 and head_dim % 8 == 0
+            and model.dtype in (torch.float32, torch.bfloat16) and q4a8.extension() is not None)
 
 
 def lean_for(model) -> LeanForward | None:
