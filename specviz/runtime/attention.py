@@ -128,33 +128,30 @@ def _key_lists(keys: list[int | torch.Tensor]) -> tuple[torch.Tensor, torch.Tens
     return torch.cat(lists), offsets
 
 
-_lists = None   # (tag, flat key lists): every layer of a forward asks for the same rows' keys
+class Rows:
+    """The keys each query row of one forward may see, as the kernel takes them (built once, shared by every layer)."""
+
+    def __init__(self, lists: list[int | torch.Tensor]):
+        self.flat, self.offsets = _key_lists(lists)
 
 
-def _kernel_rows(ext, query, key, value, attention_mask, scaling: float | None) -> torch.Tensor:
+_lists = None   # (tag, Rows): every layer of a forward asks for the same rows' keys
+
+
+def _kernel_rows(query, key, value, attention_mask, scaling: float | None) -> torch.Tensor:
     """[1, H, R, D] queries over their keys -> [1, R, H, D] in the query's dtype, one kernel call."""
     global _lists
     q_length, kv_length = query.shape[2], key.shape[2]
     if q_length == 1 and attention_mask is None:   # the one-token step on a dynamic cache: every key
         tag = ("all", kv_length)
         if _lists is None or _lists[0] != tag:
-            _lists = (tag, _key_lists([kv_length]))
+            _lists = (tag, Rows([kv_length]))
     else:
         keys = _row_keys(attention_mask, q_length, kv_length)   # the same list object for every layer
         if _lists is None or _lists[0] is not keys:
-            _lists = (keys, _key_lists(keys))
-    flat, offsets = _lists[1]
+            _lists = (keys, Rows(keys))
     scale = scaling if scaling is not None else query.shape[-1] ** -0.5
-    q = query[0].transpose(0, 1).float().contiguous()
-    out = ext.one_query_attention(q, key[0].contiguous(), value[0].contiguous(), flat, offsets, float(scale), 1)
-    return out.unsqueeze(0).to(query.dtype)
-
-
-class Rows:
-    """The keys each query row of one forward may see, as the kernel takes them (built once, shared by every layer)."""
-
-    def __init__(self, lists: list[int | torch.Tensor]):
-        self.flat, self.offsets = _key_lists(lists)
+    return rows_attention(query[0].transpose(0, 1), key[0], value[0], _lists[1], scale).unsqueeze(0)
 
 
 def causal_rows(start: int, n: int) -> Rows:
@@ -169,8 +166,9 @@ def masked_rows(allowed: torch.Tensor) -> Rows:
 
 def rows_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, rows: Rows,
                    scaling: float) -> torch.Tensor:
-    """`_kernel_rows`' kernel call for the lean layer stack (models.lean_forward): query [n, H, D], key and value
-    [Hkv, kv, D] -> [n, H, D] in the query's dtype, the same fp32 sequence per (row, head) as every other row."""
+    """The kernel's call, for transformers' attention (`_kernel_rows`) and the lean layer stack (models.lean_forward)
+    alike: query [n, H, D], key and value [Hkv, kv, D] -> [n, H, D] in the query's dtype, the same fp32 sequence
+    per (row, head) whatever the other rows."""
     out = kernel().one_query_attention(query.float().contiguous(), key.contiguous(), value.contiguous(), rows.flat,
                                        rows.offsets, float(scaling), 1)
     return out.to(query.dtype)
@@ -195,7 +193,7 @@ def row_invariant_attention(module, query, key, value, attention_mask, dropout: 
     q_length, kv_length = query.shape[2], key.shape[2]
     ext = kernel() if q_length <= MAX_ROWS else None
     if ext is not None and _kernel_fits(query, key, kwargs):
-        return _kernel_rows(ext, query, key, value, attention_mask, scaling), None
+        return _kernel_rows(query, key, value, attention_mask, scaling), None
     plain = q_length > MAX_ROWS or query.shape[0] != 1 or _capturing() or (q_length == 1 and attention_mask is None)
     if plain:
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
