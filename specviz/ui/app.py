@@ -65,7 +65,10 @@ def results(lang: str) -> dict:
          "legend": gr.HTML(vh.legend_html(lang=lang), elem_id="sv-legend")}
     with gr.Row(equal_height=False, elem_id="sv-texts"):
         with gr.Column(scale=3, min_width=300):
-            c["live"] = gr.HTML("", elem_id="sv-live")
+            # A fixed empty box that assets/live_text.js fills: whole values replace its text, append values
+            # (`LiveText.appended`) add rounds to it; Gradio never re-parses the growing text (issue 27).
+            c["live"] = gr.HTML("", elem_id="sv-live", html_template='<div class="sv-live-text"></div>',
+                                js_on_load=(ASSETS / "live_text.js").read_text(encoding="utf-8"))
         with gr.Column(scale=2, min_width=240):
             c["output"] = gr.Textbox(label=t("ui.output", lang), interactive=False, lines=9, max_lines=18,
                                      buttons=["copy"], placeholder=t("ui.output_placeholder", lang), elem_id="sv-output")

@@ -9,10 +9,12 @@ streaming and always at the end; with `stream_charts=False` (a fast replay, and
 every live run: issue 27) the log and tiles are redrawn at that pace too, and
 the charts only at the end, so that building, sending and drawing two Plotly
 figures and the whole log never compete with a decode (the live text, the one
-view that moves on every update, only grows); a live run's round log comes at its end only (`live_log`). Every round's fragment and card
-is drawn once and kept as a string: an update joins cached strings, and the
-live text only grows at its end while its window holds every round (Gradio
-then sends the new part only).
+view that moves on every update, only grows); a live run's round log comes at its end only (`live_log`). Every
+round's fragment and card is drawn once and kept as a string. The live text is
+sent whole at the start and the end only; each update between brings only the
+rounds that arrived since the last (`LiveText.appended`, appended in the page by
+assets/live_text.js): Gradio parses and diffs a whole HTML value on every
+update, which grew with the text.
 """
 from __future__ import annotations
 
@@ -74,7 +76,7 @@ class StreamView:
     def progress(self) -> dict:
         """The views after the rounds added so far; the charts only if their interval has passed (without
         `stream_charts`, a fast replay: the log and tiles too, and the charts only at the end)."""
-        upd = {"live": self.live.html()}
+        upd = {"live": self.live.appended()}
         now = time.perf_counter()
         due = self._last_chart is None or now - self._last_chart >= self.chart_interval_s
         if due:

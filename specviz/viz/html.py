@@ -149,6 +149,11 @@ def round_fragment_html(rnd: Round, greedy: bool, lang: str = DEFAULT_LANG) -> s
     return f'<span class="sv-round" data-round="{rnd.index + 1}">{"".join(parts)}</span>'
 
 
+# A live text update that adds rounds to what the page shows rather than replacing it (`LiveText.appended`); the
+# page keeps the newest `window` rounds (0: all). Read by assets/live_text.js.
+LIVE_APPEND_MARK = "<!--sv-live-append {window}-->"
+
+
 class LiveText:
     """The streamed text: the prompt, then one cached fragment per round (append-only).
 
@@ -164,6 +169,7 @@ class LiveText:
         # (round, its fragment once drawn): drawn when first shown, so rounds that scroll past unseen cost nothing
         self._parts: deque[list] = deque(maxlen=window)
         self._n = 0
+        self._sent = 0   # rounds the page holds: those of the last html() or appended()
 
     def add(self, rnd: Round) -> None:
         self._parts.append([rnd, None])
@@ -173,13 +179,31 @@ class LiveText:
         return self._n
 
     def html(self) -> str:
+        """The whole text: the prompt, the line counting rounds out of the window, the window's rounds."""
+        self._sent = self._n
+        note = self._note()
+        return self._head + (note + " " if note else "") + self._fragments(len(self._parts))
+
+    def appended(self) -> str:
+        """What the page adds to the text it holds (after `html()` or the last `appended()`): the append mark with
+        the window, the line counting earlier rounds when there is one, the new rounds' fragments
+        (`assets/live_text.js` appends them and keeps the newest `window` rounds). Issue 27: Gradio parses and
+        diffs a whole HTML value on every update, which grew with the text and slowed the decode beside it."""
+        new, self._sent = min(self._n - self._sent, len(self._parts)), self._n
+        return f"{LIVE_APPEND_MARK.format(window=self._parts.maxlen or 0)}{self._note()}{self._fragments(new)}"
+
+    def _note(self) -> str:
         hidden = self._n - len(self._parts)
-        note = (f'<span class="sv-muted sv-earlier" data-earlier="{hidden}">'
-                f'{esc(t("live.earlier", self.lang, n=hidden))}</span> ') if hidden else ""
-        for part in self._parts:
+        return (f'<span class="sv-muted sv-earlier" data-earlier="{hidden}">'
+                f'{esc(t("live.earlier", self.lang, n=hidden))}</span>') if hidden else ""
+
+    def _fragments(self, newest: int) -> str:
+        """The newest `newest` rounds' fragments, each drawn once."""
+        parts = list(self._parts)[len(self._parts) - newest:] if newest else []
+        for part in parts:
             if part[1] is None:
                 part[1] = round_fragment_html(part[0], self.greedy, self.lang)
-        return self._head + note + "".join(part[1] for part in self._parts)
+        return "".join(part[1] for part in parts)
 
 
 # ---------------------------------------------------------------- the legend
