@@ -49,7 +49,10 @@ APP_TICK_S = 0.5                # how often a waiting event function looks at it
 # Issue 27: watching a run must not slow it. The page's event function shares the cores and the GIL with the decode
 # thread, so it draws the newest state at most this often (every round still reaches the log and the trace); a live
 # run's log and tiles follow at APP_CHART_INTERVAL_S, its charts once, after the run.
-APP_LIVE_UPDATES_PER_S = 2.0    # page updates a second while a run streams (4 cost the decode ~20 % in a browser)
+# Each streamed message costs Chromium ~20-40 ms whatever it carries (Gradio's frontend snapshots every output):
+# at 2 a second the decode beside a browser ran at 0.885 / 0.865 the worker's speed, at 1 a second 0.979 / 1.016
+# (speculative / target alone, 8 prompts interleaved, 2-core Zen 4: docs/performance.md).
+APP_LIVE_UPDATES_PER_S = 1.0    # page updates a second while a run streams
 
 # Issue 22: a page that never freezes, a Stop heard within one round.
 LEAN_MAX_ROWS = 16              # new positions a forward may have to take the lean layer stack (models.lean_forward)
