@@ -297,3 +297,23 @@ def test_sweep_marks_no_best_k_when_none_beats_the_target():
     fig = charts.throughput_vs_k_figure(SimpleNamespace(rows=rows, target_tokens_per_s=10.0, best_k=2))
     assert not any((t.name or "").startswith("best K") for t in fig.data)
     assert any("none faster than the target alone" in a.text for a in fig.layout.annotations)
+
+
+def test_the_live_text_sends_only_the_rounds_the_page_lacks():
+    """Issue 27: after the whole text, an update carries the append mark and the new rounds only; past the window,
+    the newest `window` rounds and the line counting the earlier ones (assets/live_text.js appends them)."""
+    from tests.rounds import bonus_round
+
+    live = vh.LiveText("p", greedy=True, window=3)
+    assert "sv-round" not in live.html()
+    live.add(bonus_round(0))
+    live.add(bonus_round(1))
+    first = live.appended()
+    assert first.startswith(vh.LIVE_APPEND_MARK.format(window=3)) and first.count('class="sv-round"') == 2
+    assert live.appended() == vh.LIVE_APPEND_MARK.format(window=3)          # nothing new: nothing sent
+    for i in range(2, 7):
+        live.add(bonus_round(i))
+    burst = live.appended()
+    assert burst.count('class="sv-round"') == 3 and 'data-earlier="4"' in burst and 'data-round="7"' in burst
+    assert 'data-round="4"' not in burst
+    assert vh.LiveText("p", greedy=True).appended() == vh.LIVE_APPEND_MARK.format(window=0)

@@ -19,7 +19,8 @@ line style, so colour is never the only cue):
 Incremental rendering: `LiveText` (and `cards.RoundLog`) build each round's fragment
 once, when the round arrives, and keep it; the page value is the fragments
 joined. The live text is append-only (prompt first, then one fragment per
-round), so a streamed update is a pure extension of the previous one.
+round), so a streamed update sends only the new rounds (`LiveText.appended`;
+the page appends them: assets/live_text.js).
 """
 from __future__ import annotations
 
