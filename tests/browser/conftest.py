@@ -10,7 +10,9 @@ from tests.browser.page import ARGS, CHROMIUM
 def server():
     from tests.browser.tiny_app import serve
 
-    demo, url = serve(delay=0.03, replay_delay=0.04)
+    # Four updates a second, not the app's one: the tiny models' runs last a second or two, and the tests watch the
+    # text arrive in steps (the rate itself is measured by scripts/page_vs_bench.py, not here).
+    demo, url = serve(delay=0.03, replay_delay=0.04, live_updates_per_s=4.0)
     yield url
     demo.close()
 
