@@ -261,6 +261,62 @@ def test_q4k_is_close_to_the_float64_product(ext):
     assert float(err.max()) < 0.02   # int8 activations per block of 32, as the q4 layout
 
 
+# ---------------------------------------------------------------- the q4h layout: fp16 scales (a requantized draft)
+
+def _q4h_layers(n: int = 40, k: int = 96, seed: int = 5):
+    """A weight requantized as a draft is (fp16 grid), as q4h and as q4 holding the same values; k = 96: no
+    multiple of a Q4_K super-block, as the 0.5B draft's 896."""
+    w = torch.randn(n, k, generator=torch.Generator().manual_seed(seed)) * 0.05
+    codes, scale, lo = q4a8.fp16_grid(w, *weights.int4_grid(w, exact=False)[1:])
+    bias = torch.randn(n)
+    return (q4a8.Q4HA8Linear(w, bias, (codes, scale, lo)), q4a8.Q4A8Linear(w, bias, (codes, scale.float(), lo.float())),
+            w)
+
+
+def test_q4h_pack_and_unpack_are_inverse_and_take_0_625_bytes_a_weight():
+    new, _, w = _q4h_layers(n=48)
+    codes, scale, lo = q4a8.fp16_grid(w, *weights.int4_grid(w, exact=False)[1:])
+    assert all(torch.equal(a, b) for a, b in zip(q4a8.unpack_q4h(new.packed, 48), (codes, scale, lo)))
+    assert scale.dtype == lo.dtype == torch.float16 and new.packed.numel() / (48 * 96) == 0.625
+
+
+def test_q4h_codes_are_found_again_for_the_fp16_grid():
+    new, _, w = _q4h_layers()
+    _, scale, lo = q4a8.unpack_q4h(new.packed, 40)
+    err = (new.dense_weight() - w).abs().reshape(40, -1, 32).amax(-1)
+    assert bool((err <= 0.5 * scale.float() * 1.01 + lo.float().abs() * 2 ** -10).all())   # half a step, fp16's own
+    flat = torch.zeros(16, 32)
+    codes, scale, lo = q4a8.fp16_grid(flat, *weights.int4_grid(flat, exact=False)[1:])   # a constant group
+    assert int(codes.abs().sum()) == 0 and torch.equal(lo.float(), torch.zeros(16, 1))
+
+
+def test_q4h_is_the_q4_layout_bit_for_bit_and_every_row_the_same_alone(isa):
+    """fp16 -> fp32 is exact: the very fp32 sequence of the q4 layout holding those values."""
+    new, old, _ = _q4h_layers()
+    x = _activations(9, 96)
+    with torch.inference_mode():
+        assert torch.equal(new(x), old(x))
+        assert rows_that_differ_alone(new, x) == []
+    codes, scale, lo = q4a8.unpack_q4h(new.packed, 40)
+    _close_to_reference(q4a8.q4h_matmul(x, new.packed, 40), q4a8.q4_reference(x, codes, scale.float(), lo.float()))
+
+
+def test_q4h_every_instruction_set_and_thread_count_gives_the_same_bits(ext, monkeypatch):
+    new, _, _ = _q4h_layers(n=400, k=896)
+    x = _activations(9, 896)
+    outs = []
+    threads = torch.get_num_threads()
+    try:
+        for name in q4a8.supported_isas():
+            monkeypatch.setenv(q4a8.ISA_ENV_VAR, name)
+            for t in (1, 2):
+                torch.set_num_threads(t)
+                outs.append(new(x))
+    finally:
+        torch.set_num_threads(threads)
+    assert len(outs) >= 4 and all(torch.equal(o, outs[0]) for o in outs)
+
+
 # ---------------------------------------------------------------- where the kernels cannot be built
 
 @pytest.fixture
@@ -337,7 +393,7 @@ def test_a_q4a8_draft_runs_on_the_kernels(ext):
 
     draft = tiny_model(4)
     assert models._store_draft(draft, "q4a8", "default", lambda frac, msg: None) == "q4a8"
-    assert any(isinstance(m, q4a8.Q4A8Linear) for m in draft.modules())
+    assert any(isinstance(m, q4a8.Q4HA8Linear) for m in draft.modules())   # a grid of its own: fp16 scales
     with torch.inference_mode():
         assert torch.isfinite(draft(torch.tensor([[1, 2, 3]])).logits).all()
 

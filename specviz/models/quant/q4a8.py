@@ -21,6 +21,10 @@ w = d*sc*q - dmin*m. The second layout ("q4k", Q4KA8Linear, 0.59 B a weight) kee
 it runs the very fixed sequence of fp32 operations of "q4" holding those values. The values are the GGUF's
 own (read at conversion, specviz.models.quant.q4k); layers without them keep "q4".
 
+A third layout ("q4h", Q4HA8Linear, 0.625 B a weight) keeps the scale and minimum per 32 as fp16: for a grid that
+is ours to choose (a draft requantized to 4 bits, strict_grid=False), including widths that are no multiple of a
+super-block (the 0.5B draft's 896). fp16 -> fp32 is exact: again the fixed sequence of "q4" holding those values.
+
 The extension is built by PyTorch's own tooling at first use and cached beside the model cache,
 keyed by its source and torch's version (one .so for every x86-64 CPU: no -march flags). Where no
 compiler is present or the build fails, `unavailable()` says why in one line and the caller runs
@@ -40,14 +44,15 @@ import torch
 
 from ...runtime.attention import register_kernel_provider
 from ..packaged import cache_dir
-from .q4k import SUPER, q4k_grid   # SUPER: 256 inputs per Q4_K super-block (one d and dmin per column)
+from .q4a8_layout import (GROUP, ROWS, TILE, fp16_grid, pack_q4, pack_q4h, pack_q4k, pack_q8,  # noqa: F401 - re-exported
+                          q4_reference, q8_reference, quantize_reference, unpack_q4, unpack_q4h, unpack_q4k, unpack_q8)
+from .q4k import q4k_grid
 
 SOURCES = [Path(__file__).parent / "csrc" / name for name in ("q4a8.cpp", "attention.cpp")]   # one extension
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
-TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.cpp
-KINDS = {"q4": 0, "q8": 1, "q4k": 2}   # csrc/q4a8.cpp's Kind
-LAYOUT = 2                       # the packed layouts' version (weights_cache keys converted copies by it); 2: q4k
+KINDS = {"q4": 0, "q8": 1, "q4k": 2, "q4h": 3}   # csrc/q4a8.cpp's Kind
+LAYOUT = 3                       # the packed layouts' version (weights_cache keys converted copies by it); 2: q4k, 3: q4h
 CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 steps are the kernel's own
 
 
@@ -158,142 +163,6 @@ def usable(linear_in: int) -> bool:
     return linear_in % GROUP == 0
 
 
-# ------------------------------------------------------------------ packing (the layout the kernel reads in order)
-
-def _padded(t: torch.Tensor, rows: int) -> torch.Tensor:
-    """`t` with zero rows appended up to `rows` (an output tile of 16 columns is always whole)."""
-    return t if t.shape[0] == rows else torch.cat([t, t.new_zeros(rows - t.shape[0], *t.shape[1:])])
-
-
-def pack_q4(codes: torch.Tensor, scale: torch.Tensor, lo: torch.Tensor) -> torch.Tensor:
-    """codes [N, K] in 0..15, scale and lo [N, K/32] -> uint8 [tiles, K/32, 384].
-
-    Per 16 output columns and group of 32 inputs: 4 x 64 bytes of codes, then 16 fp32 scales, then
-    16 fp32 minimums, in the order the kernel reads them. Byte col*4+i of 64-byte block p holds input
-    8p+i of the group in its low nibble and input 8p+4+i in its high nibble.
-    """
-    n, k = codes.shape
-    tiles, g = -(-n // TILE), k // GROUP
-    c = _padded(codes.to(torch.uint8), tiles * TILE).reshape(tiles, TILE, g, 4, 2, 4).permute(0, 2, 3, 4, 1, 5)
-    nibbles = (c[:, :, :, 0] | (c[:, :, :, 1] << 4)).reshape(tiles, g, TILE * GROUP // 2)
-
-    def floats(t):
-        t = _padded(t.float(), tiles * TILE).reshape(tiles, TILE, g).transpose(1, 2).contiguous()
-        return t.view(torch.uint8).reshape(tiles, g, TILE * 4)
-
-    return torch.cat([nibbles, floats(scale), floats(lo)], -1).contiguous()
-
-
-def unpack_q4(packed: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """pack_q4 undone: (codes [n, K] int32, scale, lo)."""
-    tiles, g, _ = packed.shape
-    nib = packed[..., :TILE * GROUP // 2].reshape(tiles, g, 4, TILE, 4)
-    c = torch.stack([nib & 15, nib >> 4], 3)   # [tiles, g, p, h, col, i]
-    codes = c.permute(0, 4, 1, 2, 3, 5).reshape(tiles * TILE, g * GROUP)[:n].to(torch.int32)
-
-    def floats(lo_byte):
-        t = packed[..., lo_byte:lo_byte + TILE * 4].contiguous().view(torch.float32)   # [tiles, g, 16]
-        return t.transpose(1, 2).reshape(tiles * TILE, g)[:n]
-
-    return codes, floats(TILE * GROUP // 2), floats(TILE * GROUP // 2 + TILE * 4)
-
-
-def _tiled(t: torch.Tensor, tiles: int) -> torch.Tensor:
-    """[N, B] -> [tiles, B, 16] (a tile's 16 columns side by side), zero columns appended."""
-    return _padded(t, tiles * TILE).reshape(tiles, TILE, t.shape[1]).transpose(1, 2).contiguous()
-
-
-def pack_q4k(codes: torch.Tensor, d, sc, dmin, m) -> torch.Tensor:
-    """Q4_K's own scales: codes [N, K] 0..15, sc and m [N, K/32] 0..63, d and dmin [N, K/256] -> [tiles, K/256, 2432].
-
-    Per 16 output columns and super-block of 256 inputs: 16 fp32 d, 16 fp32 -dmin, then per group
-    of 32 the 256 code bytes of pack_q4 followed by 16 sub-scale bytes and 16 sub-minimum bytes.
-    """
-    n, k = codes.shape
-    tiles, s = -(-n // TILE), k // SUPER
-    groups = pack_q4(codes, sc.float(), m.float())[..., :TILE * GROUP // 2].reshape(tiles, s, 8, TILE * GROUP // 2)
-    small = torch.cat([_tiled(sc.to(torch.uint8), tiles), _tiled(m.to(torch.uint8), tiles)], -1)   # [tiles, G, 32]
-    body = torch.cat([groups, small.reshape(tiles, s, 8, 2 * TILE)], -1).reshape(tiles, s, -1)
-    head = torch.cat([_tiled(d.float(), tiles), _tiled(-dmin.float(), tiles)], -1)   # [tiles, S, 32] fp32
-    return torch.cat([head.view(torch.uint8), body], -1).contiguous()
-
-
-def unpack_q4k(packed: torch.Tensor, n: int):
-    """pack_q4k undone: (codes [n, K] int32, d, sc, dmin, m)."""
-    tiles, s, _ = packed.shape
-    head = packed[..., :2 * TILE * 4].contiguous().view(torch.float32)   # [tiles, S, 32]
-    body = packed[..., 2 * TILE * 4:].reshape(tiles, s * 8, TILE * GROUP // 2 + 2 * TILE)
-    as_q4 = torch.cat([body[..., :TILE * GROUP // 2], torch.zeros(tiles, s * 8, 2 * TILE * 4, dtype=torch.uint8)], -1)
-    codes = unpack_q4(as_q4, n)[0]
-
-    def columns(t):   # [tiles, B, 16] -> [n, B]
-        return t.transpose(1, 2).reshape(tiles * TILE, -1)[:n]
-
-    sc, m = (columns(body[..., TILE * GROUP // 2 + i * TILE:TILE * GROUP // 2 + (i + 1) * TILE]) for i in (0, 1))
-    return codes, columns(head[..., :TILE]), sc, -columns(head[..., TILE:]), m
-
-
-def pack_q8(wq: torch.Tensor) -> torch.Tensor:
-    """int8 weights [N, K] (-127..127) -> uint8 [tiles, K/32, 512], stored +128 (unsigned for vpdpbusd).
-
-    Per 16 output columns and group: 8 blocks of 64 bytes; byte col*4+i of block k is input 4k+i.
-    """
-    n, k = wq.shape
-    tiles, g = -(-n // TILE), k // GROUP
-    w = (_padded(wq.to(torch.int16), tiles * TILE) + 128).to(torch.uint8)
-    return w.reshape(tiles, TILE, g, 8, 4).permute(0, 2, 3, 1, 4).reshape(tiles, g, TILE * GROUP).contiguous()
-
-
-def unpack_q8(packed: torch.Tensor, n: int) -> torch.Tensor:
-    tiles, g, _ = packed.shape
-    w = packed.reshape(tiles, g, 8, TILE, 4).permute(0, 3, 1, 2, 4).reshape(tiles * TILE, g * GROUP)[:n]
-    return (w.to(torch.int16) - 128).to(torch.int8)
-
-
-# ------------------------------------------------------------------ the same math in PyTorch (the tests' reference)
-
-def quantize_reference(x: torch.Tensor):
-    """Per row and block of 32, as the kernel does: (q int8, d, m = d * sum(q), sum(q))."""
-    m_rows, k = x.shape
-    xb = x.float().reshape(m_rows, k // GROUP, GROUP)
-    d = xb.abs().amax(-1) / 127
-    inv = torch.where(d != 0, 1 / d, torch.zeros_like(d))
-    q = torch.round(xb * inv[..., None]).clamp(-127, 127)
-    s = q.sum(-1)
-    return q.to(torch.int8).reshape(m_rows, k), d, d * s, s.to(torch.int32)
-
-
-def _fma32(a, b, c):
-    """fp32 fused multiply-add, through float64 (exact product; a rare double rounding aside)."""
-    return (a.double() * b.double() + c.double()).float()
-
-
-def q4_reference(x: torch.Tensor, codes, scale, lo) -> torch.Tensor:
-    """The kernel's 4-bit product, step by step in PyTorch: blocks in order, fp32 between them."""
-    q, d, m, _ = quantize_reference(x)
-    n, k = codes.shape
-    g = k // GROUP
-    dots = torch.einsum("rgi,ngi->rng", q.double().reshape(-1, g, GROUP), codes.double().reshape(n, g, GROUP)).float()
-    acc = torch.zeros(x.shape[0], n)
-    for j in range(g):
-        sd = scale[:, j][None, :] * d[:, j][:, None]
-        acc = _fma32(dots[..., j], sd, acc)
-        acc = _fma32(lo[:, j][None, :].expand_as(acc), m[:, j][:, None].expand_as(acc), acc)
-    return acc
-
-
-def q8_reference(x: torch.Tensor, wq: torch.Tensor) -> torch.Tensor:
-    """The kernel's int8 product before the per-column weight scale, in PyTorch."""
-    q, d, _, _ = quantize_reference(x)
-    n, k = wq.shape
-    g = k // GROUP
-    dots = torch.einsum("rgi,ngi->rng", q.double().reshape(-1, g, GROUP), wq.double().reshape(n, g, GROUP)).float()
-    acc = torch.zeros(x.shape[0], n)
-    for j in range(g):
-        acc = _fma32(dots[..., j], d[:, j][:, None].expand_as(acc), acc)
-    return acc
-
-
 # ------------------------------------------------------------------ the layers
 
 def q4_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
@@ -303,6 +172,11 @@ def q4_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
 
 def q4k_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
     y = extension().q4k_matmul(x2d.float(), packed, ISAS[chosen_isa()])
+    return y if y.shape[1] == n else y[:, :n]
+
+
+def q4h_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
+    y = extension().q4h_matmul(x2d.float(), packed, ISAS[chosen_isa()])
     return y if y.shape[1] == n else y[:, :n]
 
 
@@ -364,6 +238,27 @@ class Q4KA8Linear(Q4A8Linear):
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ", scales=Q4_K (6-bit)"
+
+
+class Q4HA8Linear(Q4A8Linear):
+    """Q4A8Linear with its scale and minimum per 32 in fp16 (0.625 B a weight): a requantized draft's layers."""
+
+    kind = KINDS["q4h"]
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, grid):
+        torch.nn.Module.__init__(self)
+        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
+        self.register_buffer("packed", pack_q4h(*grid))
+        self.register_buffer("bias", bias)
+
+    def dense_weight(self) -> torch.Tensor:
+        codes, scale, lo = unpack_q4h(self.packed, self.out_features)
+        g = self.in_features // GROUP
+        w = codes.reshape(-1, g, GROUP).float() * scale.float()[..., None] + lo.float()[..., None]
+        return w.reshape(self.out_features, self.in_features)
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + ", scales=fp16"
 
 
 class Q8A8Linear(torch.nn.Module):

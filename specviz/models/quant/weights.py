@@ -32,7 +32,7 @@ import torch
 from ...runtime.state import known_runtime, runtime_of
 from .. import lean_forward  # noqa: F401 - the layers made here run in its stack: it registers with the decoder
 from .kernels import Int8WeightLinear, OneDNNLinear, checked_choice, dense_weight, fast_linear
-from .q4a8 import Q4A8Linear, Q4KA8Linear, Q8A8Linear, unavailable, usable
+from .q4a8 import Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q8A8Linear, fp16_grid, unavailable, usable
 from .q4k import exact_codes, load_scales
 
 # q4a8: the same 4-bit grid (and int8 for the 6-bit layers) through specviz's own kernels with int8
@@ -207,15 +207,16 @@ def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool, q4k=
 def _converted_q4a8(linear: torch.nn.Module, strict_grid: bool, q4k=None) -> tuple[torch.nn.Module, str]:
     """A GGUF Q4_K layer with its own scales as Q4KA8Linear ("q4k", 0.59 B a weight); another on the 4-bit grid
     as Q4A8Linear ("q4a8", fp32 scales: 0.75 B); another (a 6-bit tensor, the output layer) as Q8A8Linear
-    ("q8a8"). Widths the kernels do not take stay on PyTorch's int8."""
+    ("q8a8"). `strict_grid=False` (a draft): every layer not Q4_K requantized to 4 bits with fp16 scales
+    (Q4HA8Linear, "q4h": 0.625 B). Widths the kernels do not take stay on PyTorch's int8."""
     weight, bias = _linear_parts(linear)
     if not usable(weight.shape[1]):
         return Int8WeightLinear(linear), "int8"
     codes = None if q4k is None else exact_codes(weight, q4k)
     if codes is not None:   # the GGUF's own values, the dense weight bit for bit
         return Q4KA8Linear(weight, bias, (codes, *q4k)), "q4k"
-    if not strict_grid:
-        return Q4A8Linear(weight, bias, int4_grid(weight, exact=False)), "q4a8"
+    if not strict_grid:   # a grid of our own (a draft): its scales in fp16, 0.625 B a weight against 0.75
+        return Q4HA8Linear(weight, bias, fp16_grid(weight, *int4_grid(weight, exact=False)[1:])), "q4h"
     if grid_error(weight[:64], int4_grid(weight[:64])) <= ON_GRID:
         grid = int4_grid(weight)
         if grid_error(weight, grid) <= ON_GRID:

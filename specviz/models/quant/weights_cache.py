@@ -21,14 +21,14 @@ import torch
 
 from .kernels import Int8WeightLinear
 from ..packaged import cache_dir
-from .q4a8 import LAYOUT as Q4A8_LAYOUT, Q4A8Linear, Q4KA8Linear, Q8A8Linear
+from .q4a8 import LAYOUT as Q4A8_LAYOUT, Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q8A8Linear
 from .q4k import load_scales
 from .weights import (LINEAR_TYPES, Bf16WeightLinear, Int4WeightLinear, converted_linear, convert_target_weights,
                       record_target_weights)
 
 VERSION = 1
 STORED = {cls.__name__: cls for cls in (Int4WeightLinear, Int8WeightLinear, Bf16WeightLinear, Q4A8Linear, Q4KA8Linear,
-                                        Q8A8Linear)}
+                                        Q4HA8Linear, Q8A8Linear)}
 
 
 def entry_path(model, kind: str, strict_grid: bool) -> Path | None:

@@ -21,6 +21,9 @@
 // super-block of 256 inputs) (0.59 B a weight). The kernel forms scale = float(sc) * d and
 // min = float(m) * (-dmin): each product is exact in fp32 (an fp16 value times a 6-bit integer
 // needs 17 bits), so "q4k" computes the very same fp32 sequence as "q4" holding those values.
+// A third, "q4h", keeps the scale and minimum per (column, group) as fp16 (0.625 B a weight): for layers whose
+// width is no multiple of a Q4_K super-block (the 0.5B draft's 896) and whose grid is ours to choose (a draft
+// requantized to 4 bits). fp16 -> fp32 is exact, so again the fixed sequence of "q4" holding those values.
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
 #include <immintrin.h>
@@ -42,6 +45,7 @@ constexpr int64_t SUPER = 8;                             // groups per Q4_K supe
 constexpr int64_t K4_GROUP = Q4_CODES + 2 * TILE;        // 288: codes + 16 sub-scales + 16 sub-minimums (uint8)
 constexpr int64_t K4_HEAD = 2 * TILE * 4;                // 128: 16 fp32 d, then 16 fp32 -dmin per super-block
 constexpr int64_t K4_BLOCK = K4_HEAD + SUPER * K4_GROUP;  // 2432 bytes per (tile, super-block)
+constexpr int64_t H4_BLOCK = Q4_CODES + 2 * TILE * 2;    // 320: codes + 16 fp16 scales + 16 fp16 minimums
 
 // Software prefetch this many bytes ahead of the block being multiplied (issue 29). With 4+ rows the
 // products take long enough per block that the hardware prefetcher falls behind and the loads stall:
@@ -57,12 +61,13 @@ inline void prefetch_ahead(const uint8_t* p) {
 }
 
 enum Isa : int64_t { SCALAR = 0, AVX2 = 1, AVX512VNNI = 2 };
-enum Kind : int { Q4 = 0, Q8 = 1, Q4K = 2 };
+enum Kind : int { Q4 = 0, Q8 = 1, Q4K = 2, Q4H = 3 };
 
-// Where group g's codes start, and (q4k) its super-block's d and -dmin.
-template <bool QK>
+// Where group g's codes start (a 4-bit kind), and (q4k) its super-block's d and -dmin.
+template <int KIND>
 inline const uint8_t* q4_codes(const uint8_t* w, int64_t g) {
-  return QK ? w + (g / SUPER) * K4_BLOCK + K4_HEAD + (g % SUPER) * K4_GROUP : w + g * Q4_BLOCK;
+  if (KIND == Q4K) return w + (g / SUPER) * K4_BLOCK + K4_HEAD + (g % SUPER) * K4_GROUP;
+  return w + g * (KIND == Q4H ? H4_BLOCK : Q4_BLOCK);
 }
 inline const float* k4_head(const uint8_t* w, int64_t g) {
   return reinterpret_cast<const float*>(w + (g / SUPER) * K4_BLOCK);
@@ -84,17 +89,23 @@ inline int32_t load4(const int8_t* p) {
 }
 
 // ---------------------------------------------------------------- portable (any x86-64, the reference)
-template <bool QK>
+template <int KIND>
 void q4_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64_t ldy) {
   for (int64_t r = 0; r < mr; ++r) {
     float acc[TILE] = {0};
     for (int64_t g = 0; g < a.G; ++g) {
-      const uint8_t* blk = q4_codes<QK>(w, g);
+      const uint8_t* blk = q4_codes<KIND>(w, g);
       float sc[TILE], mn[TILE];
       for (int64_t c = 0; c < TILE; ++c) {
-        if (QK) {   // exact products: the same values a q4 block would hold
+        if (KIND == Q4K) {   // exact products: the same values a q4 block would hold
           sc[c] = float(blk[Q4_CODES + c]) * k4_head(w, g)[c];
           mn[c] = float(blk[Q4_CODES + TILE + c]) * k4_head(w, g)[TILE + c];
+        } else if (KIND == Q4H) {   // fp16 -> fp32, exact
+          c10::Half h[2];
+          std::memcpy(&h[0], blk + Q4_CODES + 2 * c, 2);
+          std::memcpy(&h[1], blk + Q4_CODES + 2 * (TILE + c), 2);
+          sc[c] = float(h[0]);
+          mn[c] = float(h[1]);
         } else {
           std::memcpy(&sc[c], blk + Q4_CODES + 4 * c, 4);
           std::memcpy(&mn[c], blk + Q4_CODES + 4 * (TILE + c), 4);
@@ -137,17 +148,17 @@ void q8_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64
 
 // ---------------------------------------------------------------- AVX2 (+FMA): vpmaddubsw, vpmaddwd
 #pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2,fma,f16c")
 
-template <int MR, bool QK>
-__attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+template <int MR, int KIND>
+__attribute__((target("avx2,fma,f16c"))) void q4_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m256 acc[MR][2];
   #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   const __m256i low = _mm256_set1_epi8(15);
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = q4_codes<QK>(w, g);
+    const uint8_t* blk = q4_codes<KIND>(w, g);
     prefetch_ahead<5>(blk);   // the next blocks' 288-384 bytes
     #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
@@ -159,7 +170,10 @@ __attribute__((target("avx2,fma"))) void q4_tile_avx2(const uint8_t* w, const Ro
         c[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
       }
       __m256 sc, mn;
-      if (QK) {   // bytes -> fp32 (exact), times d and -dmin (exact)
+      if (KIND == Q4H) {   // fp16 -> fp32 (exact)
+        sc = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + Q4_CODES + h * 16)));
+        mn = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + Q4_CODES + 2 * TILE + h * 16)));
+      } else if (KIND == Q4K) {   // bytes -> fp32 (exact), times d and -dmin (exact)
         const float* head = k4_head(w, g);
         auto bytes = [&](int64_t at) {
           return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + at))));
@@ -238,7 +252,7 @@ __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Ro
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,fma")
 
-template <int MR, bool QK>
+template <int MR, int KIND>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m512 acc[MR];
@@ -246,7 +260,7 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
   const __m512i low = _mm512_set1_epi8(15);
   for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = q4_codes<QK>(w, g);
+    const uint8_t* blk = q4_codes<KIND>(w, g);
     prefetch_ahead<5>(blk);
     __m512i c[8];
     #pragma GCC unroll 8
@@ -256,7 +270,10 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
       c[2 * p + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
     }
     __m512 sc, mn;
-    if (QK) {   // bytes -> fp32 (exact), times d and -dmin (exact)
+    if (KIND == Q4H) {   // fp16 -> fp32 (exact)
+      sc = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + Q4_CODES)));
+      mn = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + Q4_CODES + 2 * TILE)));
+    } else if (KIND == Q4K) {   // bytes -> fp32 (exact), times d and -dmin (exact)
       const float* head = k4_head(w, g);
       auto bytes = [&](int64_t at) {
         return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + at))));
@@ -323,10 +340,12 @@ using TileFn = void (*)(const uint8_t*, const Rows&, float*, int64_t);
   static const TileFn name[ROWS + 1] = {nullptr, __VA_ARGS__};
 #define SPECVIZ_ROWS(fn, ...) fn<1 __VA_ARGS__>, fn<2 __VA_ARGS__>, fn<3 __VA_ARGS__>, fn<4 __VA_ARGS__>,          \
                               fn<5 __VA_ARGS__>, fn<6 __VA_ARGS__>, fn<7 __VA_ARGS__>, fn<8 __VA_ARGS__>
-SPECVIZ_TABLE(q4_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , false))
-SPECVIZ_TABLE(q4_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , false))
-SPECVIZ_TABLE(q4k_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , true))
-SPECVIZ_TABLE(q4k_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , true))
+SPECVIZ_TABLE(q4_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , Q4))
+SPECVIZ_TABLE(q4_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , Q4))
+SPECVIZ_TABLE(q4k_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , Q4K))
+SPECVIZ_TABLE(q4k_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , Q4K))
+SPECVIZ_TABLE(q4h_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , Q4H))
+SPECVIZ_TABLE(q4h_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , Q4H))
 SPECVIZ_TABLE(q8_tile_avx2_table, SPECVIZ_ROWS(q8_tile_avx2))
 SPECVIZ_TABLE(q8_tile_vnni_table, SPECVIZ_ROWS(q8_tile_vnni))
 
@@ -336,7 +355,8 @@ bool cpu_has(int64_t isa) {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
            __builtin_cpu_supports("fma");
-  if (isa == AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (isa == AVX2)   // f16c: the q4h layout's fp16 scales (every AVX2 CPU has it)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   return isa == SCALAR;
 }
 
@@ -429,12 +449,27 @@ std::vector<torch::Tensor> quantize(torch::Tensor x, int64_t isa) {
 }
 
 const TileFn* tile_table(int64_t isa, Kind kind) {
-  if (isa == AVX2) return kind == Q4 ? q4_tile_avx2_table : kind == Q4K ? q4k_tile_avx2_table : q8_tile_avx2_table;
-  return kind == Q4 ? q4_tile_vnni_table : kind == Q4K ? q4k_tile_vnni_table : q8_tile_vnni_table;
+  const bool avx2 = isa == AVX2;
+  switch (kind) {
+    case Q4: return avx2 ? q4_tile_avx2_table : q4_tile_vnni_table;
+    case Q4K: return avx2 ? q4k_tile_avx2_table : q4k_tile_vnni_table;
+    case Q4H: return avx2 ? q4h_tile_avx2_table : q4h_tile_vnni_table;
+    default: return avx2 ? q8_tile_avx2_table : q8_tile_vnni_table;
+  }
 }
 
-// y[M, tiles*16] = x[M, K] times the packed weights, 4-bit (q4: [tiles, G, 384], q4k: [tiles, G/8, 2432]) or
-// int8 ([tiles, G, 512]), all uint8.
+using ScalarFn = void (*)(const uint8_t*, const Rows&, int64_t, float*, int64_t);
+ScalarFn scalar_tile(Kind kind) {
+  switch (kind) {
+    case Q4: return q4_tile_scalar<Q4>;
+    case Q4K: return q4_tile_scalar<Q4K>;
+    case Q4H: return q4_tile_scalar<Q4H>;
+    default: return q8_tile_scalar;
+  }
+}
+
+// y[M, tiles*16] = x[M, K] times the packed weights, 4-bit (q4: [tiles, G, 384], q4k: [tiles, G/8, 2432], q4h:
+// [tiles, G, 320]) or int8 ([tiles, G, 512]), all uint8.
 torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, Kind kind) {
   TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "q4a8: x must be 2-D fp32");
   TORCH_CHECK(packed.dim() == 3 && packed.scalar_type() == torch::kUInt8 && packed.is_contiguous(),
@@ -442,7 +477,7 @@ torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, Kind ki
   TORCH_CHECK(isa_supported(isa), "q4a8: this CPU lacks the requested instruction set");
   x = x.contiguous();
   const int64_t M = x.size(0), K = x.size(1), G = K / GROUP, tiles = packed.size(0);
-  const int64_t block = kind == Q4 ? Q4_BLOCK : kind == Q4K ? K4_BLOCK : Q8_BLOCK;
+  const int64_t block = kind == Q4 ? Q4_BLOCK : kind == Q4K ? K4_BLOCK : kind == Q4H ? H4_BLOCK : Q8_BLOCK;
   const int64_t blocks = kind == Q4K ? G / SUPER : G;   // per tile
   TORCH_CHECK(K % GROUP == 0 && (kind != Q4K || G % SUPER == 0) && packed.size(1) == blocks &&
               packed.size(2) == block, "q4a8: shapes do not match");
@@ -462,7 +497,7 @@ torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, Kind ki
         Rows a{all.q + r0 * K, all.d + r0 * G, all.m + r0 * G, all.s + r0 * G, K, G};
         float* out = yp + r0 * ldy + t * TILE;
         if (isa == SCALAR)
-          (kind == Q4 ? q4_tile_scalar<false> : kind == Q4K ? q4_tile_scalar<true> : q8_tile_scalar)(w, a, mr, out, ldy);
+          scalar_tile(kind)(w, a, mr, out, ldy);
         else
           tile_table(isa, kind)[mr](w, a, out, ldy);
       }
@@ -474,6 +509,7 @@ torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, Kind ki
 torch::Tensor q4_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q4); }
 torch::Tensor q4k_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q4K); }
 torch::Tensor q8_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q8); }
+torch::Tensor q4h_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q4H); }
 
 // The whole layer as the Python module spelled it, op for op in the same order (so bit for bit the same result), in
 // one call: one Python call a product instead of five (x to fp32, the product, its first n columns, [times the
@@ -481,7 +517,7 @@ torch::Tensor q8_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { re
 // ~10 % of the step (issue 29).
 torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t n, c10::optional<torch::Tensor> scales,
                      c10::optional<torch::Tensor> bias, int64_t isa, int64_t kind) {
-  TORCH_CHECK(kind == Q4 || kind == Q8 || kind == Q4K, "q4a8: unknown kind");
+  TORCH_CHECK(kind >= Q4 && kind <= Q4H, "q4a8: unknown kind");
   auto y = matmul(x.to(torch::kFloat32), packed, isa, static_cast<Kind>(kind));
   TORCH_CHECK(n >= 1 && n <= y.size(1), "q4a8: n must be within the packed outputs");
   if (y.size(1) != n) y = y.narrow(1, 0, n);
@@ -506,9 +542,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
           pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("q4k_matmul", &q4k_matmul, "x[M,K] fp32 times packed 4-bit weights with Q4_K's own scales, int8 activations",
           pybind11::call_guard<pybind11::gil_scoped_release>());
+  mod.def("q4h_matmul", &q4h_matmul, "x[M,K] fp32 times packed 4-bit weights with fp16 scales, int8 activations",
+          pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("q8_matmul", &q8_matmul, "x[M,K] fp32 times packed int8 weights, int8 activations",
           pybind11::call_guard<pybind11::gil_scoped_release>());
-  mod.def("linear", &linear, "x[M,K] (fp32 or bf16) times packed weights of a kind (0 q4, 1 q8, 2 q4k): [M,n] in x's "
+  mod.def("linear", &linear, "x[M,K] (fp32 or bf16) times packed weights of a kind (0 q4, 1 q8, 2 q4k, 3 q4h): [M,n] in x's "
           "dtype, [times scales,] [plus bias]", pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("quantize", &quantize, "per row and block of 32: (int8 values, step, step*sum, sum)");
   mod.def("isa_supported", &isa_supported, "whether this CPU runs an instruction set (0 scalar, 1 avx2, 2 avx512vnni)");
