@@ -418,7 +418,8 @@ def _spelled_out(layer, x: torch.Tensor) -> torch.Tensor:
     if isinstance(layer, q4a8.Q8A8Linear):
         y = q4a8.q8_matmul(x2d, layer.packed, layer.out_features) * layer.scales
     else:
-        product = q4a8.q4k_matmul if isinstance(layer, q4a8.Q4KA8Linear) else q4a8.q4_matmul
+        product = (q4a8.q4k_matmul if isinstance(layer, q4a8.Q4KA8Linear) else
+                   q4a8.q4h_matmul if isinstance(layer, q4a8.Q4HA8Linear) else q4a8.q4_matmul)
         y = product(x2d, layer.packed, layer.out_features)
     y = y.to(x.dtype).reshape(*x.shape[:-1], layer.out_features)
     return y if layer.bias is None else y + layer.bias.to(x.dtype)
@@ -427,8 +428,15 @@ def _spelled_out(layer, x: torch.Tensor) -> torch.Tensor:
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("with_bias", [True, False])
 def test_a_layers_one_call_is_its_ops_spelled_out_bit_for_bit(isa, dtype, with_bias):
-    layers = [*_layers(), _q4k_layers(k=512)[0]]
+    """The fused epilogue (columns, scales, dtype, bias) against ATen's ops; a model moved to bf16 has bf16 scales
+    and biases, and the rows (6) take a full pass of 8 rows and none: the whole tile loop."""
+    layers = [*_layers(), _q4k_layers(k=512)[0], _q4h_layers()[0]]
+    bf16_scales = q4a8.Q8A8Linear(layers[0].dense_weight(), layers[0].bias)
+    bf16_scales.scales = bf16_scales.scales.bfloat16()
+    layers.append(bf16_scales)
     for layer in layers:
+        if layer.bias is not None:
+            layer.bias = layer.bias.to(dtype) * 7   # a bias large enough that its rounding shows
         if not with_bias:
             layer.bias = None
         x = _activations(6, layer.in_features).to(dtype).reshape(2, 3, layer.in_features)

@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace {
 
@@ -468,41 +469,138 @@ ScalarFn scalar_tile(Kind kind) {
   }
 }
 
-// y[M, tiles*16] = x[M, K] times the packed weights, 4-bit (q4: [tiles, G, 384], q4k: [tiles, G/8, 2432], q4h:
-// [tiles, G, 320]) or int8 ([tiles, G, 512]), all uint8.
-torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, Kind kind) {
-  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "q4a8: x must be 2-D fp32");
-  TORCH_CHECK(packed.dim() == 3 && packed.scalar_type() == torch::kUInt8 && packed.is_contiguous(),
-              "q4a8: packed weights must be contiguous uint8 [tiles, groups, block]");
-  TORCH_CHECK(isa_supported(isa), "q4a8: this CPU lacks the requested instruction set");
-  x = x.contiguous();
-  const int64_t M = x.size(0), K = x.size(1), G = K / GROUP, tiles = packed.size(0);
+// What `linear` does after the product, per output element, exactly as the ATen ops it replaces do it: keep the
+// first n columns, [times the per-output scale (fp32 arithmetic: a bf16 scale promotes exactly),] to the output's
+// dtype (bf16: round to nearest even, c10::BFloat16's and ATen's conversion), [plus the bias in that dtype (bf16:
+// the sum of the two values as floats, rounded once, as ATen's bf16 add)]. Fused into the tile loop: no ATen call,
+// no fp32 copy of the whole output (issue 29: the five ops cost a small layer 6-15 us a call on the 2-core Zen 4).
+struct Epilogue {
+  int64_t n = 0;
+  const float* scales_f = nullptr;
+  const at::BFloat16* scales_b = nullptr;
+  const float* bias_f = nullptr;            // bias already in the output's dtype
+  const at::BFloat16* bias_b = nullptr;
+  float* out_f = nullptr;                   // exactly one of the two outputs
+  at::BFloat16* out_b = nullptr;
+  void (*fn)(const Epilogue&, const float*, int64_t, int64_t, int64_t, int64_t) = nullptr;
+
+  void apply(const float* y, int64_t ldy, int64_t r0, int64_t mr, int64_t c0) const {
+    fn(*this, y, ldy, r0, mr, c0);
+  }
+};
+
+// fp32 -> bf16, round to nearest even (c10::BFloat16's rounding; NaN kept a NaN), branch-free for the vectorizer.
+inline uint16_t bf16_bits(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  return v != v ? uint16_t(0x7FC0) : uint16_t(rounded);
+}
+
+inline float bf16_value(uint16_t bits) {
+  const uint32_t u = uint32_t(bits) << 16;
+  float v;
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+
+// One variant per (scales, output dtype, bias): no branch in the loops, chosen once a call; compiled a second time
+// for AVX2 (the vectorizer's wider registers; integer and single fp32 operations: the same bits).
+template <int SCALES, bool BF16, bool BIAS>   // SCALES: 0 none, 1 fp32, 2 bf16
+inline __attribute__((always_inline))
+void epilogue_body(const Epilogue& e, const float* y, int64_t ldy, int64_t r0, int64_t mr, int64_t c0) {
+  const int64_t width = std::min(e.n, c0 + TILE) - c0;
+  for (int64_t r = 0; r < mr; ++r) {
+    float v[TILE];
+    for (int64_t c = 0; c < width; ++c) {
+      v[c] = y[r * ldy + c];
+      if (SCALES == 1) v[c] = v[c] * e.scales_f[c0 + c];
+      if (SCALES == 2) v[c] = v[c] * float(e.scales_b[c0 + c]);
+    }
+    const int64_t at = (r0 + r) * e.n + c0;
+    if (BF16) {
+      uint16_t* out = reinterpret_cast<uint16_t*>(e.out_b + at);
+      const uint16_t* bias = reinterpret_cast<const uint16_t*>(e.bias_b + c0);
+      for (int64_t c = 0; c < width; ++c) {
+        const uint16_t b = bf16_bits(v[c]);
+        out[c] = BIAS ? bf16_bits(bf16_value(b) + bf16_value(bias[c])) : b;   // ATen's bf16 add: one rounding
+      }
+    } else {
+      for (int64_t c = 0; c < width; ++c) e.out_f[at + c] = BIAS ? v[c] + e.bias_f[c0 + c] : v[c];
+    }
+  }
+}
+
+template <int SCALES, bool BF16, bool BIAS>
+void epilogue(const Epilogue& e, const float* y, int64_t ldy, int64_t r0, int64_t mr, int64_t c0) {
+  epilogue_body<SCALES, BF16, BIAS>(e, y, ldy, r0, mr, c0);
+}
+
+template <int SCALES, bool BF16, bool BIAS>
+__attribute__((target("avx2,fma")))
+void epilogue_avx2(const Epilogue& e, const float* y, int64_t ldy, int64_t r0, int64_t mr, int64_t c0) {
+  epilogue_body<SCALES, BF16, BIAS>(e, y, ldy, r0, mr, c0);
+}
+
+template <int SCALES>
+void pick_epilogue(Epilogue& e, bool avx2) {
+  const bool bf16 = e.out_b != nullptr, bias = e.bias_f != nullptr || e.bias_b != nullptr;
+  if (avx2)
+    e.fn = bf16 ? (bias ? epilogue_avx2<SCALES, true, true> : epilogue_avx2<SCALES, true, false>)
+                : (bias ? epilogue_avx2<SCALES, false, true> : epilogue_avx2<SCALES, false, false>);
+  else
+    e.fn = bf16 ? (bias ? epilogue<SCALES, true, true> : epilogue<SCALES, true, false>)
+                : (bias ? epilogue<SCALES, false, true> : epilogue<SCALES, false, false>);
+}
+
+// The product over tiles: into y[M, tiles*16] (fp32) or, with an epilogue, straight into its output.
+void product(const float* x, int64_t M, int64_t K, const torch::Tensor& packed, int64_t isa, Kind kind, float* y,
+             const Epilogue* ep) {
+  const int64_t G = K / GROUP, tiles = packed.size(0);
   const int64_t block = kind == Q4 ? Q4_BLOCK : kind == Q4K ? K4_BLOCK : kind == Q4H ? H4_BLOCK : Q8_BLOCK;
   const int64_t blocks = kind == Q4K ? G / SUPER : G;   // per tile
   TORCH_CHECK(K % GROUP == 0 && (kind != Q4K || G % SUPER == 0) && packed.size(1) == blocks &&
               packed.size(2) == block, "q4a8: shapes do not match");
-  auto qs = quantize(x, isa);
-  Rows all{qs[0].data_ptr<int8_t>(), qs[1].data_ptr<float>(), qs[2].data_ptr<float>(), qs[3].data_ptr<int32_t>(),
-           K, G};
-  auto y = torch::empty({M, tiles * TILE}, torch::kFloat32);
-  float* yp = y.data_ptr<float>();
+  std::vector<int8_t> q(M * K);
+  std::vector<float> d(M * G), m(M * G);
+  std::vector<int32_t> s(M * G);
+  quantize_rows(x, M, K, q.data(), d.data(), m.data(), s.data(), isa != SCALAR);
   const uint8_t* wp = packed.data_ptr<uint8_t>();
   const int64_t ldy = tiles * TILE;
   // Output tiles only: which thread runs a tile never changes what it computes.
   at::parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+    float local[ROWS * TILE];
     for (int64_t t = t0; t < t1; ++t) {
       const uint8_t* w = wp + t * blocks * block;
       for (int64_t r0 = 0; r0 < M; r0 += ROWS) {
         const int64_t mr = std::min(ROWS, M - r0);
-        Rows a{all.q + r0 * K, all.d + r0 * G, all.m + r0 * G, all.s + r0 * G, K, G};
-        float* out = yp + r0 * ldy + t * TILE;
+        Rows a{q.data() + r0 * K, d.data() + r0 * G, m.data() + r0 * G, s.data() + r0 * G, K, G};
+        float* out = ep ? local : y + r0 * ldy + t * TILE;
+        const int64_t ld = ep ? TILE : ldy;
         if (isa == SCALAR)
-          scalar_tile(kind)(w, a, mr, out, ldy);
+          scalar_tile(kind)(w, a, mr, out, ld);
         else
-          tile_table(isa, kind)[mr](w, a, out, ldy);
+          tile_table(isa, kind)[mr](w, a, out, ld);
+        if (ep && t * TILE < ep->n) ep->apply(local, TILE, r0, mr, t * TILE);
       }
     }
   });
+}
+
+void check_packed(const torch::Tensor& packed, int64_t isa) {
+  TORCH_CHECK(packed.dim() == 3 && packed.scalar_type() == torch::kUInt8 && packed.is_contiguous(),
+              "q4a8: packed weights must be contiguous uint8 [tiles, groups, block]");
+  TORCH_CHECK(isa_supported(isa), "q4a8: this CPU lacks the requested instruction set");
+}
+
+// y[M, tiles*16] = x[M, K] times the packed weights, 4-bit (q4: [tiles, G, 384], q4k: [tiles, G/8, 2432], q4h:
+// [tiles, G, 320]) or int8 ([tiles, G, 512]), all uint8.
+torch::Tensor matmul(torch::Tensor x, torch::Tensor packed, int64_t isa, Kind kind) {
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "q4a8: x must be 2-D fp32");
+  check_packed(packed, isa);
+  x = x.contiguous();
+  auto y = torch::empty({x.size(0), packed.size(0) * TILE}, torch::kFloat32);
+  product(x.data_ptr<float>(), x.size(0), x.size(1), packed, isa, kind, y.data_ptr<float>(), nullptr);
   return y;
 }
 
@@ -511,20 +609,37 @@ torch::Tensor q4k_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { r
 torch::Tensor q8_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q8); }
 torch::Tensor q4h_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q4H); }
 
-// The whole layer as the Python module spelled it, op for op in the same order (so bit for bit the same result), in
-// one call: one Python call a product instead of five (x to fp32, the product, its first n columns, [times the
-// per-output scales,] back to x's dtype, [plus the bias]); on a one-token step of the 0.5B draft that Python was
-// ~10 % of the step (issue 29).
+// The whole layer as the Python module spelled it, op for op (so bit for bit the same result), in one call: x to
+// fp32 (exact), the product, its first n columns, [times the per-output scales,] back to x's dtype, [plus the bias]
+// (issue 29: one Python call a product instead of five, then the epilogue fused into the tiles).
 torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t n, c10::optional<torch::Tensor> scales,
                      c10::optional<torch::Tensor> bias, int64_t isa, int64_t kind) {
   TORCH_CHECK(kind >= Q4 && kind <= Q4H, "q4a8: unknown kind");
-  auto y = matmul(x.to(torch::kFloat32), packed, isa, static_cast<Kind>(kind));
-  TORCH_CHECK(n >= 1 && n <= y.size(1), "q4a8: n must be within the packed outputs");
-  if (y.size(1) != n) y = y.narrow(1, 0, n);
-  if (scales.has_value()) y = y * *scales;
-  y = y.to(x.scalar_type());
-  if (bias.has_value()) y = y + bias->to(x.scalar_type());
-  return y;
+  TORCH_CHECK(x.dim() == 2 && (x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kBFloat16),
+              "q4a8: x must be 2-D fp32 or bf16");
+  check_packed(packed, isa);
+  TORCH_CHECK(n >= 1 && n <= packed.size(0) * TILE, "q4a8: n must be within the packed outputs");
+  const auto dtype = x.scalar_type();
+  auto xf = x.to(torch::kFloat32).contiguous();
+  auto out = torch::empty({x.size(0), n}, x.options().dtype(dtype));
+  Epilogue ep;
+  ep.n = n;
+  torch::Tensor sc, b;   // kept alive through the product
+  if (scales.has_value()) {
+    sc = scales->scalar_type() == torch::kBFloat16 ? scales->contiguous() : scales->to(torch::kFloat32).contiguous();
+    TORCH_CHECK(sc.dim() == 1 && sc.size(0) >= n, "q4a8: one scale per output");
+    if (sc.scalar_type() == torch::kBFloat16) ep.scales_b = sc.data_ptr<at::BFloat16>(); else ep.scales_f = sc.data_ptr<float>();
+  }
+  if (bias.has_value()) {
+    b = bias->to(dtype).contiguous();
+    TORCH_CHECK(b.dim() == 1 && b.size(0) >= n, "q4a8: one bias per output");
+    if (dtype == torch::kBFloat16) ep.bias_b = b.data_ptr<at::BFloat16>(); else ep.bias_f = b.data_ptr<float>();
+  }
+  if (dtype == torch::kBFloat16) ep.out_b = out.data_ptr<at::BFloat16>(); else ep.out_f = out.data_ptr<float>();
+  const bool avx2 = isa != SCALAR;
+  if (ep.scales_f) pick_epilogue<1>(ep, avx2); else if (ep.scales_b) pick_epilogue<2>(ep, avx2); else pick_epilogue<0>(ep, avx2);
+  product(xf.data_ptr<float>(), xf.size(0), xf.size(1), packed, isa, static_cast<Kind>(kind), nullptr, &ep);
+  return out;
 }
 
 int64_t threads() { return at::get_num_threads(); }
