@@ -67,6 +67,32 @@ def test_its_logits_and_hidden_states_are_transformers_bit_for_bit(family, dtype
             assert torch.equal(hidden, forward_hidden(model, new, plain_cache, 2))
 
 
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_its_rotary_and_norm_tail_round_as_atens_ops_do(dtype):
+    """The one-call rotary and norm tail against the ATen ops transformers spells, on values wide enough that a
+    product rounded twice, or a sum rounded once instead of each product, would show."""
+    gen = torch.Generator().manual_seed(3)
+    for n in (1, 5, 16):
+        qkv = (torch.randn(n, 7 * 64, generator=gen) * 30).to(dtype)   # a joined product's output: q a strided view
+        q = qkv[:, :6 * 64].view(n, 6, 64)
+        cos, sin = (torch.randn(n, 1, 64, generator=gen).to(dtype) for _ in range(2))
+        want = q * cos + _rotate_half(q) * sin
+        assert torch.equal(lean_forward._rotary(q, cos, sin), want)
+        x = (torch.randn(n, 896, generator=gen) * torch.logspace(-3, 3, 896)).to(dtype)
+        weight = torch.randn(896, generator=gen).to(dtype)
+        h = x.to(torch.float32)
+        want = weight * (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)).to(dtype)
+        assert torch.equal(lean_forward._rms(x, weight, 1e-6), want)
+    fused = q * cos + _rotate_half(q) * sin
+    twice = (q.float() * cos.float() + _rotate_half(q).float() * sin.float()).to(dtype)   # one rounding, not three
+    assert dtype == torch.float32 or not torch.equal(fused, twice)   # the check above can tell them apart
+
+
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_the_harness_checks_its_rows_and_catches_a_stack_that_differs(family, monkeypatch):
     model = model_of(family, torch.bfloat16)

@@ -9,7 +9,8 @@ so its logits are transformers' bit for bit (tests/test_models_lean_forward.py c
 forwards); what it leaves out is the modules around them, and it makes one product of q, k and v (and one of gate and
 up) where the layers are of one kind: each output column of a product is computed alone, so joining their weights
 changes no bit. One-token steps on a 2-core Zen 4: the packaged 0.5B draft 37.2 -> 28.8 ms, the 1.5B target 76.1 ->
-65.3 ms (docs/performance.md, "The layers without their modules").
+65.3 ms (docs/performance.md, "The layers without their modules"). The rotary embedding and the norm's elementwise
+tail are one extension call each (csrc/lean_ops.cpp), rounding as ATen's ops do; the norm's mean stays ATen's.
 
 It runs where the decoder's forwards take it (`runtime.decoding`, through the builder registered below): a batch of
 one, a dynamic cache, at most `limits.LEAN_MAX_ROWS` new positions (the one-token step, a chain's verify, the draft's
@@ -57,15 +58,20 @@ class LeanForward:
 
 
 def _rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    """Qwen2RMSNorm / LlamaRMSNorm, operation for operation."""
+    """Qwen2RMSNorm / LlamaRMSNorm, operation for operation: h = x in fp32, weight * (h * rsqrt(mean(h^2) + eps)).to(
+    x's dtype). The mean is ATen's (a reduction keeps ATen's order); the elementwise tail is one extension call that
+    rounds as ATen's five ops do (csrc/lean_ops.cpp)."""
     h = x.to(torch.float32)
-    h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps)
-    return weight * h.to(x.dtype)
+    mean = h.pow(2).mean(-1, keepdim=True)
+    if weight.dtype != x.dtype:   # a promoted product: the ops as transformers spells them
+        return weight * (h * torch.rsqrt(mean + eps)).to(x.dtype)
+    return q4a8.extension().rms_tail(h.reshape(-1, h.shape[-1]), mean.reshape(-1, 1), weight, eps).view(x.shape)
 
 
-def _rotate_half(x: torch.Tensor) -> torch.Tensor:
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+def _rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x * cos + rotate_half(x) * sin (apply_rotary_pos_emb) for x [n, heads, D], cos and sin [n, 1, D]: one
+    extension call rounding as ATen's ops do (csrc/lean_ops.cpp)."""
+    return q4a8.extension().rotary(x, cos, sin)
 
 
 class _Layer:
@@ -83,7 +89,7 @@ class _Layer:
     def __call__(self, x, cache, index: int, cos, sin, rows, lean: LeanForward) -> torch.Tensor:
         n, heads, d = x.shape[0], lean.heads, lean.head_dim
         q, k, v = (t.view(n, -1, d) for t in self.qkv(_rms(x, self.norm1, self.eps)))
-        q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin   # apply_rotary_pos_emb
+        q, k = _rotary(q, cos, sin), _rotary(k, cos, sin)                          # apply_rotary_pos_emb
         keys, values = cache.update(k.transpose(0, 1)[None], v.transpose(0, 1)[None], index)
         out = attention.rows_attention(q, keys[0], values[0], rows, self.scaling)      # [n, heads, d]
         x = x + self.o(out.reshape(n, heads * d))[0]

@@ -646,9 +646,11 @@ int64_t threads() { return at::get_num_threads(); }
 
 }  // namespace
 
-namespace specviz {   // csrc/attention.cpp, built into the same extension
+namespace specviz {   // csrc/attention.cpp and csrc/lean_ops.cpp, built into the same extension
 torch::Tensor one_query_attention(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor keys,
                                   torch::Tensor offsets, double scale, int64_t isa);
+torch::Tensor lean_rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin);
+torch::Tensor lean_rms_tail(torch::Tensor h, torch::Tensor mean, torch::Tensor weight, double eps);
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
@@ -668,5 +670,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
   mod.def("one_query_attention", &specviz::one_query_attention,
           "each query row [R,H,D] over its own keys of k, v [Hkv,kv,D]: fp32 [R,H,D] (csrc/attention.cpp)",
           pybind11::call_guard<pybind11::gil_scoped_release>());
+  mod.def("rotary", &specviz::lean_rotary, "x * cos + rotate_half(x) * sin, op for op as ATen (csrc/lean_ops.cpp)");
+  mod.def("rms_tail", &specviz::lean_rms_tail,
+          "weight * (h * rsqrt(mean + eps)).to(weight's dtype), op for op as ATen (csrc/lean_ops.cpp)");
   mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
 }
