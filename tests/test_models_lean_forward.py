@@ -47,10 +47,16 @@ def tokens(n: int, seed: int) -> torch.Tensor:
 @pytest.mark.parametrize("family", list(FAMILIES))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("context", [20, 300])
+@pytest.mark.parametrize("loop", ["c++", "python"])
 @torch.inference_mode()
-def test_its_logits_and_hidden_states_are_transformers_bit_for_bit(family, dtype, context):
+def test_its_logits_and_hidden_states_are_transformers_bit_for_bit(family, dtype, context, loop):
+    """Both loops over the layers: the extension's (csrc/lean_stack.cpp, where it runs) and the Python one."""
     model = model_of(family, dtype)
     assert lean_available(model)
+    lean = lean_forward.lean_for(model)
+    assert lean.stack is not None
+    if loop == "python":
+        lean.stack = None
     ctx = tokens(context, 1)
     for n in (1, 2, 5, LEAN_MAX_ROWS):
         new = tokens(n, 2 + n)
@@ -137,6 +143,26 @@ def test_greedy_speculative_output_is_the_target_alone_on_the_stack():
         alone = [s.token_id for s in autoregressive_generate(target, prompt, sampling=greedy, max_new_tokens=24)]
         rounds = speculative_generate(target, draft, prompt, k=4, sampling=greedy, max_new_tokens=24)
         assert [t for r in rounds for t in r.emitted][:24] == alone
+
+
+@torch.inference_mode()
+def test_the_extension_loop_grows_the_cache_as_dynamic_layers_do():
+    """The C++ loop hands back each layer's keys and values with the new positions appended: the same tensors the
+    Python loop's DynamicCache.update makes, so a later step (either loop) reads the same cache."""
+    model = model_of("qwen2", torch.bfloat16)
+    lean = lean_forward.lean_for(model)
+    stack, caches = lean.stack, []
+    for use in (stack, None):
+        lean.stack = use
+        cache = prefill(model, tokens(50, 1)[None])
+        forward_logits(model, tokens(3, 2), cache, 1)
+        caches.append(cache)
+    lean.stack = stack
+    for a, b in zip(caches[0].cache.layers, caches[1].cache.layers):
+        assert a.keys.shape == b.keys.shape == (1, 1, 52, 128) and torch.equal(a.keys, b.keys)
+        assert torch.equal(a.values, b.values)
+    nxt = tokens(1, 3)
+    assert torch.equal(forward_logits(model, nxt, caches[0], 1), forward_logits(model, nxt, caches[1], 1))
 
 
 def test_it_joins_projections_of_one_kind_without_a_second_copy():

@@ -48,8 +48,9 @@ from .q4a8_layout import (GROUP, ROWS, TILE, fp16_grid, pack_q4, pack_q4h, pack_
                           q4_reference, q8_reference, quantize_reference, unpack_q4, unpack_q4h, unpack_q4k, unpack_q8)
 from .q4k import q4k_grid
 
-# One extension: the products, the one-query attention, the lean stack's elementwise tails.
-SOURCES = [Path(__file__).parent / "csrc" / name for name in ("q4a8.cpp", "attention.cpp", "lean_ops.cpp")]
+# One extension: the products, the one-query attention, the lean stack's elementwise tails and its loop.
+SOURCES = [Path(__file__).parent / "csrc" / name
+           for name in ("q4a8.cpp", "attention.cpp", "lean_ops.cpp", "lean_stack.cpp")]
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
 KINDS = {"q4": 0, "q8": 1, "q4k": 2, "q4h": 3}   # csrc/q4a8.cpp's Kind

@@ -620,7 +620,19 @@ torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t n, c10::opti
   check_packed(packed, isa);
   TORCH_CHECK(n >= 1 && n <= packed.size(0) * TILE, "q4a8: n must be within the packed outputs");
   const auto dtype = x.scalar_type();
-  auto xf = x.to(torch::kFloat32).contiguous();
+  // x as fp32 (bf16 -> fp32 is exact), into a plain buffer rather than an ATen copy: ~3 us a call saved.
+  const auto xc = x.contiguous();
+  const int64_t rows = xc.size(0), width = xc.size(1);
+  std::vector<float> widened;
+  const float* xf = nullptr;
+  if (dtype == torch::kFloat32) {
+    xf = xc.data_ptr<float>();
+  } else {
+    widened.resize(rows * width);
+    const uint16_t* bits = reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>());
+    for (int64_t i = 0; i < rows * width; ++i) widened[i] = bf16_value(bits[i]);
+    xf = widened.data();
+  }
   auto out = torch::empty({x.size(0), n}, x.options().dtype(dtype));
   Epilogue ep;
   ep.n = n;
@@ -638,7 +650,7 @@ torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t n, c10::opti
   if (dtype == torch::kBFloat16) ep.out_b = out.data_ptr<at::BFloat16>(); else ep.out_f = out.data_ptr<float>();
   const bool avx2 = isa != SCALAR;
   if (ep.scales_f) pick_epilogue<1>(ep, avx2); else if (ep.scales_b) pick_epilogue<2>(ep, avx2); else pick_epilogue<0>(ep, avx2);
-  product(xf.data_ptr<float>(), xf.size(0), xf.size(1), packed, isa, static_cast<Kind>(kind), nullptr, &ep);
+  product(xf, rows, width, packed, isa, static_cast<Kind>(kind), nullptr, &ep);
   return out;
 }
 
@@ -646,7 +658,12 @@ int64_t threads() { return at::get_num_threads(); }
 
 }  // namespace
 
-namespace specviz {   // csrc/attention.cpp and csrc/lean_ops.cpp, built into the same extension
+namespace specviz {   // csrc/attention.cpp, csrc/lean_ops.cpp and csrc/lean_stack.cpp, built into the same extension
+torch::Tensor q4_linear(torch::Tensor x, torch::Tensor packed, int64_t n, c10::optional<torch::Tensor> scales,
+                        c10::optional<torch::Tensor> bias, int64_t isa, int64_t kind) {
+  return linear(x, packed, n, scales, bias, isa, kind);
+}
+void bind_lean_stack(pybind11::module& mod);
 torch::Tensor one_query_attention(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor keys,
                                   torch::Tensor offsets, double scale, int64_t isa);
 torch::Tensor lean_rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin);
@@ -673,5 +690,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
   mod.def("rotary", &specviz::lean_rotary, "x * cos + rotate_half(x) * sin, op for op as ATen (csrc/lean_ops.cpp)");
   mod.def("rms_tail", &specviz::lean_rms_tail,
           "weight * (h * rsqrt(mean + eps)).to(weight's dtype), op for op as ATen (csrc/lean_ops.cpp)");
+  specviz::bind_lean_stack(mod);
   mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
 }
