@@ -98,7 +98,8 @@ class LeanStack {
 };
 
 void bind_lean_stack(pybind11::module& mod) {
-  pybind11::class_<LeanStack>(mod, "LeanStack")
+  // module_local: two builds of this extension (another source hash) may be loaded in one process.
+  pybind11::class_<LeanStack>(mod, "LeanStack", pybind11::module_local())
       .def(pybind11::init<int64_t, int64_t, double>())
       .def("add_layer", &LeanStack::add_layer)
       .def("__len__", &LeanStack::size)

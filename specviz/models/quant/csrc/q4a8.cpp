@@ -52,8 +52,12 @@ constexpr int64_t H4_BLOCK = Q4_CODES + 2 * TILE * 2;    // 320: codes + 16 fp16
 // products take long enough per block that the hardware prefetcher falls behind and the loads stall:
 // on the 2-core Zen 4 VM a verify of 4 rows went from 1.75x to 1.46x one token, 8 rows from 2.45x to
 // 2.05x, one row unchanged (scripts/q4_kernel_bench.py --cold 8; forward_costs of the packaged target).
-// A prefetch changes no arithmetic, so row invariance is untouched.
+// A prefetch changes no arithmetic, so row invariance is untouched. With 1 or 2 rows it costs: the hardware
+// prefetcher keeps up alone, and the extra loads held a one-row product of the target's largest shape, cold, at
+// 22-23 GB/s against 29-30 without them, the speed of a plain streaming sum over the same bytes (a scratch C++
+// bench, 400 MB of q4k tiles, 2 threads, Zen 4; 3 rows: 21-25 GB/s with, 18-20 without). So 3+ rows only.
 constexpr int64_t PREFETCH_AHEAD = 4096;
+constexpr int PREFETCH_ROWS = 3;
 
 template <int LINES>
 inline void prefetch_ahead(const uint8_t* p) {
@@ -160,7 +164,7 @@ __attribute__((target("avx2,fma,f16c"))) void q4_tile_avx2(const uint8_t* w, con
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = q4_codes<KIND>(w, g);
-    prefetch_ahead<5>(blk);   // the next blocks' 288-384 bytes
+    if (MR >= PREFETCH_ROWS) prefetch_ahead<5>(blk);   // the next blocks' 288-384 bytes
     #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
       __m256i c[8];
@@ -216,7 +220,7 @@ __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Ro
   const __m256i bias = _mm256_set1_epi8(char(0x80));
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q8_BLOCK;
-    prefetch_ahead<8>(blk);
+    if (MR >= PREFETCH_ROWS) prefetch_ahead<8>(blk);
     #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {
       __m256i c[8];
@@ -262,7 +266,7 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   const __m512i low = _mm512_set1_epi8(15);
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = q4_codes<KIND>(w, g);
-    prefetch_ahead<5>(blk);
+    if (MR >= PREFETCH_ROWS) prefetch_ahead<5>(blk);
     __m512i c[8];
     #pragma GCC unroll 8
     for (int p = 0; p < 4; ++p) {
@@ -312,7 +316,7 @@ void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q8_BLOCK;
-    prefetch_ahead<8>(blk);
+    if (MR >= PREFETCH_ROWS) prefetch_ahead<8>(blk);
     __m512i c[8];
     #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) c[k] = _mm512_loadu_si512(blk + k * 64);
