@@ -103,10 +103,15 @@ def test_the_scales_are_read_from_a_gguf_and_found_again_beside_the_model(tmp_pa
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "qwen2", "num_hidden_layers": 1}))
     names = [f"model.layers.0.{n}.weight" for n in ("self_attn.q_proj", "mlp.up_proj", "mlp.down_proj")]
-    assert q4k.extract_scales(tmp_path / "m.gguf", folder, names + ["model.layers.0.self_attn.q_proj.bias"]) == 2
+    bias = "model.layers.0.self_attn.q_proj.bias"
+    assert q4k.extract_scales(tmp_path / "m.gguf", folder, names + [bias]) == (2, 1)   # Q4_K, Q6_K
     model = SimpleNamespace(config=SimpleNamespace(_name_or_path=str(folder)))
     found = q4k.load_scales(model)
-    assert sorted(found) == ["model.layers.0.mlp.up_proj", "model.layers.0.self_attn.q_proj"]   # Q6_K: none
+    assert sorted(found) == ["model.layers.0.mlp.up_proj", "model.layers.0.self_attn.q_proj"]   # Q6_K: its own file
+    six = q4k.load_scales(model, parts=q4k.Q6K_PARTS)
+    assert list(six) == ["model.layers.0.mlp.down_proj"] and (folder / q4k.SIDECAR6).is_file()
+    d, sc = six["model.layers.0.mlp.down_proj"]
+    assert d.dtype == torch.float16 and sc.dtype == torch.int8
     want = q4k.block_scales(q, 32)
     assert all(torch.equal(a, want[k]) for a, k in zip(found["model.layers.0.self_attn.q_proj"], ("d", "sc", "dmin", "m")))
     assert found["model.layers.0.self_attn.q_proj"][0].dtype == torch.float16
@@ -122,7 +127,7 @@ def test_a_model_without_a_folder_or_without_scales_has_none(tmp_path):
 
 @pytest.mark.real_model
 def test_every_q4k_layer_of_the_packaged_target_is_its_dequantized_weight_bit_for_bit():
-    """The packaged target's Q4_K layers, as the load stores them, against transformers' fp32 copy."""
+    """The packaged target's Q4_K and Q6_K layers, as the load stores them, against transformers' fp32 copy."""
     from transformers import AutoModelForCausalLM
 
     from specviz.models import packaged
@@ -134,6 +139,9 @@ def test_every_q4k_layer_of_the_packaged_target_is_its_dequantized_weight_bit_fo
     dense = {n: m.weight.detach().clone() for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
     counts = weights.convert_target_weights(model, "q4a8")
     stored = {n: m for n, m in model.named_modules() if n in dense}
-    assert counts.get("q4k", 0) >= 160 and counts["q4k"] + counts["q8a8"] == len(dense)
+    assert counts.get("q4k", 0) >= 160 and counts.get("q6k", 0) >= 29   # its Q6_K layers, the output layer among them
+    assert counts["q4k"] + counts["q6k"] + counts.get("q8a8", 0) == len(dense)
     assert [n for n, m in stored.items() if isinstance(m, q4a8.Q4KA8Linear)
             and not torch.equal(m.dense_weight().view(torch.int32), dense[n].view(torch.int32))] == []
+    assert [n for n, m in stored.items() if isinstance(m, q4a8.Q6KA8Linear)
+            and not torch.equal(m.dense_weight(), dense[n])] == []

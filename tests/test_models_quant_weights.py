@@ -270,8 +270,8 @@ def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind, all
     pair = load_pair(weights=WeightOptions(target_weights=kind, draft_weights="int8", linear="default"))
     if kind == "int4":   # the GGUF's Q4_K tensors on their own grid, its 6-bit ones as int8
         assert pair.target_weights == "int4" and pair.target_layers["int4"] > 100 and pair.target_layers["int8"] > 0
-    if kind == "q4a8":   # the same split through specviz's kernels, the Q4_K layers with their own scales
-        assert pair.target_weights == "q4a8" and pair.target_layers["q4k"] > 100 and pair.target_layers["q8a8"] > 0
+    if kind == "q4a8":   # the same split through specviz's kernels, the Q4_K and Q6_K layers with their own scales
+        assert pair.target_weights == "q4a8" and pair.target_layers["q4k"] > 100 and pair.target_layers["q6k"] > 0
     ids = pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")
     greedy = SamplingConfig(temperature=0)
     alone = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy, max_new_tokens=24,

@@ -260,23 +260,25 @@ def _build(spec: _PackagedModel, parts, work: Path, out: Path, with_tokenizer: b
     if with_tokenizer:
         stage(0.9, step("load.converting_tokenizer", name=spec.label))
         AutoTokenizer.from_pretrained(work, gguf_file=gguf_name).save_pretrained(out)
-    scales = _keep_q4k_scales(gguf, out, names)
+    q4k_count, q6k_count = _keep_q4k_scales(gguf, out, names)
     gguf.unlink()  # ~1 GB we no longer need
     (out / _MARKER).write_text(json.dumps({
         "gguf_sha256": spec.sha256,
         "dists": list(spec.dists),
         "version": spec.version,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "q4k_scales": scales,
+        "q4k_scales": q4k_count,
+        "q6k_scales": q6k_count,
     }, indent=1))
 
 
-def _keep_q4k_scales(gguf: Path, out: Path, names: list[str]) -> int:
-    """The GGUF's Q4_K scales into `out` (quant.q4k), or none where that fails: the kernels then recover fp32 ones."""
+def _keep_q4k_scales(gguf: Path, out: Path, names: list[str]) -> tuple[int, int]:
+    """The GGUF's Q4_K and Q6_K scales into `out` (quant.q4k): how many of each; none where that fails (the kernels
+    then recover fp32 scales for 4-bit layers and requantize 6-bit ones to int8)."""
     try:
         return extract_scales(gguf, out, names)
     except Exception:   # noqa: BLE001 - an optimization: whatever goes wrong here must not fail the preparation
-        return 0
+        return 0, 0
 
 
 def _add_q4k_scales(spec: _PackagedModel, folder: Path) -> None:
@@ -291,9 +293,9 @@ def _add_q4k_scales(spec: _PackagedModel, folder: Path) -> None:
         if not cached.is_file():
             gguf = work / "model.gguf"
             _assemble(_locate_parts(spec.dists, spec.version), gguf, spec.sha256)
-        marker["q4k_scales"] = _keep_q4k_scales(gguf, folder, weight_names(folder / _WEIGHTS))
+        marker["q4k_scales"], marker["q6k_scales"] = _keep_q4k_scales(gguf, folder, weight_names(folder / _WEIGHTS))
     except (ModelLoadError, OSError):   # parts gone or a read-only cache: the kernels recover fp32 scales
-        marker["q4k_scales"] = 0
+        marker["q4k_scales"], marker["q6k_scales"] = marker.get("q4k_scales", 0), 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
     try:
@@ -359,10 +361,11 @@ def is_prepared() -> bool:
 
 
 def add_missing_q4k_scales(specs: tuple[_PackagedModel, ...] = (PACKAGED_DRAFT, PACKAGED_TARGET)) -> None:
-    """Keep the Q4_K scales of each packaged model prepared before they were kept (an old cache), trying once."""
+    """Keep the Q4_K and Q6_K scales of each packaged model prepared before they were kept (an old cache), trying
+    once."""
     for spec in specs:
         folder = cache_dir() / f"{spec.label}-{spec.sha256[:8]}"
-        if _is_complete(folder, spec.sha256) and "q4k_scales" not in json.loads((folder / _MARKER).read_text()):
+        if _is_complete(folder, spec.sha256) and "q6k_scales" not in json.loads((folder / _MARKER).read_text()):
             _add_q4k_scales(spec, folder)
 
 

@@ -25,6 +25,11 @@ A third layout ("q4h", Q4HA8Linear, 0.625 B a weight) keeps the scale and minimu
 is ours to choose (a draft requantized to 4 bits, strict_grid=False), including widths that are no multiple of a
 super-block (the 0.5B draft's 896). fp16 -> fp32 is exact: again the fixed sequence of "q4" holding those values.
 
+A target's GGUF Q6_K tensors (its output layer, ffn_down and attn_v in half its layers) keep their own values too
+("q6k", Q6KA8Linear, 0.83 B a weight against int8's 1 B, which had requantized them): 6-bit codes, an int8
+sub-scale per 16 inputs, an fp16 d per 256; per half-group idot = sum(code * x) - 32 * sum(x), then
+acc = fma(float(idot), (sc * d) * step, acc), its own fixed sequence (q4a8_layout.q6k_reference).
+
 The extension is built by PyTorch's own tooling at first use and cached beside the model cache,
 keyed by its source and torch's version (one .so for every x86-64 CPU: no -march flags). Where no
 compiler is present or the build fails, `unavailable()` says why in one line and the caller runs
@@ -44,8 +49,9 @@ import torch
 
 from ...runtime.attention import register_kernel_provider
 from ..packaged import cache_dir
-from .q4a8_layout import (GROUP, ROWS, TILE, fp16_grid, pack_q4, pack_q4h, pack_q4k, pack_q8,  # noqa: F401 - re-exported
-                          q4_reference, q8_reference, quantize_reference, unpack_q4, unpack_q4h, unpack_q4k, unpack_q8)
+from .q4a8_layout import (GROUP, ROWS, TILE, fp16_grid, pack_q4, pack_q4h, pack_q4k,  # noqa: F401 - re-exported
+                          pack_q6k, pack_q8, q4_reference, q6k_reference, q8_reference, quantize_reference, unpack_q4,
+                          unpack_q4h, unpack_q4k, unpack_q6k, unpack_q8)
 from .q4k import q4k_grid
 
 # One extension: the products, the one-query attention, the lean stack's elementwise tails and its loop.
@@ -53,8 +59,8 @@ SOURCES = [Path(__file__).parent / "csrc" / name
            for name in ("q4a8.cpp", "attention.cpp", "lean_ops.cpp", "lean_stack.cpp")]
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
-KINDS = {"q4": 0, "q8": 1, "q4k": 2, "q4h": 3}   # csrc/q4a8.cpp's Kind
-LAYOUT = 3                       # the packed layouts' version (weights_cache keys converted copies by it); 2: q4k, 3: q4h
+KINDS = {"q4": 0, "q8": 1, "q4k": 2, "q4h": 3, "q6k": 4}   # csrc/q4a8.cpp's Kind
+LAYOUT = 4          # the packed layouts' version (weights_cache keys converted copies by it); 2: q4k, 3: q4h, 4: q6k
 CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 steps are the kernel's own
 
 
@@ -261,6 +267,29 @@ class Q4HA8Linear(Q4A8Linear):
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ", scales=fp16"
+
+
+class Q6KA8Linear(Q4A8Linear):
+    """A Q6_K tensor's own values: 6-bit codes, an int8 sub-scale per 16 inputs and an fp16 d per 256 (0.83 B a
+    weight against int8's 1 B), w = (d * sc) * (q - 32) as gguf dequantizes it, bit for bit."""
+
+    kind = KINDS["q6k"]
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, q6k):
+        torch.nn.Module.__init__(self)
+        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
+        self.register_buffer("packed", pack_q6k(*q6k))
+        self.register_buffer("bias", bias)
+
+    def dense_weight(self) -> torch.Tensor:
+        codes, d, sc = unpack_q6k(self.packed, self.out_features)
+        step = sc.float() * d.repeat_interleave(16, 1)
+        w = step[..., None] * (codes - 32).float().reshape(self.out_features, -1, 16)
+        return w.reshape(self.out_features, self.in_features)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, weights=Q6_K (6-bit), "
+                "activations=int8")
 
 
 class Q8A8Linear(torch.nn.Module):

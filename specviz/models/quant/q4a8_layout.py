@@ -125,6 +125,50 @@ def fp16_grid(weight: torch.Tensor, scale: torch.Tensor, lo: torch.Tensor):
     return codes.clamp(0, 15).to(torch.int32).reshape(out, inp), scale_h, lo_h
 
 
+Q6_GROUP = TILE * GROUP // 2 + TILE * GROUP // 4 + 2 * TILE   # 416: low 4 bits, high 2 bits, 2 x 16 sub-scales
+
+
+def pack_q6k(codes: torch.Tensor, d: torch.Tensor, sc: torch.Tensor) -> torch.Tensor:
+    """Q6_K's own values: codes [N, K] 0..63 (the GGUF's q + 32), sc [N, K/16] int8, d [N, K/256] fp16 ->
+    uint8 [tiles, K/256, 3392].
+
+    Per 16 output columns and super-block of 256 inputs: 16 fp32 d, then per group of 32 inputs the codes' low 4
+    bits as pack_q4 lays out codes (256 bytes), their high 2 bits (128 bytes: the 8 code vectors of 64 bytes the
+    kernel forms, vector v's byte b holding column b // 4's input 4v + b % 4, have their high bits at bits 2(v % 4)
+    of byte b of 64-byte block v // 4), then the 16 sub-scales of inputs 0-15 and the 16 of inputs 16-31.
+    """
+    n, k = codes.shape
+    tiles, s, g = -(-n // TILE), k // SUPER, k // GROUP
+    codes = codes.to(torch.uint8)
+    zero = torch.zeros(n, g)
+    low = pack_q4(codes & 15, zero, zero)[..., :TILE * GROUP // 2]                          # [tiles, G, 256]
+    hv = (_padded(codes >> 4, tiles * TILE).reshape(tiles, TILE, g, 8, 4).permute(0, 2, 3, 1, 4)
+          .reshape(tiles, g, 2, 4, TILE * 4))                                   # [tiles, G, block, v % 4, 64]
+    high = (hv[:, :, :, 0] | (hv[:, :, :, 1] << 2) | (hv[:, :, :, 2] << 4) | (hv[:, :, :, 3] << 6))
+    scales = _tiled(sc.to(torch.int8).view(torch.uint8), tiles).reshape(tiles, g, 2 * TILE)
+    body = torch.cat([low, high.reshape(tiles, g, -1), scales], -1).reshape(tiles, s, -1)
+    return torch.cat([_tiled(d.float(), tiles).view(torch.uint8), body], -1).contiguous()
+
+
+def unpack_q6k(packed: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """pack_q6k undone: (codes [n, K] int32 0..63, d fp32 [n, K/256], sc int8 [n, K/16])."""
+    tiles, s, _ = packed.shape
+    head = packed[..., :TILE * 4].contiguous().view(torch.float32)                            # [tiles, S, 16]
+    body = packed[..., TILE * 4:].reshape(tiles, s * 8, Q6_GROUP)
+    g, half = s * 8, TILE * GROUP // 2
+    as_q4 = torch.cat([body[..., :half], torch.zeros(tiles, g, 2 * TILE * 4, dtype=torch.uint8)], -1)
+    low = unpack_q4(as_q4, n)[0]
+    high = body[..., half:half + TILE * GROUP // 4].reshape(tiles, g, 2, 1, TILE * 4)
+    hv = (high >> torch.tensor([0, 2, 4, 6], dtype=torch.uint8).reshape(1, 1, 1, 4, 1)) & 3   # [tiles, G, 2, 4, 64]
+    hv = hv.reshape(tiles, g, 8, TILE, 4).permute(0, 3, 1, 2, 4).reshape(tiles * TILE, g * GROUP)[:n]
+
+    def columns(t):   # [tiles, B, 16] -> [n, B]
+        return t.transpose(1, 2).reshape(tiles * TILE, -1)[:n]
+
+    sc = columns(body[..., half + TILE * GROUP // 4:].reshape(tiles, g * 2, TILE).contiguous().view(torch.int8))
+    return low | (hv.to(torch.int32) << 4), columns(head), sc
+
+
 def pack_q8(wq: torch.Tensor) -> torch.Tensor:
     """int8 weights [N, K] (-127..127) -> uint8 [tiles, K/32, 512], stored +128 (unsigned for vpdpbusd).
 
@@ -171,6 +215,21 @@ def q4_reference(x: torch.Tensor, codes, scale, lo) -> torch.Tensor:
         sd = scale[:, j][None, :] * d[:, j][:, None]
         acc = _fma32(dots[..., j], sd, acc)
         acc = _fma32(lo[:, j][None, :].expand_as(acc), m[:, j][:, None].expand_as(acc), acc)
+    return acc
+
+
+def q6k_reference(x: torch.Tensor, codes, d, sc) -> torch.Tensor:
+    """The kernel's Q6_K product in PyTorch: per group, its two halves of 16 in order, each
+    acc = fma(float(dot(codes, q) - 32 * sum(q)), (sc * d) * step, acc), fp32 between them."""
+    q, step, _, _ = quantize_reference(x)
+    n, k = codes.shape
+    h = k // 16
+    qh = q.double().reshape(-1, h, 16)
+    dots = torch.einsum("rhi,nhi->rnh", qh, codes.double().reshape(n, h, 16)) - 32 * qh.sum(-1)[:, None, :]
+    ds = sc.float() * d.float().repeat_interleave(SUPER // 16, 1)   # [n, K/16], exact
+    acc = torch.zeros(x.shape[0], n)
+    for j in range(h):
+        acc = _fma32(dots[..., j].float(), ds[:, j][None, :] * step[:, j // 2][:, None], acc)
     return acc
 
 

@@ -26,8 +26,11 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 SIDECAR = "q4k-scales.safetensors"
+SIDECAR6 = "q6k-scales.safetensors"   # the Q6_K tensors' (a file of its own: older versions read SIDECAR as Q4_K only)
 SUPER = 256          # weights per Q4_K super-block
 BLOCK_BYTES = 144    # fp16 d, fp16 dmin, 12 bytes of packed 6-bit sc and m, 128 bytes of codes
+Q6_BLOCK_BYTES = 210  # Q6_K: 128 bytes of low 4 bits, 64 of high 2 bits, 16 int8 sub-scales (per 16), fp16 d
+Q6K_PARTS = ("q6k_d", "q6k_sc")
 
 
 def q4k_grid(d, sc, dmin, m) -> tuple[torch.Tensor, torch.Tensor]:
@@ -68,29 +71,43 @@ def block_scales(blocks: np.ndarray, rows: int) -> dict[str, torch.Tensor]:
     return {k: torch.from_numpy(np.ascontiguousarray(v)).reshape(rows, -1) for k, v in out.items()}
 
 
-def extract_scales(gguf_path: Path, folder: Path, weight_names: list[str]) -> int:
-    """Write the scales of every Q4_K tensor among `weight_names` (the dense copy's, e.g.
-    "model.layers.0.mlp.up_proj.weight") to folder/SIDECAR; returns how many. The folder's config.json names
-    the architecture (gguf's own map turns a name into the GGUF's). No Q4_K tensor: no file."""
+def q6k_block_scales(blocks: np.ndarray, rows: int) -> dict[str, torch.Tensor]:
+    """Raw Q6_K blocks ([rows * super-blocks, 210] uint8) -> q6k_d fp16 [rows, S]; q6k_sc int8 [rows, 16 S]."""
+    blocks = np.ascontiguousarray(blocks).reshape(-1, Q6_BLOCK_BYTES)
+    out = {"q6k_d": np.ascontiguousarray(blocks[:, 208:210]).view(np.float16)[:, 0],
+           "q6k_sc": np.ascontiguousarray(blocks[:, 192:208]).view(np.int8)}
+    return {k: torch.from_numpy(np.ascontiguousarray(v)).reshape(rows, -1) for k, v in out.items()}
+
+
+def extract_scales(gguf_path: Path, folder: Path, weight_names: list[str]) -> tuple[int, int]:
+    """Write the scales of every Q4_K and Q6_K tensor among `weight_names` (the dense copy's, e.g.
+    "model.layers.0.mlp.up_proj.weight") to folder/SIDECAR; returns how many of each. The folder's config.json
+    names the architecture (gguf's own map turns a name into the GGUF's). Neither kind: no file."""
     from gguf import GGMLQuantizationType
 
     names = _name_map(json.loads((folder / "config.json").read_text()))
     reader = _reader(gguf_path)
-    q4k = {t.name: t for t in reader.tensors if t.tensor_type == GGMLQuantizationType.Q4_K}
-    tensors = {}
+    kinds = {GGMLQuantizationType.Q4_K: (block_scales, SIDECAR),
+             GGMLQuantizationType.Q6_K: (q6k_block_scales, SIDECAR6)}
+    found_tensors = {t.name: t for t in reader.tensors if t.tensor_type in kinds}
+    files: dict[str, dict] = {SIDECAR: {}, SIDECAR6: {}}
+    counts = {SIDECAR: 0, SIDECAR6: 0}
     for name in weight_names:
         stem = name.removesuffix(".weight")
         found = names.get_name(stem) if names is not None and name.endswith(".weight") else None
-        tensor = q4k.get(f"{found}.weight")
+        tensor = found_tensors.get(f"{found}.weight")
         if tensor is None:
             continue
-        for key, value in block_scales(tensor.data, int(tensor.data.shape[0])).items():
-            tensors[f"{stem}.{key}"] = value
-    if tensors:
-        partial = folder / f"{SIDECAR}.{os.getpid()}.partial"
-        save_file(tensors, str(partial), metadata={"source": Path(gguf_path).name})
-        os.replace(partial, folder / SIDECAR)
-    return len(tensors) // 4
+        scales_of, file = kinds[tensor.tensor_type]
+        counts[file] += 1
+        for key, value in scales_of(tensor.data, int(tensor.data.shape[0])).items():
+            files[file][f"{stem}.{key}"] = value
+    for file, tensors in files.items():
+        if tensors:
+            partial = folder / f"{file}.{os.getpid()}.partial"
+            save_file(tensors, str(partial), metadata={"source": Path(gguf_path).name})
+            os.replace(partial, folder / file)
+    return counts[SIDECAR], counts[SIDECAR6]
 
 
 def weight_names(path: Path) -> list[str]:
@@ -99,18 +116,41 @@ def weight_names(path: Path) -> list[str]:
         return list(f.keys())
 
 
-def load_scales(model, only: set[str] | None = None) -> dict[str, tuple[torch.Tensor, ...]]:
-    """{linear layer name: (d, sc, dmin, m)} from the model's folder, or {} where it has none."""
+def load_scales(model, only: set[str] | None = None, parts: tuple[str, ...] = ("d", "sc", "dmin", "m")
+                ) -> dict[str, tuple[torch.Tensor, ...]]:
+    """{linear layer name: (d, sc, dmin, m)} of its Q4_K tensors from the model's folder, or {} where it has none;
+    `parts=Q6K_PARTS`: {name: (d, sc)} of its Q6_K tensors."""
     folder = Path(str(getattr(getattr(model, "config", None), "_name_or_path", "") or ""))
-    path = folder / SIDECAR
+    path = folder / (SIDECAR6 if parts == Q6K_PARTS else SIDECAR)
     if not path.is_file():
         return {}
     found = {}
     with safe_open(str(path), framework="pt") as f:
         stems = {key.rpartition(".")[0] for key in f.keys()}
         for stem in stems if only is None else stems & only:
-            found[stem] = tuple(f.get_tensor(f"{stem}.{part}") for part in ("d", "sc", "dmin", "m"))
+            found[stem] = tuple(f.get_tensor(f"{stem}.{part}") for part in parts)
     return found
+
+
+
+def exact_q6k_codes(weight: torch.Tensor, scales, rows: int = 512) -> torch.Tensor | None:
+    """The Q6_K codes (0..63, the GGUF's q + 32) that, with `scales` (d, sc), give `weight` [N, K] bit for bit as
+    gguf's dequantizer computes it, (d * sc) * (q - 32) in fp32; None if none do. A sub-block whose scale is 0 gets
+    code 32 (q = 0)."""
+    d, sc = scales
+    n, k = weight.shape
+    if k % SUPER or tuple(d.shape) != (n, k // SUPER) or tuple(sc.shape) != (n, k // 16):
+        return None
+    step = sc.float() * d.float().repeat_interleave(SUPER // 16, 1)   # exact: fp16 times int8
+    codes = torch.empty(n, k // 16, 16, dtype=torch.int32)
+    for r in range(0, n, rows):
+        w = weight[r:r + rows].float().reshape(-1, k // 16, 16)
+        s = step[r:r + rows, :, None]
+        q = torch.where(s != 0, torch.round(w / torch.where(s != 0, s, 1)), 0).clamp(-32, 31)
+        if not torch.equal(s * q, w):
+            return None
+        codes[r:r + rows] = (q + 32).to(torch.int32)
+    return codes.reshape(n, k)
 
 
 def exact_codes(weight: torch.Tensor, scales, rows: int = 512) -> torch.Tensor | None:

@@ -32,10 +32,10 @@ import torch
 from ...runtime.state import known_runtime, runtime_of
 from .. import lean_forward  # noqa: F401 - the layers made here run in its stack: it registers with the decoder
 from .kernels import Int8WeightLinear, OneDNNLinear, checked_choice, dense_weight, fast_linear
-from .q4a8 import Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q8A8Linear, fp16_grid, unavailable, usable
-from .q4k import exact_codes, load_scales
+from .q4a8 import Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q6KA8Linear, Q8A8Linear, fp16_grid, unavailable, usable
+from .q4k import Q6K_PARTS, exact_codes, exact_q6k_codes, load_scales
 
-# q4a8: the same 4-bit grid (and int8 for the 6-bit layers) through specviz's own kernels with int8
+# q4a8: the same 4-bit grid (and the 6-bit layers in their own Q6_K form) through specviz's own kernels with int8
 # activations, where they build (specviz/models/quant/q4a8.py): a verify of up to 8 rows for about one row's cost.
 TARGET_WEIGHTS = ("auto", "as-loaded", "bf16", "int8", "int4", "q4a8")
 TARGET_ENV_VAR = "SPECVIZ_TARGET_WEIGHTS"   # force: as-loaded | bf16 | int8 | int4 | q4a8 (auto when unset)
@@ -184,13 +184,14 @@ def on_int4_grid(linear: torch.nn.Module, group: int = GROUP) -> bool:
     return grid_error(weight, int4_grid(weight, group), group) <= ON_GRID
 
 
-def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool, q4k=None) -> tuple[torch.nn.Module, str]:
-    """`linear` stored as `kind`, and the name its layer count goes by; `q4k`: the GGUF's Q4_K scales of this
-    layer (q4k.load_scales), used by q4a8 where they reproduce its weights bit for bit."""
+def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool, q4k=None,
+                     q6k=None) -> tuple[torch.nn.Module, str]:
+    """`linear` stored as `kind`, and the name its layer count goes by; `q4k` / `q6k`: the GGUF's Q4_K or Q6_K
+    scales of this layer (q4k.load_scales), used by q4a8 where they reproduce its weights bit for bit."""
     if kind == "bf16":
         return Bf16WeightLinear(linear), "bf16"
     if kind == "q4a8":
-        return _converted_q4a8(linear, strict_grid, q4k)
+        return _converted_q4a8(linear, strict_grid, q4k, q6k)
     if kind == "int8" or not int4_usable(linear):
         return Int8WeightLinear(linear), "int8"
     weight, _ = _linear_parts(linear)
@@ -204,17 +205,21 @@ def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool, q4k=
     return Int8WeightLinear(linear), "int8"   # 6-bit and wider tensors keep their bits
 
 
-def _converted_q4a8(linear: torch.nn.Module, strict_grid: bool, q4k=None) -> tuple[torch.nn.Module, str]:
-    """A GGUF Q4_K layer with its own scales as Q4KA8Linear ("q4k", 0.59 B a weight); another on the 4-bit grid
-    as Q4A8Linear ("q4a8", fp32 scales: 0.75 B); another (a 6-bit tensor, the output layer) as Q8A8Linear
-    ("q8a8"). `strict_grid=False` (a draft): every layer not Q4_K requantized to 4 bits with fp16 scales
-    (Q4HA8Linear, "q4h": 0.625 B). Widths the kernels do not take stay on PyTorch's int8."""
+def _converted_q4a8(linear: torch.nn.Module, strict_grid: bool, q4k=None, q6k=None) -> tuple[torch.nn.Module, str]:
+    """A GGUF Q4_K layer with its own scales as Q4KA8Linear ("q4k", 0.59 B a weight); a target's Q6_K layer with
+    its own as Q6KA8Linear ("q6k", 0.83 B); another on the 4-bit grid as Q4A8Linear ("q4a8", fp32 scales: 0.75 B);
+    another (a 6-bit tensor without its scales) as Q8A8Linear ("q8a8", 1 B). `strict_grid=False` (a draft): every
+    layer not Q4_K requantized to 4 bits with fp16 scales (Q4HA8Linear, "q4h": 0.625 B; fewer bytes than its Q6_K).
+    Widths the kernels do not take stay on PyTorch's int8."""
     weight, bias = _linear_parts(linear)
     if not usable(weight.shape[1]):
         return Int8WeightLinear(linear), "int8"
     codes = None if q4k is None else exact_codes(weight, q4k)
     if codes is not None:   # the GGUF's own values, the dense weight bit for bit
         return Q4KA8Linear(weight, bias, (codes, *q4k)), "q4k"
+    codes = None if q6k is None or not strict_grid else exact_q6k_codes(weight, q6k)
+    if codes is not None:   # the same for a Q6_K tensor
+        return Q6KA8Linear(weight, bias, (codes, *q6k)), "q6k"
     if not strict_grid:   # a grid of our own (a draft): its scales in fp16, 0.625 B a weight against 0.75
         return Q4HA8Linear(weight, bias, fp16_grid(weight, *int4_grid(weight, exact=False)[1:])), "q4h"
     if grid_error(weight[:64], int4_grid(weight[:64])) <= ON_GRID:
@@ -231,18 +236,19 @@ def convert_target_weights(model: torch.nn.Module, kind: str, strict_grid: bool 
     """Store every linear layer of `model` as `kind` (bf16 | int8 | int4 | q4a8), in place; returns layer counts.
 
     int4 and q4a8: layers on a 4-bit group grid become 4-bit, the others int8 (`strict_grid=False`:
-    every layer the kernel takes becomes 4-bit, requantized if need be). q4a8: a layer whose GGUF Q4_K
+    every layer the kernel takes becomes 4-bit, requantized if need be). q4a8: a layer whose GGUF Q4_K or Q6_K
     scales lie beside the model (q4k.load_scales) keeps them in their own form. Records the kind on the model.
     """
     if kind not in STORED_KINDS:
         raise ValueError(f"unknown target weights {kind!r}")
     scales = load_scales(model) if kind == "q4a8" else {}
+    scales6 = load_scales(model, parts=Q6K_PARTS) if kind == "q4a8" else {}
     counts: dict[str, int] = {}
     for prefix, module in list(model.named_modules()):
         for name, child in list(module.named_children()):
             if type(child) in LINEAR_TYPES:
-                own = scales.get(f"{prefix}.{name}" if prefix else name)   # its Q4_K scales, where kept
-                new, got = converted_linear(child, kind, strict_grid, own)
+                full = f"{prefix}.{name}" if prefix else name   # its Q4_K or Q6_K scales, where kept
+                new, got = converted_linear(child, kind, strict_grid, scales.get(full), scales6.get(full))
                 setattr(module, name, new)
                 counts[got] = counts.get(got, 0) + 1
     record_target_weights(model, kind)

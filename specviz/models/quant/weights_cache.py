@@ -4,7 +4,7 @@
 (``$SPECVIZ_CACHE/converted/``). An entry is keyed by the model's weight files (folder, names,
 sizes, modification times), the storage kind and torch's version (the packed 4-bit layout is
 torch's own), so new weights or a new torch make a new entry. The folder's Q4_K scales
-(q4k.SIDECAR, a *.safetensors file too) count among those files, and q4a8 entries add the packed
+(q4k.SIDECAR and SIDECAR6, *.safetensors files too) count among those files, and q4a8 entries add the packed
 layout's version (q4a8.LAYOUT): a copy written before either existed is never read as the new
 one. Before a cached copy is trusted, its first layer is converted afresh from the loaded weights
 and must match it bit for bit; otherwise the entry is dropped and everything is converted again. Models that do not come
@@ -21,14 +21,14 @@ import torch
 
 from .kernels import Int8WeightLinear
 from ..packaged import cache_dir
-from .q4a8 import LAYOUT as Q4A8_LAYOUT, Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q8A8Linear
-from .q4k import load_scales
+from .q4a8 import LAYOUT as Q4A8_LAYOUT, Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q6KA8Linear, Q8A8Linear
+from .q4k import Q6K_PARTS, load_scales
 from .weights import (LINEAR_TYPES, Bf16WeightLinear, Int4WeightLinear, converted_linear, convert_target_weights,
                       record_target_weights)
 
 VERSION = 1
 STORED = {cls.__name__: cls for cls in (Int4WeightLinear, Int8WeightLinear, Bf16WeightLinear, Q4A8Linear, Q4KA8Linear,
-                                        Q4HA8Linear, Q8A8Linear)}
+                                        Q4HA8Linear, Q6KA8Linear, Q8A8Linear)}
 
 
 def entry_path(model, kind: str, strict_grid: bool) -> Path | None:
@@ -109,7 +109,8 @@ def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | N
             raise ValueError("the model's layers are not the cached ones")
         first, parent, attr = slots[0]
         q4k = load_scales(model, {first}).get(first) if kind == "q4a8" else None
-        fresh, _ = converted_linear(getattr(parent, attr), kind, strict_grid, q4k)
+        q6k = load_scales(model, {first}, Q6K_PARTS).get(first) if kind == "q4a8" else None
+        fresh, _ = converted_linear(getattr(parent, attr), kind, strict_grid, q4k, q6k)
         cached = _rebuilt(layers[first], tensors, first)
         pairs = list(zip(fresh.buffers(), cached.buffers()))
         if len(pairs) != len(list(fresh.buffers())) or not all(torch.equal(a, b) for a, b in pairs):

@@ -47,6 +47,13 @@ constexpr int64_t K4_GROUP = Q4_CODES + 2 * TILE;        // 288: codes + 16 sub-
 constexpr int64_t K4_HEAD = 2 * TILE * 4;                // 128: 16 fp32 d, then 16 fp32 -dmin per super-block
 constexpr int64_t K4_BLOCK = K4_HEAD + SUPER * K4_GROUP;  // 2432 bytes per (tile, super-block)
 constexpr int64_t H4_BLOCK = Q4_CODES + 2 * TILE * 2;    // 320: codes + 16 fp16 scales + 16 fp16 minimums
+// Q6_K's own values (q6k): per (tile, group) the codes' low 4 bits (as q4's codes), their high 2 bits, the int8
+// sub-scales of inputs 0-15 and 16-31; per (tile, super-block) 16 fp32 d first (q4a8_layout.pack_q6k).
+constexpr int64_t Q6_HIGH = Q4_CODES;                    // 256: where the high bits start
+constexpr int64_t Q6_SCALES = Q6_HIGH + TILE * GROUP / 4;  // 384: where the sub-scales start
+constexpr int64_t Q6_GROUP = Q6_SCALES + 2 * TILE;         // 416 bytes per (tile, group)
+constexpr int64_t K6_HEAD = TILE * 4;                      // 16 fp32 d per (tile, super-block)
+constexpr int64_t K6_BLOCK = K6_HEAD + SUPER * Q6_GROUP;   // 3392 bytes per (tile, super-block)
 
 // Software prefetch this many bytes ahead of the block being multiplied (issue 29). With 4+ rows the
 // products take long enough per block that the hardware prefetcher falls behind and the loads stall:
@@ -66,7 +73,7 @@ inline void prefetch_ahead(const uint8_t* p) {
 }
 
 enum Isa : int64_t { SCALAR = 0, AVX2 = 1, AVX512VNNI = 2 };
-enum Kind : int { Q4 = 0, Q8 = 1, Q4K = 2, Q4H = 3 };
+enum Kind : int { Q4 = 0, Q8 = 1, Q4K = 2, Q4H = 3, Q6K = 4 };
 
 // Where group g's codes start (a 4-bit kind), and (q4k) its super-block's d and -dmin.
 template <int KIND>
@@ -84,6 +91,7 @@ struct Rows {          // one pass's rows: quantized activations and their per-b
   const float* d;      // [rows, G]
   const float* m;      // [rows, G]
   const int32_t* s;    // [rows, G] sum of the block's int8 values
+  const int32_t* s16;  // [rows, 2G] sums of its two halves of 16 (q6k)
   int64_t K, G;
 };
 
@@ -146,6 +154,37 @@ void q8_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64
         dot -= 128 * a.s[r * a.G + g];   // the weights are stored +128 (unsigned for vpdpbusd)
         acc[c] = std::fma(float(dot), a.d[r * a.G + g], acc[c]);
       }
+    }
+    std::memcpy(y + r * ldy, acc, sizeof(acc));
+  }
+}
+
+// q6k, for each output: per group, per half of 16 inputs in order, idot = sum(code * x) - 32 * sum(x) (exact),
+// acc = fma(float(idot), (float(sc) * d) * step, acc). The ISA paths below do the same fp32 operations.
+inline const uint8_t* q6_group(const uint8_t* w, int64_t g) { return w + (g / SUPER) * K6_BLOCK + K6_HEAD + (g % SUPER) * Q6_GROUP; }
+inline const float* q6_head(const uint8_t* w, int64_t g) { return reinterpret_cast<const float*>(w + (g / SUPER) * K6_BLOCK); }
+
+void q6k_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < mr; ++r) {
+    float acc[TILE] = {0};
+    for (int64_t g = 0; g < a.G; ++g) {
+      const uint8_t* blk = q6_group(w, g);
+      const int8_t* x = a.q + r * a.K + g * GROUP;
+      const float step = a.d[r * a.G + g];
+      for (int64_t c = 0; c < TILE; ++c)
+        for (int64_t h = 0; h < 2; ++h) {
+          int32_t dot = 0;
+          for (int64_t v = 4 * h; v < 4 * h + 4; ++v)   // code vector v: inputs 4v..4v+3
+            for (int64_t i = 0; i < 4; ++i) {
+              const int64_t b = c * 4 + i;
+              const uint8_t lo = v % 2 == 0 ? blk[(v / 2) * 64 + b] & 15 : blk[(v / 2) * 64 + b] >> 4;
+              const uint8_t hi = (blk[Q6_HIGH + (v / 4) * 64 + b] >> (2 * (v % 4))) & 3;
+              dot += int32_t(lo | (hi << 4)) * x[4 * v + i];
+            }
+          dot -= 32 * a.s16[r * 2 * a.G + 2 * g + h];
+          const float ds = float(int8_t(blk[Q6_SCALES + h * TILE + c])) * q6_head(w, g)[c];
+          acc[c] = std::fma(float(dot), ds * step, acc[c]);
+        }
     }
     std::memcpy(y + r * ldy, acc, sizeof(acc));
   }
@@ -251,6 +290,64 @@ __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Ro
     _mm256_storeu_ps(y + r * ldy + 8, acc[r][1]);
   }
 }
+
+template <int MR>
+__attribute__((target("avx2,fma"))) void q6k_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+  __m256 acc[MR][2];
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  const __m256i low = _mm256_set1_epi8(15), top = _mm256_set1_epi8(0x30);
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t g = 0; g < a.G; ++g) {
+    const uint8_t* blk = q6_group(w, g);
+    const float* head = q6_head(w, g);
+    if (MR >= PREFETCH_ROWS) prefetch_ahead<7>(blk);
+    #pragma GCC unroll 8
+    for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
+      __m256i c[8];
+      const __m256i hb[2] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + Q6_HIGH + h * 32)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + Q6_HIGH + 64 + h * 32))};
+      #pragma GCC unroll 8
+      for (int p = 0; p < 4; ++p) {
+        __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + p * 64 + h * 32));
+        c[2 * p] = _mm256_and_si256(v, low);
+        c[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+      }
+      #pragma GCC unroll 8
+      for (int v = 0; v < 8; ++v) {   // the high 2 bits into bits 4-5 (16-bit shifts: the mask keeps each byte's own)
+        const int j = v % 4;
+        const __m256i t = j < 2 ? _mm256_slli_epi16(hb[v / 4], 4 - 2 * j) : _mm256_srli_epi16(hb[v / 4], 2 * j - 4);
+        c[v] = _mm256_or_si256(c[v], _mm256_and_si256(t, top));
+      }
+      auto scales = [&](int64_t at) {
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(
+            reinterpret_cast<const __m128i*>(blk + at)))), _mm256_loadu_ps(head + h * 8));
+      };
+      const __m256 ds[2] = {scales(Q6_SCALES + h * 8), scales(Q6_SCALES + TILE + h * 8)};
+      #pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        const int8_t* x = a.q + r * a.K + g * GROUP;
+        const __m256 step = _mm256_set1_ps(a.d[r * a.G + g]);
+        #pragma GCC unroll 2
+        for (int half = 0; half < 2; ++half) {
+          // int16 lanes: a product pair <= 2*63*127, two pairs <= 32004: no saturation; then int32.
+          auto pair = [&](int v) {
+            return _mm256_add_epi16(_mm256_maddubs_epi16(c[v], _mm256_set1_epi32(load4(x + 4 * v))),
+                                    _mm256_maddubs_epi16(c[v + 1], _mm256_set1_epi32(load4(x + 4 * v + 4))));
+          };
+          __m256i t = _mm256_add_epi32(_mm256_madd_epi16(pair(4 * half), ones), _mm256_madd_epi16(pair(4 * half + 2), ones));
+          t = _mm256_sub_epi32(t, _mm256_set1_epi32(32 * a.s16[r * 2 * a.G + 2 * g + half]));
+          acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(ds[half], step), acc[r][h]);
+        }
+      }
+    }
+  }
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    _mm256_storeu_ps(y + r * ldy, acc[r][0]);
+    _mm256_storeu_ps(y + r * ldy + 8, acc[r][1]);
+  }
+}
 #pragma GCC pop_options
 
 // ---------------------------------------------------------------- AVX-512 VNNI: vpdpbusd
@@ -336,6 +433,55 @@ void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
 }
+
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+void q6k_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+  __m512 acc[MR];
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
+  const __m512i low = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);
+  for (int64_t g = 0; g < a.G; ++g) {
+    const uint8_t* blk = q6_group(w, g);
+    const float* head = q6_head(w, g);
+    if (MR >= PREFETCH_ROWS) prefetch_ahead<7>(blk);
+    const __m512i hb[2] = {_mm512_loadu_si512(blk + Q6_HIGH), _mm512_loadu_si512(blk + Q6_HIGH + 64)};
+    __m512i c[8];
+    #pragma GCC unroll 8
+    for (int p = 0; p < 4; ++p) {
+      __m512i v = _mm512_loadu_si512(blk + p * 64);
+      c[2 * p] = _mm512_and_si512(v, low);
+      c[2 * p + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+    }
+    #pragma GCC unroll 8
+    for (int v = 0; v < 8; ++v) {   // c | (shifted high bits & 0x30): one ternary-logic op
+      const int j = v % 4;
+      const __m512i t = j < 2 ? _mm512_slli_epi16(hb[v / 4], 4 - 2 * j) : _mm512_srli_epi16(hb[v / 4], 2 * j - 4);
+      c[v] = _mm512_ternarylogic_epi32(c[v], t, top, 0xF8);
+    }
+    auto scales = [&](int64_t at) {
+      return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+          reinterpret_cast<const __m128i*>(blk + at)))), _mm512_loadu_ps(head));
+    };
+    const __m512 ds0 = scales(Q6_SCALES), ds1 = scales(Q6_SCALES + TILE);
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const int8_t* x = a.q + r * a.K + g * GROUP;
+      const __m512 step = _mm512_set1_ps(a.d[r * a.G + g]);
+      __m512i s[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+      #pragma GCC unroll 8
+      for (int v = 0; v < 8; ++v)   // halves: vectors 0-3, 4-7; two chains each (integer sums: any order)
+        s[(v / 4) * 2 + v % 2] = _mm512_dpbusd_epi32(s[(v / 4) * 2 + v % 2], c[v], _mm512_set1_epi32(load4(x + 4 * v)));
+      const int32_t* s16 = a.s16 + r * 2 * a.G + 2 * g;
+      const __m512i t0 = _mm512_sub_epi32(_mm512_add_epi32(s[0], s[1]), _mm512_set1_epi32(32 * s16[0]));
+      const __m512i t1 = _mm512_sub_epi32(_mm512_add_epi32(s[2], s[3]), _mm512_set1_epi32(32 * s16[1]));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t0), _mm512_mul_ps(ds0, step), acc[r]);
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t1), _mm512_mul_ps(ds1, step), acc[r]);
+    }
+  }
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
+}
 #pragma GCC pop_options
 
 // ---------------------------------------------------------------- dispatch
@@ -353,6 +499,8 @@ SPECVIZ_TABLE(q4h_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , Q4H))
 SPECVIZ_TABLE(q4h_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , Q4H))
 SPECVIZ_TABLE(q8_tile_avx2_table, SPECVIZ_ROWS(q8_tile_avx2))
 SPECVIZ_TABLE(q8_tile_vnni_table, SPECVIZ_ROWS(q8_tile_vnni))
+SPECVIZ_TABLE(q6k_tile_avx2_table, SPECVIZ_ROWS(q6k_tile_avx2))
+SPECVIZ_TABLE(q6k_tile_vnni_table, SPECVIZ_ROWS(q6k_tile_vnni))
 
 bool cpu_has(int64_t isa) {
   __builtin_cpu_init();
@@ -459,6 +607,7 @@ const TileFn* tile_table(int64_t isa, Kind kind) {
     case Q4: return avx2 ? q4_tile_avx2_table : q4_tile_vnni_table;
     case Q4K: return avx2 ? q4k_tile_avx2_table : q4k_tile_vnni_table;
     case Q4H: return avx2 ? q4h_tile_avx2_table : q4h_tile_vnni_table;
+    case Q6K: return avx2 ? q6k_tile_avx2_table : q6k_tile_vnni_table;
     default: return avx2 ? q8_tile_avx2_table : q8_tile_vnni_table;
   }
 }
@@ -469,6 +618,7 @@ ScalarFn scalar_tile(Kind kind) {
     case Q4: return q4_tile_scalar<Q4>;
     case Q4K: return q4_tile_scalar<Q4K>;
     case Q4H: return q4_tile_scalar<Q4H>;
+    case Q6K: return q6k_tile_scalar;
     default: return q8_tile_scalar;
   }
 }
@@ -561,14 +711,22 @@ void pick_epilogue(Epilogue& e, bool avx2) {
 void product(const float* x, int64_t M, int64_t K, const torch::Tensor& packed, int64_t isa, Kind kind, float* y,
              const Epilogue* ep) {
   const int64_t G = K / GROUP, tiles = packed.size(0);
-  const int64_t block = kind == Q4 ? Q4_BLOCK : kind == Q4K ? K4_BLOCK : kind == Q4H ? H4_BLOCK : Q8_BLOCK;
-  const int64_t blocks = kind == Q4K ? G / SUPER : G;   // per tile
-  TORCH_CHECK(K % GROUP == 0 && (kind != Q4K || G % SUPER == 0) && packed.size(1) == blocks &&
+  const int64_t block = kind == Q4 ? Q4_BLOCK : kind == Q4K ? K4_BLOCK : kind == Q4H ? H4_BLOCK
+                       : kind == Q6K ? K6_BLOCK : Q8_BLOCK;
+  const bool super = kind == Q4K || kind == Q6K;
+  const int64_t blocks = super ? G / SUPER : G;   // per tile
+  TORCH_CHECK(K % GROUP == 0 && (!super || G % SUPER == 0) && packed.size(1) == blocks &&
               packed.size(2) == block, "q4a8: shapes do not match");
   std::vector<int8_t> q(M * K);
   std::vector<float> d(M * G), m(M * G);
   std::vector<int32_t> s(M * G);
   quantize_rows(x, M, K, q.data(), d.data(), m.data(), s.data(), isa != SCALAR);
+  std::vector<int32_t> s16(kind == Q6K ? 2 * M * G : 0);   // q6k: the sums of each half of 16
+  for (int64_t i = 0; i < int64_t(s16.size()); ++i) {
+    int32_t sum = 0;
+    for (int64_t j = 0; j < 16; ++j) sum += q[16 * i + j];
+    s16[i] = sum;
+  }
   const uint8_t* wp = packed.data_ptr<uint8_t>();
   const int64_t ldy = tiles * TILE;
   // Output tiles only: which thread runs a tile never changes what it computes.
@@ -578,7 +736,8 @@ void product(const float* x, int64_t M, int64_t K, const torch::Tensor& packed, 
       const uint8_t* w = wp + t * blocks * block;
       for (int64_t r0 = 0; r0 < M; r0 += ROWS) {
         const int64_t mr = std::min(ROWS, M - r0);
-        Rows a{q.data() + r0 * K, d.data() + r0 * G, m.data() + r0 * G, s.data() + r0 * G, K, G};
+        Rows a{q.data() + r0 * K, d.data() + r0 * G, m.data() + r0 * G, s.data() + r0 * G,
+               s16.empty() ? nullptr : s16.data() + r0 * 2 * G, K, G};
         float* out = ep ? local : y + r0 * ldy + t * TILE;
         const int64_t ld = ep ? TILE : ldy;
         if (isa == SCALAR)
@@ -618,7 +777,7 @@ torch::Tensor q4h_matmul(torch::Tensor x, torch::Tensor packed, int64_t isa) { r
 // (issue 29: one Python call a product instead of five, then the epilogue fused into the tiles).
 torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t n, c10::optional<torch::Tensor> scales,
                      c10::optional<torch::Tensor> bias, int64_t isa, int64_t kind) {
-  TORCH_CHECK(kind >= Q4 && kind <= Q4H, "q4a8: unknown kind");
+  TORCH_CHECK(kind >= Q4 && kind <= Q6K, "q4a8: unknown kind");
   TORCH_CHECK(x.dim() == 2 && (x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kBFloat16),
               "q4a8: x must be 2-D fp32 or bf16");
   check_packed(packed, isa);
@@ -685,7 +844,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
   mod.def("q8_matmul", &q8_matmul, "x[M,K] fp32 times packed int8 weights, int8 activations",
           pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("linear", &linear, "x[M,K] (fp32 or bf16) times packed weights of a kind (0 q4, 1 q8, 2 q4k, 3 q4h): [M,n] in x's "
-          "dtype, [times scales,] [plus bias]", pybind11::call_guard<pybind11::gil_scoped_release>());
+          "dtype, [times scales,] [plus bias]; 4 q6k", pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("quantize", &quantize, "per row and block of 32: (int8 values, step, step*sum, sum)");
   mod.def("isa_supported", &isa_supported, "whether this CPU runs an instruction set (0 scalar, 1 avx2, 2 avx512vnni)");
   mod.def("one_query_attention", &specviz::one_query_attention,
