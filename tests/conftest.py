@@ -29,6 +29,17 @@ def tiny_pair():
     return tiny_model(1), tiny_model(2, scale=0.7)
 
 
+@pytest.fixture(scope="session")
+def ext():
+    """specviz's compiled CPU kernels (models.quant.q4a8), or the test skips where they cannot be built here."""
+    from specviz.models.quant import q4a8
+
+    why = q4a8.unavailable()
+    if why is not None:
+        pytest.skip(f"q4a8 kernels unavailable here: {why}")
+    return q4a8.extension()
+
+
 @pytest.fixture(scope="module")
 def one_thread():
     """Tiny models on a shared 2-core machine: a second thread only adds contention (5-10x slower here).

@@ -16,14 +16,6 @@ from specviz.models.quant import q4a8, weights
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-@pytest.fixture(scope="session")
-def ext():
-    why = q4a8.unavailable()
-    if why is not None:
-        pytest.skip(f"q4a8 kernels unavailable here: {why}")
-    return q4a8.extension()
-
-
 def _isas():
     """Every instruction set this CPU runs, each a test case (the AVX2 path is tested on AVX-512 machines too)."""
     return list(q4a8.ISAS)

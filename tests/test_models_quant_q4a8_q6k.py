@@ -16,14 +16,6 @@ from specviz.models.quant import q4a8, q4k, weights
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-@pytest.fixture(scope="module")
-def ext():
-    why = q4a8.unavailable()
-    if why is not None:
-        pytest.skip(f"q4a8 kernels unavailable here: {why}")
-    return q4a8.extension()
-
-
 def q6k_blocks(rows: int, cols: int, seed: int = 0) -> np.ndarray:
     """Raw Q6_K blocks [rows, cols/256 * 210] as a GGUF holds them: random codes and int8 sub-scales, small d."""
     rng = np.random.default_rng(seed)
