@@ -456,3 +456,27 @@ def test_tree_methods_get_the_verify_cost_at_every_row_count_and_stay_exact(pair
     data = json.loads((tmp_path / "o" / "results.json").read_text())
     assert {r["method"]: r["matches_target"] for r in data["rows"]} == {
         "target": True, "specviz_tree": True, "specviz_hybrid_tree": True}
+
+
+def test_lookup_k_reaches_the_hybrid_methods_only_and_is_recorded(pair, tmp_path, monkeypatch):
+    from specviz.bench import measure
+
+    real, seen = measure.method_options, {}
+
+    def spy(method, k, options, tree_costs=None, lookup_k=None):
+        made = real(method, k, options, tree_costs, lookup_k)
+        seen[method] = made.drafting
+        return made
+
+    monkeypatch.setattr(measure, "method_options", spy)
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"prompt": "abcabcabcabc"}\n', encoding="utf-8")
+    rc = bench_cli.main(["--prompts", str(prompts), "--k", "2", "--lookup-k", "6", "--max-new-tokens", "12",
+                         "--temperature", "0", "--repeats", "1", "--out", str(tmp_path / "o"), "--quiet",
+                         "--no-warmup", "--methods", "target", "specviz_hybrid", "specviz_notrace"],
+                        pair_loader=lambda **kw: pair)
+    assert rc == 0
+    assert (seen["specviz_hybrid"].k, seen["specviz_hybrid"].lookup_k) == (2, 6)
+    assert (seen["specviz_notrace"].k, seen["specviz_notrace"].lookup_k) == (2, None)
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert data["meta"]["lookup_k"] == 6 and all(r["matches_target"] for r in data["rows"])

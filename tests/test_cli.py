@@ -20,6 +20,9 @@ from specviz.trace.records import Choice, DraftToken, Round
     (["generate", "--prompt", "x", "--adaptive", "2"], "--adaptive"),
     (["generate", "--prompt", "x", "--draft", "bad id!!", "--target", "Qwen/Qwen2.5-1.5B"], "invalid model id"),
     (["bench", "--k", "0"], "K"),
+    (["bench", "--lookup-k", "33"], f"--lookup-k must be in [1, {MAX_K}]"),
+    (["generate", "--prompt", "x", "--lookup-k", "5"], "--lookup-k sets the lookup rounds of --drafter hybrid"),
+    (["generate", "--prompt", "x", "--drafter", "hybrid", "--lookup-k", "0"], f"--lookup-k must be in [1, {MAX_K}]"),
     (["agreement", "--k", "33"], f"--k must be in [1, {MAX_K}]"),
     (["frobnicate"], "invalid choice"),
 ])
@@ -196,3 +199,10 @@ def test_prepare_reads_the_real_cache_layout(monkeypatch, tmp_path):
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     assert prepare._already_prepared() is False
     assert list(tmp_path.iterdir()) == []
+
+
+def test_agreement_runs_the_hybrid_with_its_longer_lookup_rounds_when_asked():
+    plain = agreement.methods(agreement.build_parser().parse_args(["--drafter", "hybrid", "model", "--k", "2"]))
+    assert plain == [("hybrid K=3", {"k": 3, "drafter": "hybrid"}), ("chain K=2", {"k": 2})]
+    longer = agreement.methods(agreement.build_parser().parse_args(["--drafter", "hybrid", "--lookup-k", "5"]))
+    assert longer == [("hybrid K=3 lookup 5", {"k": 3, "drafter": "hybrid", "lookup_k": 5})]

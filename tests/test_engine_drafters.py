@@ -100,6 +100,27 @@ def test_lookup_methods_give_the_target_alone_output(method, static):
     assert any(t.source == "ngram" for r in rounds for t in r.drafted)
 
 
+@pytest.mark.parametrize("static", [False, True])
+def test_long_lookup_rounds_give_the_target_alone_output_over_many_prompts(static):
+    """Hybrid with K=2 and lookup rounds of up to 7 tokens: greedy output is the target's, token for token, and the
+    lookup rounds do draft past K (the decoder gave them the room)."""
+    target = tiny_model(11)
+    draft = noisy_copy(target, 3, 0.5)
+    longest = {"ngram": 0, "model": 0}
+    for seed in range(8):
+        phrase = torch.randint(0, 16, (5,), generator=torch.Generator().manual_seed(seed)).tolist()
+        prompt = phrase * 3 + phrase[:3]
+        rounds = list(speculative_generate(target, draft, prompt, k=2, lookup_k=7, drafter="hybrid", sampling=GREEDY,
+                                           max_new_tokens=24, static_cache=static))
+        assert [t for r in rounds for t in r.emitted] == [
+            s.token_id for s in autoregressive_generate(target, prompt, sampling=GREEDY, max_new_tokens=24)], seed
+        for r in rounds:
+            if r.drafted:
+                source = r.drafted[0].source
+                longest[source] = max(longest[source], len(r.drafted))
+    assert longest["model"] == 2 and longest["ngram"] > 2, longest
+
+
 def test_the_hybrid_uses_a_lookup_only_on_a_match_of_three_tokens():
     """The tuned default (scripts/hybrid_policy.py): a 2-token match still drafts with the model."""
     hybrid = make_drafter("hybrid", tiny_model(2), 16)
@@ -110,6 +131,18 @@ def test_the_hybrid_uses_a_lookup_only_on_a_match_of_three_tokens():
         prop = hybrid.propose(tokens, 3, GREEDY, None)
         assert prop.source == source
     assert prop.ids.tolist() == [[9, 7, 5]]
+
+
+def test_the_hybrids_lookup_rounds_go_to_lookup_k_and_its_model_rounds_stay_at_k():
+    hybrid = make_drafter(Chain(2, drafter="hybrid", lookup_k=6), tiny_model(2), 16)
+    repeat = torch.tensor([[5, 1, 2, 9, 7, 3, 4, 6, 8, 5, 1, 2]])   # "5 1 2" recurs: "9 7 3 4 6 8" followed it
+    fresh = torch.tensor([[5, 1, 2, 9, 7, 3]])                      # no match: the model drafts
+    for tokens, source, n in ((repeat, "ngram", 6), (fresh, "model", 2)):
+        hybrid.begin(tokens)
+        prop = hybrid.propose(tokens, 6, GREEDY, None)   # the decoder asks for the chain's depth, 6
+        assert prop.source == source and prop.ids.shape[1] == n
+    hybrid.begin(repeat)
+    assert hybrid.propose(repeat, 4, GREEDY, None).ids.tolist() == [[9, 7, 3, 4]]   # never past the round's ask
 
 
 def test_the_lookup_rule_wants_both_a_long_enough_match_and_continuation():

@@ -124,6 +124,17 @@ def test_hybrid_drafting_with_the_adaptive_stop_keeps_the_target_distribution(mo
 
 
 @pytest.mark.statistical
+def test_hybrid_drafting_with_longer_lookup_rounds_keeps_the_target_distribution(models):
+    """lookup_k past k: lookup rows of up to 5 tokens beside model rows of 2, one round."""
+    target, draft = models
+    cfg = SamplingConfig(temperature=0.7)
+    counts = sample_prefixes(target, draft, PROMPT_WITH_REPEATS, N_TOKENS, N_SAMPLES,
+                             decode_options(k=2, lookup_k=5, sampling=cfg, drafter="hybrid"))
+    impossible, p_value = chi_square_fit(counts, _exact_after(target, tuple(PROMPT_WITH_REPEATS), cfg))
+    assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
+
+
+@pytest.mark.statistical
 def test_a_one_hot_rule_that_forgets_to_remove_the_rejected_token_is_caught(models, monkeypatch):
     """Resampling the correction from p itself (x not removed) is biased when q is one-hot."""
     target, draft = models

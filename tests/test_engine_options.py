@@ -51,3 +51,17 @@ def test_the_object_and_the_keywords_decode_alike(drafting):
     alone = [s.token_id for s in autoregressive_generate(target, [1, 2, 3], options)]
     assert alone == [s.token_id for s in autoregressive_generate(target, [1, 2, 3], sampling=T07,
                                                                  max_new_tokens=16, seed=3)]
+
+
+def test_lookup_k_belongs_to_the_hybrid_and_sets_how_deep_a_round_may_draft():
+    assert Chain(3, drafter="hybrid", lookup_k=6).depth == 6
+    assert Chain(5, drafter="hybrid", lookup_k=2).depth == 5 and Chain(3).depth == 3
+    for wrong in (0, 33, 2.5):
+        with pytest.raises(ValueError, match="lookup_k must be"):
+            Chain(3, drafter="hybrid", lookup_k=wrong)
+    for drafter in ("model", "ngram", "trimmed"):
+        with pytest.raises(ValueError, match="lookup_k applies to the hybrid drafter"):
+            Chain(3, drafter=drafter, lookup_k=5)
+    with pytest.raises(ValueError, match="tree is drafted by a draft model"):
+        decode_options(tree="2x2", lookup_k=5)
+    assert decode_options(k=2, drafter="hybrid", lookup_k=7).drafting == Chain(2, drafter="hybrid", lookup_k=7)

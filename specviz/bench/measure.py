@@ -73,13 +73,14 @@ def _whole(items, stats: dict) -> list:
 
 
 def run_method(method: str, target, draft, input_ids, k: int | None, options: DecodeOptions,
-               tree_costs=None) -> Run:
+               tree_costs=None, lookup_k: int | None = None) -> Run:
     """Generate `options.max_new_tokens` (EOS ignored) with one method and time it.
 
     `options` carries the sampling, budget, seed, tokenizer, `compile` and `stop`; the method sets the rest (its
     drafting at `k`, the trace, EOS ignored). `compile` (auto | on | off) applies to specviz's own loops (target,
     specviz*), as in `speculative_generate`; transformers' methods pick their own caches by name. `tree_costs`
-    (specviz.engine.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs. `stop` (a
+    (specviz.engine.tree_drafter.TreeCosts) lets the tree methods size each tree to the measured costs; `lookup_k`
+    is the most tokens a hybrid's lookup rounds propose (default k; engine.options.Chain). `stop` (a
     callable) is asked by specviz's loops between rounds; once it ends one, `RunStopped` (transformers' methods
     run whole).
     """
@@ -91,7 +92,7 @@ def run_method(method: str, target, draft, input_ids, k: int | None, options: De
         return _run_target(target, ids, options)
     if method in HF_KINDS:
         return _run_hf(method, target, draft, ids, k, options)
-    return _run_specviz(method, target, draft, ids, int(k), options, tree_costs)
+    return _run_specviz(method, target, draft, ids, int(k), options, tree_costs, lookup_k)
 
 
 # ---------------------------------------------------------------- specviz's own loops
@@ -122,22 +123,24 @@ SPECVIZ_KINDS = {
 }
 
 
-def method_options(method: str, k: int, options: DecodeOptions, tree_costs=None) -> DecodeOptions:
-    """`options` with the drafting and the trace of a specviz method at `k` (a tree method's K is its node budget)."""
+def method_options(method: str, k: int, options: DecodeOptions, tree_costs=None,
+                   lookup_k: int | None = None) -> DecodeOptions:
+    """`options` with the drafting and the trace of a specviz method at `k` (a tree method's K is its node budget;
+    `lookup_k` applies to the hybrid chain, the others ignore it)."""
     drafter, record, threshold = SPECVIZ_KINDS[method]
     drafting = (Tree(TREE_SPECS[method].format(k=k), tree_costs) if method in TREE_SPECS
-                else Chain(k, threshold, drafter))
+                else Chain(k, threshold, drafter, lookup_k if drafter == "hybrid" else None))
     return dataclasses.replace(options, drafting=drafting, record=record,
                                tokenizer=options.tokenizer if record else None)
 
 
 def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, options: DecodeOptions,
-                 tree_costs=None) -> Run:
+                 tree_costs=None, lookup_k: int | None = None) -> Run:
     drafter = SPECVIZ_KINDS[method][0]
     clock = Timer(input_device(target))
     stats: dict = {}
     t0 = clock()
-    options = dataclasses.replace(method_options(method, k, options, tree_costs), stats=stats)
+    options = dataclasses.replace(method_options(method, k, options, tree_costs, lookup_k), stats=stats)
     rounds = _whole(speculative_generate(target, None if drafter == "ngram" else draft, ids, options), stats)
     t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
     m = metrics(rounds)

@@ -53,7 +53,8 @@ class BenchPlan:
     `variant_methods` (its rows named "method@name") and is let go before the next, so at most two targets are
     resident; the summary's fastest target alone is the fastest of every configuration. `llamacpp`: a
     `specviz.bench.llamacpp.LlamaCppPeer` (the target's GGUF in llama.cpp) for the PEER_METHODS among `methods`;
-    they run in the main phase only, interleaved with the others."""
+    they run in the main phase only, interleaved with the others. `lookup_k`: the most tokens the hybrid methods'
+    lookup rounds propose (None: K, as their model rounds)."""
 
     prompts: list[Prompt]
     encoded: list[list[int]]
@@ -67,6 +68,7 @@ class BenchPlan:
     variants: Sequence[tuple[str, Callable[[], Any]]] = ()
     variant_methods: Sequence[str] = ("target", "hf_generate")
     llamacpp: Any = None
+    lookup_k: int | None = None
 
 
 def run_benchmark(target, draft, plan: BenchPlan, options: DecodeOptions) -> dict:
@@ -130,7 +132,7 @@ def _phase(target, draft, plan: BenchPlan, options: DecodeOptions, methods: list
                     raise ValueError(f"{m} needs llama-cpp-python and the target's GGUF file")
                 return run_llamacpp(m, llamacpp, ids, k, run.sampling, run.max_new_tokens, run.seed)
             assistant = plan.hf_draft if plan.hf_draft is not None and m in HF_METHODS else draft
-            return run_method(m, target, assistant, ids, k, run,
+            return run_method(m, target, assistant, ids, k, run, lookup_k=plan.lookup_k,
                               tree_costs=tree_costs(fc) if fc and m in TREE_METHODS else None)
         except Exception as e:   # one method failing must not cost the whole run
             error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"

@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "tree (a dynamic tree of --tree-nodes nodes); default: model hybrid trimmed tree")
     parser.add_argument("--other-k", type=bounded(int, 1, MAX_K, "--other-k"), default=3,
                         help="K of the ngram, hybrid and trimmed drafters (default 3)")
+    parser.add_argument("--lookup-k", type=bounded(int, 1, MAX_K, "--lookup-k"), default=None, metavar="N",
+                        help="the hybrid's lookup rounds propose up to N tokens (default: --other-k)")
     parser.add_argument("--tree-nodes", type=bounded(int, 1, APP_MAX_TREE_NODES, "--tree-nodes"), default=4,
                         help="node budget of the dynamic tree (default 4)")
     parser.add_argument("--max-new-tokens", type=bounded(int, 1, CLI_MAX_NEW_TOKENS, "--max-new-tokens"),
@@ -55,6 +57,9 @@ def methods(args) -> list[tuple[str, dict]]:
             out += [(f"chain K={k}", {"k": k}) for k in args.k]
         elif drafter == "tree":
             out.append((f"tree dynamic:{args.tree_nodes}", {"tree": f"dynamic:{args.tree_nodes}"}))
+        elif drafter == "hybrid" and args.lookup_k is not None:
+            out.append((f"hybrid K={args.other_k} lookup {args.lookup_k}",
+                        {"k": args.other_k, "drafter": drafter, "lookup_k": args.lookup_k}))
         else:
             out.append((f"{drafter} K={args.other_k}", {"k": args.other_k, "drafter": drafter}))
     return out

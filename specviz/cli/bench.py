@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "applied before --limit-prompts")
     p.add_argument("--k", nargs="+", type=bounded(int, 1, MAX_K, "K"), default=[1, 2, 3, 4, 6, 8],
                    help="draft lengths to sweep (default: 1 2 3 4 6 8)")
+    p.add_argument("--lookup-k", type=bounded(int, 1, MAX_K, "--lookup-k"), default=None, metavar="N",
+                   help="the most tokens a round of the hybrid methods proposes when it drafts by prompt lookup "
+                        "(proposing costs nothing, only verify rows); their model rounds stay at K (default: K)")
     p.add_argument("--max-new-tokens", type=bounded(int, 1, CLI_MAX_NEW_TOKENS, "--max-new-tokens"), default=128)
     p.add_argument("--temperature", nargs="+", type=bounded(float, 0.0, MAX_TEMPERATURE, "--temperature"),
                    default=[0.0, 0.7], help="temperatures (0 = greedy; default: 0 0.7)")
@@ -149,7 +152,8 @@ def main(argv: Sequence[str] | None = None, *, pair_loader: Callable[..., Any] |
         hf_draft = pair.draft_as_loaded()
     plan = BenchPlan(prompts, encoded, list(dict.fromkeys(args.k)), samplings, args.methods, repeats=args.repeats,
                      warmup=not args.no_warmup, quiet=args.quiet, hf_draft=hf_draft,
-                     variants=_variants(pair, args.baselines), variant_methods=args.baseline_methods, llamacpp=peer)
+                     variants=_variants(pair, args.baselines), variant_methods=args.baseline_methods, llamacpp=peer,
+                     lookup_k=args.lookup_k)
     result = run_benchmark(pair.target, pair.draft, plan,
                            DecodeOptions(max_new_tokens=args.max_new_tokens, seed=args.seed, tokenizer=pair.tokenizer,
                                          compile=args.compile))
@@ -239,6 +243,7 @@ def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:
                     "python": platform.python_version(), "torch": torch.__version__},
         "prompts": [asdict(p) for p in prompts],
         "max_new_tokens": args.max_new_tokens, "repeats": args.repeats, "ks": list(dict.fromkeys(args.k)),
+        "lookup_k": args.lookup_k,
         "methods": args.methods, "compile": args.compile,
         "linear_path": pair.linear_path, "linear_probe": pair.linear_probe, "draft_weights": pair.draft_weights,
         "target_weights": pair.weights_label(), "target_layers": pair.target_layers, "target_probe": pair.target_probe,

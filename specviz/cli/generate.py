@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "(prompt lookup when its match is long enough, else the draft model) or trimmed (the "
                           "draft model with its output layer cut to the 32,768 most frequent tokens; packaged "
                           "Qwen2.5 tokenizer)")
+    gen.add_argument("--lookup-k", type=bounded(int, 1, MAX_K, "--lookup-k"), default=None, metavar="N",
+                     help="with --drafter hybrid: the most tokens a round drafted by prompt lookup proposes (its "
+                          "model rounds stay at --k; default: --k)")
     gen.add_argument("--json", metavar="FILE", help="write the full trace as JSON")
     gen.add_argument("--compare", action="store_true", help="also run the target alone and print the speedup")
     gen.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: automatic)")
@@ -80,6 +83,8 @@ def _parse(parser: argparse.ArgumentParser, argv) -> tuple[argparse.Namespace, S
         parser.error(refusal)
     if args.drafter == "ngram" and args.adaptive is not None:
         parser.error("--adaptive stops on the draft model's confidence; --drafter ngram has no draft model")
+    if args.lookup_k is not None and args.drafter != "hybrid":
+        parser.error("--lookup-k sets the lookup rounds of --drafter hybrid")
     try:
         sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
     except ValueError as e:
@@ -165,7 +170,8 @@ def _decode(args, pair, ids: list[int], sampling: SamplingConfig) -> tuple[list,
     for rnd in speculative_generate(pair.target, draft, ids, k=args.k, sampling=sampling,
                                     max_new_tokens=args.max_new_tokens, seed=args.seed,
                                     tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids, stats=stats,
-                                    adaptive_threshold=args.adaptive, drafter=args.drafter, compile=args.compile):
+                                    adaptive_threshold=args.adaptive, drafter=args.drafter, compile=args.compile,
+                                    lookup_k=args.lookup_k):
         rounds.append(rnd)
         print(round_line(rnd, pair.decode), flush=True)
     wall = time.perf_counter() - start - stats.get("prefill_seconds", 0.0) - stats.get("warmup_seconds", 0.0)

@@ -263,8 +263,10 @@ class HybridDrafter:
 
     name = "hybrid"
 
-    def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, rule: LookupRule = LookupRule()):
+    def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, rule: LookupRule = LookupRule(),
+                 model_k: int | None = None):
         self.model, self.lookup, self.rule = model_drafter, lookup, rule
+        self.model_k = model_k   # the most a model round drafts (None: what the round asks); lookup takes the round's
         self.prefix = 0   # the sequence's length at the last propose (the model may not have drafted that round)
 
     def begin(self, tokens):
@@ -279,11 +281,12 @@ class HybridDrafter:
         use = self.rule.takes(found)
         if bool(use.all()):
             return one_hot_proposal(found.ids, found.lengths, self.lookup.vocab)
+        model_k = min(k, self.model_k or k)
         if not bool(use.any()):
-            return self.model.propose(tokens, k, sampling, generator)
+            return self.model.propose(tokens, model_k, sampling, generator)
         # Mixed rows (batched sampling only): draft the model rows, then merge both kinds.
         model_rows = (~use).nonzero().flatten()
-        drafted = self.model.propose(tokens[model_rows], k, sampling, generator)
+        drafted = self.model.propose(tokens[model_rows], model_k, sampling, generator)
         kd = drafted.ids.shape[1]
         ids = torch.nn.functional.pad(found.ids, (0, max(0, kd - found.ids.shape[1])))
         ids[model_rows, :kd] = drafted.ids
@@ -329,7 +332,7 @@ def make_drafter(how: Chain | str, draft, vocab: int, *, eos_ids=(), cache_optio
         subset = _trimmed_subset(draft, vocab, trim_size, tokenizer, table, eos_ids)
         return ModelDrafter(draft, vocab, adaptive_threshold, cache_options, vocab_subset=subset)
     model = ModelDrafter(draft, vocab, adaptive_threshold, cache_options)
-    return model if name == "model" else HybridDrafter(model, lookup)
+    return model if name == "model" else HybridDrafter(model, lookup, model_k=how.k)
 
 
 def _trimmed_subset(draft_model, vocab: int, size: int | None, tokenizer, table, eos_ids) -> torch.Tensor | None:

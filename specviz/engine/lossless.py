@@ -72,14 +72,14 @@ def _one_round(target, draft, tokens: torch.Tensor, options: DecodeOptions, gen:
         return decode_round(Sides(target, None, drafter, vocab), tokens, drafter.max_depth, options.sampling, gen)[0]
     cache_options = None
     if options.static_cache or replay:
-        cache_options = dict(static=True, max_len=tokens.shape[1] + how.k + 2,
+        cache_options = dict(static=True, max_len=tokens.shape[1] + how.depth + 2,
                              **(dict(compiled=True, backend="buffers") if replay else {}))
     drafter = make_drafter(how, draft, vocab, cache_options=cache_options)
     target_cache = None
     if cache_options:
         target_cache = prefill(target, tokens, **cache_options)
         drafter.begin(tokens)
-    return decode_round(Sides(target, target_cache, drafter, vocab), tokens, how.k, options.sampling, gen)[0]
+    return decode_round(Sides(target, target_cache, drafter, vocab), tokens, how.depth, options.sampling, gen)[0]
 
 
 @torch.inference_mode()

@@ -25,15 +25,27 @@ class Chain:
 
     `drafter` is how a draft model drafts: "model", "ngram" (prompt lookup), "hybrid" or "trimmed"
     (specviz.engine.drafters). `adaptive_threshold=t` stops a round's drafting once the draft's confidence
-    falls below t (k is then a maximum; still exact)."""
+    falls below t (k is then a maximum; still exact). `lookup_k` (the hybrid drafter only; default k): the
+    most tokens a round drafted by prompt lookup proposes, its model rounds staying at k. A looked-up token costs
+    no draft forward, only a verify row, so where rows are cheap its runs can be longer than the model's."""
 
     k: int = 4
     adaptive_threshold: float | None = None
     drafter: str = "model"
+    lookup_k: int | None = None
 
     def __post_init__(self):
-        if not isinstance(self.k, int) or not 1 <= self.k <= MAX_K:
-            raise ValueError(f"k must be a whole number in [1, {MAX_K}], got {self.k!r}")
+        for name in ("k", "lookup_k"):
+            value = getattr(self, name)
+            if (value is not None or name == "k") and (not isinstance(value, int) or not 1 <= value <= MAX_K):
+                raise ValueError(f"{name} must be a whole number in [1, {MAX_K}], got {value!r}")
+        if self.lookup_k is not None and self.drafter != "hybrid":
+            raise ValueError(f"lookup_k applies to the hybrid drafter, not to {self.drafter!r}")
+
+    @property
+    def depth(self) -> int:
+        """The most tokens any round drafts (what the caches and the compiled verify must have room for)."""
+        return max(self.k, self.lookup_k or self.k)
 
 
 @dataclass(frozen=True)
@@ -75,12 +87,13 @@ class DecodeOptions:
         return isinstance(self.drafting, Tree)
 
 
-DRAFTING_KEYWORDS = ("k", "adaptive_threshold", "drafter", "tree", "tree_costs")
+DRAFTING_KEYWORDS = ("k", "adaptive_threshold", "drafter", "lookup_k", "tree", "tree_costs")
 
 
 def decode_options(options: DecodeOptions | None = None, **keywords) -> DecodeOptions:
     """`options` (or the defaults) amended by keywords: any field of DecodeOptions, or the old drafting keywords
-    `k`, `adaptive_threshold`, `drafter`, `tree`, `tree_costs` (a tree given: `k` is left unused, as before)."""
+    `k`, `adaptive_threshold`, `drafter`, `lookup_k`, `tree`, `tree_costs` (a tree given: `k` is left unused, as
+    before)."""
     base = options if options is not None else DecodeOptions()
     given = {name: keywords.pop(name) for name in DRAFTING_KEYWORDS if name in keywords}
     if given:
@@ -92,9 +105,10 @@ def drafting_of(current: Chain | Tree, given: dict) -> Chain | Tree:
     """The drafting choice the old keywords in `given` spell, starting from `current` (a chain's unnamed settings
     are kept)."""
     if given.get("tree") is not None:
-        if given.get("drafter", "model") != "model" or given.get("adaptive_threshold") is not None:
+        if given.get("drafter", "model") != "model" or given.get("adaptive_threshold") is not None \
+                or given.get("lookup_k") is not None:
             raise ValueError("a tree is drafted by a draft model (drafter='model', no adaptive_threshold)")
         return Tree(given["tree"], given.get("tree_costs"))
     chain = current if isinstance(current, Chain) else Chain()
-    return dataclasses.replace(chain, **{name: given[name] for name in ("k", "adaptive_threshold", "drafter")
-                                         if name in given})
+    return dataclasses.replace(chain, **{name: given[name] for name in ("k", "adaptive_threshold", "drafter",
+                                                                     "lookup_k") if name in given})

@@ -104,7 +104,7 @@ def _start(target, draft, input_ids, options: DecodeOptions) -> tuple[Run, Sides
     if tree:
         refuse_tree(draft, options)
         options = dataclasses.replace(options, compile="off", static_cache=False)
-    most = None if tree else options.drafting.k
+    most = None if tree else options.drafting.depth   # a hybrid's lookup rounds may go past k
     # Room for the prompt, the budget, and drafts that run past it before being cut.
     run = start_run(target, input_ids, options, room=2 if tree else most + 2)
     vocab = shared_vocab(target, draft)
