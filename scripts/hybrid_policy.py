@@ -153,8 +153,11 @@ def replay(tr, policy: dict, k: int, c: float, verify: dict) -> tuple[float, int
             cost, at, rounds = cost + 1.0, at + 1, rounds + 1
             continue
         use_lookup = False
-        if policy["kind"] in ("ngram", "hybrid"):
-            acc, drafted, n = lookup_round(tr, at, k_round, policy.get("max_ngram", 3), policy.get("earliest", False))
+        if policy["kind"] in ("ngram", "hybrid"):   # a hybrid's lookup rounds may go to lookup_k (Chain.lookup_k)
+            k_lookup = min(policy.get("lookup_k", k), P + N - at - 1)
+            acc, drafted, n = lookup_round(tr, at, k_lookup, policy.get("max_ngram", 3), policy.get("earliest", False))
+            if n < policy.get("long_match", 0):   # only a match this long earns the longer round
+                acc, drafted = min(acc, k_round), min(drafted, k_round)
             use_lookup = policy["kind"] == "ngram" or (n >= policy["min_match"] and drafted >= policy["min_tokens"])
         if use_lookup:
             cost += verify.get(drafted, 1.0) if drafted else 1.0
@@ -172,7 +175,8 @@ def replay(tr, policy: dict, k: int, c: float, verify: dict) -> tuple[float, int
 def simulate(args) -> None:
     data = json.loads(Path(args.traces).read_text())
     c = args.c if args.c is not None else data["c"]
-    verify = {int(k): v for k, v in data["verify"].items()}
+    verify = ({k + 1: v for k, v in enumerate(args.verify)} if args.verify
+              else {int(k): v for k, v in data["verify"].items()})
     for tr in data["traces"]:
         tr["seq"] = tr["prompt"] + tr["output"]
     policies = {"model K": {"kind": "model"}, "ngram": {"kind": "ngram"},
@@ -185,6 +189,13 @@ def simulate(args) -> None:
             for extend in (False, True):
                 policies[f"hybrid n>={mm} t={t}{' +extend' if extend else ''}"] = {
                     "kind": "hybrid", "min_match": mm, "min_tokens": 2, "threshold": t, "extend": extend}
+    for lookup_k in range(args.k + 1, max(verify) + 1):   # the default hybrid with longer lookup rounds
+        policies[f"hybrid n>=3 t=0.6 lookup {lookup_k}"] = {
+            "kind": "hybrid", "min_match": 3, "min_tokens": 2, "threshold": 0.6, "lookup_k": lookup_k}
+        for long_match in (4, 6, 8):   # ... only where the match is at least long_match tokens
+            policies[f"hybrid n>=3 t=0.6 lookup {lookup_k} if n>={long_match}"] = {
+                "kind": "hybrid", "min_match": 3, "min_tokens": 2, "threshold": 0.6, "lookup_k": lookup_k,
+                "max_ngram": long_match, "long_match": long_match}
     cats = sorted({tr["category"] for tr in data["traces"]})
     print(f"c {c:.3f}, K {args.k}; modelled speedup over the target alone (tokens / cost), "
           f"median over prompts (the upper of two middles), {len(data['traces'])} prompts")
@@ -218,6 +229,8 @@ sim.add_argument("traces")
 sim.add_argument("--k", type=int, default=6)
 sim.add_argument("--rounds", nargs="*", default=[], help="policies whose rounds to print per prompt")
 sim.add_argument("--c", type=float, default=None, help="override the recorded draft-step cost")
+sim.add_argument("--verify", type=float, nargs="+", default=None, metavar="V",
+                 help="override the recorded verify costs: V(1), V(2), ... in one-token forwards")
 if __name__ == "__main__":
     a = parser.parse_args()
     record(a) if a.cmd == "record" else simulate(a)
