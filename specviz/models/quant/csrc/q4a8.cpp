@@ -59,12 +59,15 @@ constexpr int64_t K6_BLOCK = K6_HEAD + SUPER * Q6_GROUP;   // 3392 bytes per (ti
 // products take long enough per block that the hardware prefetcher falls behind and the loads stall:
 // on the 2-core Zen 4 VM a verify of 4 rows went from 1.75x to 1.46x one token, 8 rows from 2.45x to
 // 2.05x, one row unchanged (scripts/q4_kernel_bench.py --cold 8; forward_costs of the packaged target).
-// A prefetch changes no arithmetic, so row invariance is untouched. With 1 or 2 rows it costs: the hardware
+// A prefetch changes no arithmetic, so row invariance is untouched. With one row it costs: the hardware
 // prefetcher keeps up alone, and the extra loads held a one-row product of the target's largest shape, cold, at
 // 22-23 GB/s against 29-30 without them, the speed of a plain streaming sum over the same bytes (a scratch C++
-// bench, 400 MB of q4k tiles, 2 threads, Zen 4; 3 rows: 21-25 GB/s with, 18-20 without). So 3+ rows only.
+// bench, 400 MB of q4k tiles, 2 threads, Zen 4; 3 rows: 21-25 GB/s with, 18-20 without). Two rows gain from it in
+// the whole model: the target's 2-row forward (a verify of one draft, common under the adaptive stop) took 0.82 and
+// 0.92 of its time without read-ahead, one-token steps and 3+ rows unchanged (the q6k head, with more arithmetic
+// per byte, fell behind most). So 2+ rows.
 constexpr int64_t PREFETCH_AHEAD = 4096;
-constexpr int PREFETCH_ROWS = 3;
+constexpr int PREFETCH_ROWS = 2;
 
 template <int LINES>
 inline void prefetch_ahead(const uint8_t* p) {
