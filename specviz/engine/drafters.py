@@ -266,7 +266,7 @@ class HybridDrafter:
     def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, rule: LookupRule = LookupRule(),
                  model_k: int | None = None):
         self.model, self.lookup, self.rule = model_drafter, lookup, rule
-        self.model_k = model_k   # the most a model round drafts (None: what the round asks); lookup takes the round's
+        self.model_k = model_k   # the most a model round drafts (None: all the round asks); lookup rounds get all
         self.prefix = 0   # the sequence's length at the last propose (the model may not have drafted that round)
 
     def begin(self, tokens):
