@@ -40,6 +40,28 @@ def ext():
     return q4a8.extension()
 
 
+@pytest.fixture
+def on_every_isa_and_thread_count(monkeypatch):
+    """`run(layer, x)`: layer(x) on every instruction set the kernels support here, at 1 and 2 threads each (the
+    thread count restored after), as a list of outputs."""
+    import torch
+
+    from specviz.models.quant import q4a8
+
+    def run(layer, x) -> list:
+        outs, threads = [], torch.get_num_threads()
+        try:
+            for name in q4a8.supported_isas():
+                monkeypatch.setenv(q4a8.ISA_ENV_VAR, name)
+                for t in (1, 2):
+                    torch.set_num_threads(t)
+                    outs.append(layer(x))
+        finally:
+            torch.set_num_threads(threads)
+        return outs
+    return run
+
+
 @pytest.fixture(scope="module")
 def one_thread():
     """Tiny models on a shared 2-core machine: a second thread only adds contention (5-10x slower here).

@@ -229,23 +229,9 @@ def test_q4k_is_the_q4_layout_bit_for_bit_and_every_row_the_same_alone(isa):
     _close_to_reference(q4a8.q4k_matmul(x, new.packed, 40), q4a8.q4_reference(x, codes, *q4a8.q4k_grid(d, sc, dmin, m)))
 
 
-def _outputs_on_every_isa_and_thread_count(layer, x, monkeypatch) -> list[torch.Tensor]:
-    outs = []
-    threads = torch.get_num_threads()
-    try:
-        for name in q4a8.supported_isas():
-            monkeypatch.setenv(q4a8.ISA_ENV_VAR, name)
-            for t in (1, 2):
-                torch.set_num_threads(t)
-                outs.append(layer(x))
-    finally:
-        torch.set_num_threads(threads)
-    return outs
-
-
-def test_q4k_every_instruction_set_and_thread_count_gives_the_same_bits(ext, monkeypatch):
+def test_q4k_every_instruction_set_and_thread_count_gives_the_same_bits(ext, on_every_isa_and_thread_count):
     new, _ = _q4k_layers(n=400, k=768)   # 25 tiles, 3 super-blocks
-    outs = _outputs_on_every_isa_and_thread_count(new, _activations(9, 768), monkeypatch)
+    outs = on_every_isa_and_thread_count(new, _activations(9, 768))
     assert len(outs) >= 4 and all(torch.equal(o, outs[0]) for o in outs)
 
 
@@ -297,9 +283,9 @@ def test_q4h_is_the_q4_layout_bit_for_bit_and_every_row_the_same_alone(isa):
     _close_to_reference(q4a8.q4h_matmul(x, new.packed, 40), q4a8.q4_reference(x, codes, scale.float(), lo.float()))
 
 
-def test_q4h_every_instruction_set_and_thread_count_gives_the_same_bits(ext, monkeypatch):
+def test_q4h_every_instruction_set_and_thread_count_gives_the_same_bits(ext, on_every_isa_and_thread_count):
     new, _, _ = _q4h_layers(n=400, k=896)
-    outs = _outputs_on_every_isa_and_thread_count(new, _activations(9, 896), monkeypatch)
+    outs = on_every_isa_and_thread_count(new, _activations(9, 896))
     assert len(outs) >= 4 and all(torch.equal(o, outs[0]) for o in outs)
 
 

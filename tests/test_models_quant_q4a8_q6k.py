@@ -97,18 +97,9 @@ def test_the_reference_tells_the_halves_scales_apart(ext):
     assert not torch.equal(q4a8.q6k_reference(x, codes, d, swapped), product(layer, x, q4a8.chosen_isa()))
 
 
-def test_every_instruction_set_and_thread_count_gives_the_same_bits(ext, monkeypatch):
+def test_every_instruction_set_and_thread_count_gives_the_same_bits(ext, on_every_isa_and_thread_count):
     layer, _, _ = q6k_layer(rows=400, cols=768)   # 25 tiles
-    x = activations(9, 768).bfloat16()
-    outs, threads = [], torch.get_num_threads()
-    try:
-        for name in q4a8.supported_isas():
-            monkeypatch.setenv(q4a8.ISA_ENV_VAR, name)
-            for t in (1, 2):
-                torch.set_num_threads(t)
-                outs.append(layer(x))
-    finally:
-        torch.set_num_threads(threads)
+    outs = on_every_isa_and_thread_count(layer, activations(9, 768).bfloat16())
     assert len(outs) >= 4 and all(torch.equal(o, outs[0]) for o in outs)
 
 
