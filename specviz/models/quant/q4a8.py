@@ -198,13 +198,14 @@ class Q4A8Linear(torch.nn.Module):
 
     row_invariant = True   # by construction (csrc/q4a8.cpp); checked by tests/test_models_quant_q4a8.py and the harness
 
-    kind = KINDS["q4"]   # the kernel for this layout, as csrc/q4a8.cpp's `linear` names it (the q4k subclass: its own)
+    kind = KINDS["q4"]   # the kernel for this layout, as csrc/q4a8.cpp's `linear` names it (each subclass: its own)
+    pack = staticmethod(pack_q4)   # grid -> the layout's packed bytes (each subclass: its own layout)
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, grid):
+        """`grid`: what the layout's `pack` takes, e.g. (codes, scale, lo) here; `weight` gives only the shape."""
         super().__init__()
-        codes, scale, lo = grid
         self.in_features, self.out_features = weight.shape[1], weight.shape[0]
-        self.register_buffer("packed", pack_q4(codes, scale, lo))
+        self.register_buffer("packed", self.pack(*grid))
         self.register_buffer("bias", bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -231,12 +232,7 @@ class Q4KA8Linear(Q4A8Linear):
     """Q4A8Linear holding a Q4_K tensor's own scales (6-bit sc and m per 32, d and dmin per 256): 0.59 B a weight."""
 
     kind = KINDS["q4k"]
-
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, q4k):
-        torch.nn.Module.__init__(self)
-        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
-        self.register_buffer("packed", pack_q4k(*q4k))
-        self.register_buffer("bias", bias)
+    pack = staticmethod(pack_q4k)   # grid: (codes, d, sc, dmin, m)
 
     def dense_weight(self) -> torch.Tensor:
         codes, d, sc, dmin, m = unpack_q4k(self.packed, self.out_features)
@@ -252,12 +248,7 @@ class Q4HA8Linear(Q4A8Linear):
     """Q4A8Linear with its scale and minimum per 32 in fp16 (0.625 B a weight): a requantized draft's layers."""
 
     kind = KINDS["q4h"]
-
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, grid):
-        torch.nn.Module.__init__(self)
-        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
-        self.register_buffer("packed", pack_q4h(*grid))
-        self.register_buffer("bias", bias)
+    pack = staticmethod(pack_q4h)   # grid: (codes, scale, lo), scale and lo in fp16
 
     def dense_weight(self) -> torch.Tensor:
         codes, scale, lo = unpack_q4h(self.packed, self.out_features)
@@ -274,12 +265,7 @@ class Q6KA8Linear(Q4A8Linear):
     weight against int8's 1 B), w = (d * sc) * (q - 32) as gguf dequantizes it, bit for bit."""
 
     kind = KINDS["q6k"]
-
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, q6k):
-        torch.nn.Module.__init__(self)
-        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
-        self.register_buffer("packed", pack_q6k(*q6k))
-        self.register_buffer("bias", bias)
+    pack = staticmethod(pack_q6k)   # grid: (codes, d, sc)
 
     def dense_weight(self) -> torch.Tensor:
         codes, d, sc = unpack_q6k(self.packed, self.out_features)
