@@ -111,9 +111,9 @@ def test_greedy_on_the_packaged_pair_with_onednn_equals_the_target_alone():
         ids = pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")
         greedy = SamplingConfig(temperature=0)
         spec = [t for r in speculative_generate(pair.target, pair.draft, ids, k=4, sampling=greedy,
-                                                max_new_tokens=32, eos_token_id=pair.eos_token_ids)
+                                                max_new_tokens=24, eos_token_id=pair.eos_token_ids)
                 for t in r.emitted]
-        alone = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy, max_new_tokens=32,
+        alone = [s.token_id for s in autoregressive_generate(pair.target, ids, sampling=greedy, max_new_tokens=24,
                                                              eos_token_id=pair.eos_token_ids)]
         assert spec == alone and len(alone) >= 8
     finally:
