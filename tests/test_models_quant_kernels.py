@@ -100,7 +100,8 @@ def test_the_automatic_choice_times_both_paths_on_the_largest_layer():
 @needs_onednn
 @pytest.mark.real_model
 def test_greedy_on_the_packaged_pair_with_onednn_equals_the_target_alone():
-    """The path the app takes on an fp32 CPU, end to end: greedy speculative output token for token the target's."""
+    """oneDNN's path (`--linear onednn`, or `auto` where it measures fastest), end to end: greedy speculative output
+    token for token the target's."""
     import gc
 
     from specviz.models.loading import WeightOptions, load_pair

@@ -46,8 +46,8 @@ def add_weight_options(p: argparse.ArgumentParser) -> None:
                         "default; auto = oneDNN when it measures faster at load (default: auto)")
     p.add_argument("--draft-weights", default="auto", choices=DRAFT_WEIGHTS,
                    help="how the draft stores its weights: int8/int4 read a quarter/an eighth of fp32's bytes per "
-                        "draft step; the output is still exactly the target's (default: auto = int4 on a CPU "
-                        "where PyTorch has the kernel, else int8)")
+                        "draft step; the output is still exactly the target's (default: auto = q4a8 where the target "
+                        "runs on specviz's q4a8 kernels, else int4 on a CPU where PyTorch has the kernel, else int8)")
     p.add_argument("--target-weights", default="auto", choices=TARGET_WEIGHTS,
                    help="how the target stores its weights; the speculative decoder and the target alone always "
                         "run the same one. q4a8: the 4-bit weights through specviz's own CPU kernels with int8 "
