@@ -228,7 +228,8 @@ def _q4a8_meta(pair) -> dict | None:
     from ..models.quant import q4a8
 
     why = q4a8.unavailable()
-    return {"unavailable": why} if why else {"isa": q4a8.chosen_isa(), "supported": q4a8.supported_isas()}
+    return {"unavailable": why} if why else {"isa": q4a8.chosen_isa(), "supported": q4a8.supported_isas(),
+                                             "read_ahead": pair.read_ahead}
 
 
 def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:

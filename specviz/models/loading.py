@@ -26,7 +26,7 @@ from .quant.kernels import (DRAFT_ENV_VAR, DRAFT_WEIGHTS, ENV_VAR as LINEAR_ENV_
                             probe_linear_paths, resolve_draft_weights, resolve_linear_path, use_linear_path)
 from .quant.weights import (candidate_weights, probe_target_weights, q4a8_fallback, resolve_target_weights,
                             weights_name)
-from .quant import q4a8
+from .quant import q4a8, read_ahead
 from .quant.weights_cache import convert_cached
 from .packaged import PACKAGED_DRAFT, PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, convert_packaged, cache_dir  # noqa: F401
 from . import memory   # memory.check_pair read at call time: tests stand in for it
@@ -113,6 +113,7 @@ class ModelPair:
     target_weights: str = "as-loaded"  # how the target stores its weights: as-loaded | bf16 | int8 | int4 | q4a8
     target_probe: dict | None = None   # the timings behind an automatic choice (weights.probe_target_weights)
     target_layers: dict | None = None  # layer counts by storage, e.g. {"int4": 141, "int8": 56}
+    read_ahead: dict | None = None     # q4a8 products' read-ahead at one row, measured at load (quant.read_ahead)
     target_source: object = None       # where the target was loaded from (for target_variant)
 
     def target_variant(self, weights: str):
@@ -123,7 +124,7 @@ class ModelPair:
             raise ModelLoadError("this pair does not know where its target came from")
         kind = resolve_target_weights(weights, self.device, self.dtype)
         model = _load_model(self.target_source, "target", self.device, _load_dtype(kind, self.dtype), auto_map=False)
-        kind, _, _ = _store_target(model, kind, self.device, self.dtype, _noop)
+        kind, _, _, _ = _store_target(model, kind, self.device, self.dtype, _noop)
         if kind == "as-loaded":
             use_linear_path(model, resolve_linear_path("auto", self.device, self.dtype, probe_model=model))
         return model
@@ -212,13 +213,14 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
         path = resolve_linear_path(weights.linear, dev, dt)   # checked before minutes of loading
         draft_weights = resolve_draft_weights(weights.draft_weights, dev, dt)
         target_weights = resolve_target_weights(weights.target_weights, dev, dt)
+        read_ahead.forced()   # a bad SPECVIZ_Q4_READ_AHEAD is refused here too
     except ValueError as e:
         raise ModelLoadError(str(e)) from None
 
     if (draft is None) != (target is None):
         raise ModelLoadError("give both a draft and a target model, or neither for the packaged pair")
     loaded = _load_both(draft, target, dev, dt, _load_dtype(target_weights, dt), allow_local, report)
-    target_weights, target_probe, target_layers = _store_target(loaded.target, target_weights, dev, dt, report)
+    target_weights, target_probe, target_layers, ahead = _store_target(loaded.target, target_weights, dev, dt, report)
     path, probe = _target_kernels(loaded.target, path, weights.linear, target_weights, report)
     draft_weights = _store_draft(loaded.draft, _draft_kind(weights.draft_weights, draft_weights, target_weights),
                                  path, report)
@@ -228,7 +230,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
                      draft_name=loaded.draft_name, target_name=loaded.target_name, linear_path=path,
                      linear_probe=probe, draft_weights=draft_weights, draft_source=loaded.draft_source,
                      target_weights=target_weights, target_probe=target_probe, target_layers=target_layers,
-                     target_source=loaded.target_source)
+                     read_ahead=ahead, target_source=loaded.target_source)
 
 
 @dataclass
@@ -335,8 +337,9 @@ def _ready_q4a8(report) -> None:
         report(0.87, step("load.kernels_unavailable", reason=why))
 
 
-def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict | None, dict | None]:
-    """The target's weights as `choice` ("auto": measured here), the rest of the model in `dtype`.
+def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict | None, dict | None, dict | None]:
+    """The target's weights as `choice` ("auto": measured here), the rest of the model in `dtype`; returns the kind
+    stored, the timings behind an auto choice, the layer counts and (q4a8) the read-ahead measured on its products.
 
     The model arrives in fp32 when it is to be requantized (see _load_dtype); bf16 weights in a bf16
     pair are simply the pair's dtype, so they count as loaded."""
@@ -356,4 +359,8 @@ def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict 
         layers = convert_cached(model, choice)
     if next(model.parameters()).dtype != dtype:
         model.to(dtype)
-    return choice, probe, layers
+    ahead = None
+    if choice == "q4a8":   # one row's read-ahead, timed on these very products (the draft's follow it)
+        report(0.93, step("load.timing_read_ahead"))
+        ahead = read_ahead.choose(model)
+    return choice, probe, layers, ahead

@@ -661,6 +661,7 @@ STRINGS: dict[str, str] = {
     "load.preparing_kernels": "preparing {path} kernels",
     "load.storing_draft": "storing the draft's weights as {weights}",
     "load.timing_weights": "timing the target's weight formats",
+    "load.timing_read_ahead": "timing the target's products with and without read-ahead",
     "load.storing_target": "storing the target's weights as {weights}",
     "load.building_kernels": "building specviz's 4-bit CPU kernels (once; about a minute)",
     "load.kernels_unavailable": "specviz's 4-bit kernels are unavailable here ({reason}); PyTorch's kernels run instead",

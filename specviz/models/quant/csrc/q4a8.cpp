@@ -29,6 +29,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -65,9 +66,14 @@ constexpr int64_t K6_BLOCK = K6_HEAD + SUPER * Q6_GROUP;   // 3392 bytes per (ti
 // bench, 400 MB of q4k tiles, 2 threads, Zen 4; 3 rows: 21-25 GB/s with, 18-20 without). Two rows gain from it in
 // the whole model: the target's 2-row forward (a verify of one draft, common under the adaptive stop) took 0.82 and
 // 0.92 of its time without read-ahead, one-token steps and 3+ rows unchanged (the q6k head, with more arithmetic
-// per byte, fell behind most). So 2+ rows.
+// per byte, fell behind most). So 2+ rows there.
+// On the 2-core Zen 3 VM (AVX2) one row wants it too: the target's products in the model's order took 0.85 of their
+// time with read-ahead at one row, the draft's 0.93 (session 43). The two CPU kinds want opposite settings, so one
+// row's read-ahead is a setting chosen by measurement at load (q4a8.py, choose_prefetch): `set_prefetch_rows`.
+// 2+ rows always read ahead. Each tile comes in two variants at one row (PF false/true); the tables hold the
+// variant per row count, and one_row_tiles the one-row tiles with read-ahead.
 constexpr int64_t PREFETCH_AHEAD = 4096;
-constexpr int PREFETCH_ROWS = 2;
+std::atomic<int> prefetch_rows{2};   // 1: one row reads ahead too; 2: from two rows (the default)
 
 template <int LINES>
 inline void prefetch_ahead(const uint8_t* p) {
@@ -197,7 +203,7 @@ void q6k_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int6
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 
-template <int MR, int KIND>
+template <int MR, int KIND, bool PF = (MR >= 2)>
 __attribute__((target("avx2,fma,f16c"))) void q4_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m256 acc[MR][2];
   #pragma GCC unroll 8
@@ -206,7 +212,7 @@ __attribute__((target("avx2,fma,f16c"))) void q4_tile_avx2(const uint8_t* w, con
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = q4_codes<KIND>(w, g);
-    if (MR >= PREFETCH_ROWS) prefetch_ahead<5>(blk);   // the next blocks' 288-384 bytes
+    if (PF) prefetch_ahead<5>(blk);   // the next blocks' 288-384 bytes
     #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
       __m256i c[8];
@@ -261,7 +267,7 @@ __attribute__((target("avx2,fma,f16c"))) void q4_tile_avx2(const uint8_t* w, con
   }
 }
 
-template <int MR>
+template <int MR, bool PF = (MR >= 2)>
 __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m256 acc[MR][2];
   #pragma GCC unroll 8
@@ -270,7 +276,7 @@ __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Ro
   const __m256i bias = _mm256_set1_epi8(char(0x80));
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q8_BLOCK;
-    if (MR >= PREFETCH_ROWS) prefetch_ahead<8>(blk);
+    if (PF) prefetch_ahead<8>(blk);
     #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {
       __m256i c[8];
@@ -305,7 +311,7 @@ __attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Ro
   }
 }
 
-template <int MR>
+template <int MR, bool PF = (MR >= 2)>
 __attribute__((target("avx2,fma"))) void q6k_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m256 acc[MR][2];
   #pragma GCC unroll 8
@@ -315,7 +321,7 @@ __attribute__((target("avx2,fma"))) void q6k_tile_avx2(const uint8_t* w, const R
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = q6_group(w, g);
     const float* head = q6_head(w, g);
-    if (MR >= PREFETCH_ROWS) prefetch_ahead<7>(blk);
+    if (PF) prefetch_ahead<7>(blk);
     #pragma GCC unroll 8
     for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
       __m256i c[8];
@@ -371,7 +377,7 @@ __attribute__((target("avx2,fma"))) void q6k_tile_avx2(const uint8_t* w, const R
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,fma")
 
-template <int MR, int KIND>
+template <int MR, int KIND, bool PF = (MR >= 2)>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m512 acc[MR];
@@ -380,7 +386,7 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   const __m512i low = _mm512_set1_epi8(15);
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = q4_codes<KIND>(w, g);
-    if (MR >= PREFETCH_ROWS) prefetch_ahead<5>(blk);
+    if (PF) prefetch_ahead<5>(blk);
     __m512i c[8];
     #pragma GCC unroll 8
     for (int p = 0; p < 4; ++p) {
@@ -422,7 +428,7 @@ void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
 }
 
-template <int MR>
+template <int MR, bool PF = (MR >= 2)>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m512 acc[MR];
@@ -430,7 +436,7 @@ void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = w + g * Q8_BLOCK;
-    if (MR >= PREFETCH_ROWS) prefetch_ahead<8>(blk);
+    if (PF) prefetch_ahead<8>(blk);
     __m512i c[8];
     #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) c[k] = _mm512_loadu_si512(blk + k * 64);
@@ -451,7 +457,7 @@ void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
 }
 
-template <int MR>
+template <int MR, bool PF = (MR >= 2)>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 void q6k_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   __m512 acc[MR];
@@ -461,7 +467,7 @@ void q6k_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
   for (int64_t g = 0; g < a.G; ++g) {
     const uint8_t* blk = q6_group(w, g);
     const float* head = q6_head(w, g);
-    if (MR >= PREFETCH_ROWS) prefetch_ahead<7>(blk);
+    if (PF) prefetch_ahead<7>(blk);
     const __m512i hb[2] = {_mm512_loadu_si512(blk + Q6_HIGH), _mm512_loadu_si512(blk + Q6_HIGH + 64)};
     __m512i c[8];
     #pragma GCC unroll 8
@@ -518,6 +524,11 @@ SPECVIZ_TABLE(q8_tile_avx2_table, SPECVIZ_ROWS(q8_tile_avx2))
 SPECVIZ_TABLE(q8_tile_vnni_table, SPECVIZ_ROWS(q8_tile_vnni))
 SPECVIZ_TABLE(q6k_tile_avx2_table, SPECVIZ_ROWS(q6k_tile_avx2))
 SPECVIZ_TABLE(q6k_tile_vnni_table, SPECVIZ_ROWS(q6k_tile_vnni))
+// One row with read-ahead (prefetch_rows 1), per kind: Q4, Q8, Q4K, Q4H, Q6K (Kind's order).
+static const TileFn one_row_avx2[] = {q4_tile_avx2<1, Q4, true>, q8_tile_avx2<1, true>, q4_tile_avx2<1, Q4K, true>,
+                                      q4_tile_avx2<1, Q4H, true>, q6k_tile_avx2<1, true>};
+static const TileFn one_row_vnni[] = {q4_tile_vnni<1, Q4, true>, q8_tile_vnni<1, true>, q4_tile_vnni<1, Q4K, true>,
+                                      q4_tile_vnni<1, Q4H, true>, q6k_tile_vnni<1, true>};
 
 bool cpu_has(int64_t isa) {
   __builtin_cpu_init();
@@ -746,6 +757,12 @@ void product(const float* x, int64_t M, int64_t K, const torch::Tensor& packed, 
   }
   const uint8_t* wp = packed.data_ptr<uint8_t>();
   const int64_t ldy = tiles * TILE;
+  // The tile per row count, read once a product: a setting changed between products never splits one.
+  TileFn tiles_for[ROWS + 1] = {nullptr};
+  if (isa != SCALAR) {
+    std::copy_n(tile_table(isa, kind), ROWS + 1, tiles_for);
+    if (prefetch_rows.load(std::memory_order_relaxed) == 1) tiles_for[1] = (isa == AVX2 ? one_row_avx2 : one_row_vnni)[kind];
+  }
   // Output tiles only: which thread runs a tile never changes what it computes.
   at::parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
     float local[ROWS * TILE];
@@ -760,7 +777,7 @@ void product(const float* x, int64_t M, int64_t K, const torch::Tensor& packed, 
         if (isa == SCALAR)
           scalar_tile(kind)(w, a, mr, out, ld);
         else
-          tile_table(isa, kind)[mr](w, a, out, ld);
+          tiles_for[mr](w, a, out, ld);
         if (ep && t * TILE < ep->n) ep->apply(local, TILE, r0, mr, t * TILE);
       }
     }
@@ -836,6 +853,13 @@ torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t n, c10::opti
 
 int64_t threads() { return at::get_num_threads(); }
 
+// Read ahead from this many rows (1 or 2): changes no arithmetic, only when the weights arrive (see prefetch_rows).
+void set_prefetch_rows(int64_t rows) {
+  TORCH_CHECK(rows == 1 || rows == 2, "q4a8: read-ahead from 1 or 2 rows");
+  prefetch_rows.store(int(rows));
+}
+int64_t get_prefetch_rows() { return prefetch_rows.load(); }
+
 }  // namespace
 
 namespace specviz {   // csrc/attention.cpp, csrc/lean_ops.cpp and csrc/lean_stack.cpp, built into the same extension
@@ -872,4 +896,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
           "weight * (h * rsqrt(mean + eps)).to(weight's dtype), op for op as ATen (csrc/lean_ops.cpp)");
   specviz::bind_lean_stack(mod);
   mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
+  mod.def("set_prefetch_rows", &set_prefetch_rows, "read ahead of the weights from 1 or 2 rows (no arithmetic changes)");
+  mod.def("prefetch_rows", &get_prefetch_rows, "the rows from which the products read ahead");
 }
