@@ -342,8 +342,8 @@ def test_the_load_says_so_and_stores_int4(no_kernels, tmp_path, monkeypatch):
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     model = tiny_model(3)
     said = []
-    kind, _, layers = models._store_target(model, "q4a8", "cpu", torch.float32, lambda frac, msg: said.append(msg))
-    assert kind == "int4" and weights.target_weights(model) == "int4" and set(layers) <= {"int4", "int8"}
+    kind, _, layers, ahead = models._store_target(model, "q4a8", "cpu", torch.float32, lambda frac, msg: said.append(msg))
+    assert kind == "int4" and ahead is None and weights.target_weights(model) == "int4" and set(layers) <= {"int4", "int8"}
     lines = [step_text(m, lang) for m in said for lang in ("en", "es")
              if getattr(m, "key", "") == "load.kernels_unavailable"]
     assert len(lines) == 2 and all("\n" not in line for line in lines)

@@ -7,7 +7,7 @@ two CPU kinds measured want opposite settings: on a 2-core Zen 4 VM the hardware
 extra loads slowed one row, while on a 2-core Zen 3 VM the target's products in model order took 0.85 of their
 time with them (the draft's 0.93). So it is chosen as `auto` chooses the weights: by timing, at load, the loaded
 target's own products in the model's order, one row, both ways, taking turns. A read-ahead changes when bytes
-arrive, never what is computed: every output is bit for bit the same either way (tests/test_read_ahead.py).
+arrive, never what is computed: every output is bit for bit the same either way (tests/test_models_quant_read_ahead.py).
 """
 from __future__ import annotations
 
