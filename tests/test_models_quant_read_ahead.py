@@ -65,13 +65,13 @@ def test_choose_times_both_settings_and_keeps_one(restored, monkeypatch):
     seen = read_ahead.choose(model, passes=2)
     assert seen["choice"] in (1, 2) and not seen["forced"] and seen["layers"] == 2
     assert set(seen["ms"]) == {"1", "2"} and all(v > 0 for v in seen["ms"].values())
-    assert read_ahead.current() == seen["choice"] == read_ahead.decide({int(k): v for k, v in seen["ms"].items()})
+    assert read_ahead.current() == seen["choice"] == read_ahead.decide(seen["ratio"]) and seen["ratio"] > 0
 
 
 def test_one_row_reads_ahead_only_where_that_was_clearly_faster():
-    assert read_ahead.decide({1: 85.0, 2: 100.0}) == 1
-    assert read_ahead.decide({1: 98.0, 2: 100.0}) == 2   # within 3 %: the default stays
-    assert read_ahead.decide({1: 120.0, 2: 100.0}) == 2
+    assert read_ahead.decide(0.85) == 1
+    assert read_ahead.decide(0.98) == 2   # within 3 %: the default stays
+    assert read_ahead.decide(1.2) == 2
 
 
 def test_the_environment_forces_a_setting_and_a_bad_one_is_refused(restored, monkeypatch):

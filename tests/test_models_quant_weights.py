@@ -272,6 +272,7 @@ def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind, all
         assert pair.target_weights == "int4" and pair.target_layers["int4"] > 100 and pair.target_layers["int8"] > 0
     if kind == "q4a8":   # the same split through specviz's kernels, the Q4_K and Q6_K layers with their own scales
         assert pair.target_weights == "q4a8" and pair.target_layers["q4k"] > 100 and pair.target_layers["q6k"] > 0
+        assert pair.read_ahead["choice"] in (1, 2) and pair.read_ahead["layers"] == 197   # timed on its products
     ids = pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")
     greedy = SamplingConfig(temperature=0)
     # 16 tokens: several verify rounds at K = 4 (four precisions, one load each: CI's time; many prompts are in

@@ -48,9 +48,9 @@ def forced() -> int | None:
     return int(text)
 
 
-def decide(ms: dict[int, float]) -> int:
-    """The setting for measured times {1: ms, 2: ms}: one row reads ahead only where that was clearly faster."""
-    return 1 if ms[1] < MARGIN * ms[2] else DEFAULT
+def decide(ratio: float) -> int:
+    """The setting for a measured time ratio (one row with read-ahead / without): read ahead only where clearly faster."""
+    return 1 if ratio < MARGIN else DEFAULT
 
 
 def products(model) -> list[torch.nn.Module]:
@@ -59,13 +59,16 @@ def products(model) -> list[torch.nn.Module]:
     return [m for m in model.modules() if isinstance(m, kinds)]
 
 
-def choose(model, passes: int = 3) -> dict | None:
+def choose(model, passes: int = 5) -> dict | None:
     """Time `model`'s products at one row with and without read-ahead, keep the faster, and say what was seen.
 
     Each pass runs every product once, one row, in the model's order (its weights stream from memory as in a
-    decode step); the two settings take turns, after one warm pass each, so a drift of the machine's speed falls
-    on both. ~8 passes of a one-token step's products: under a second for the packaged 1.5B target.
-    Returns None where the model has no q4a8 layers or the kernels are unavailable; else {"choice", "ms", "forced"}.
+    decode step). The two settings run back to back, in turns (1 then 2, then 2 then 1, ...), after one warm pass
+    each, and the decision is on the median of each pair's ratio: a drift of the machine's speed (this VM's step
+    time moved 1.5x within minutes) falls on both halves of a pair. Right after a load the first passes also fault
+    the weights in. ~12 passes of a one-token step's products: about a second for the packaged 1.5B target.
+    Returns None where the model has no q4a8 layers or the kernels are unavailable; else {"choice", "forced", "ms",
+    "ratio", "layers"}.
     """
     layers = products(model)
     if not layers or q4a8.unavailable() is not None:
@@ -76,21 +79,26 @@ def choose(model, passes: int = 3) -> dict | None:
         return {"choice": pinned, "forced": True}
     dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
     xs = [torch.randn(1, 1, layer.in_features, dtype=dtype) for layer in layers]
+
+    def timed(rows: int) -> float:
+        set_rows(rows)
+        t0 = time.perf_counter()
+        for layer, x in zip(layers, xs):
+            layer(x)
+        return time.perf_counter() - t0
+
     seen: dict[int, list[float]] = {rows: [] for rows in SETTINGS}
     try:
         with torch.inference_mode():
-            for rep in range(passes + 1):
-                for rows in SETTINGS:
-                    set_rows(rows)
-                    t0 = time.perf_counter()
-                    for layer, x in zip(layers, xs):
-                        layer(x)
-                    if rep:   # the first pass of each warms the code paths
-                        seen[rows].append(time.perf_counter() - t0)
+            for rows in SETTINGS:   # warm: the code paths, and the weights' pages after a load
+                timed(rows)
+            for rep in range(passes):
+                for rows in (SETTINGS if rep % 2 == 0 else SETTINGS[::-1]):
+                    seen[rows].append(timed(rows))
     finally:
         set_rows(DEFAULT)
-    ms = {rows: statistics.median(times) * 1e3 for rows, times in seen.items()}
-    choice = decide(ms)
+    ratio = statistics.median(a / b for a, b in zip(seen[1], seen[2]))
+    choice = decide(ratio)
     set_rows(choice)
-    return {"choice": choice, "forced": False, "ms": {str(rows): round(v, 2) for rows, v in ms.items()},
-            "layers": len(layers)}
+    return {"choice": choice, "forced": False, "ratio": round(ratio, 3), "layers": len(layers),
+            "ms": {str(rows): round(statistics.median(times) * 1e3, 2) for rows, times in seen.items()}}
