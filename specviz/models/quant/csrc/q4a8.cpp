@@ -69,9 +69,9 @@ constexpr int64_t K6_BLOCK = K6_HEAD + SUPER * Q6_GROUP;   // 3392 bytes per (ti
 // per byte, fell behind most). So 2+ rows there.
 // On the 2-core Zen 3 VM (AVX2) one row wants it too: the target's products in the model's order took 0.85 of their
 // time with read-ahead at one row, the draft's 0.93 (session 43). The two CPU kinds want opposite settings, so one
-// row's read-ahead is a setting chosen by measurement at load (q4a8.py, choose_prefetch): `set_prefetch_rows`.
+// row's read-ahead is a setting chosen by measurement at load (read_ahead.py, choose): `set_prefetch_rows`.
 // 2+ rows always read ahead. Each tile comes in two variants at one row (PF false/true); the tables hold the
-// variant per row count, and one_row_tiles the one-row tiles with read-ahead.
+// variant per row count, and one_row_avx2 / one_row_vnni the one-row tiles with read-ahead.
 constexpr int64_t PREFETCH_AHEAD = 4096;
 std::atomic<int> prefetch_rows{2};   // 1: one row reads ahead too; 2: from two rows (the default)
 
