@@ -10,6 +10,10 @@ on a 4-bit grid: timings do not depend on the values. Run on a quiet machine; on
 figures are indicative only.
 
     PYTHONPATH=. python scripts/q4_kernel_bench.py [--rows 1 2 4 5 7 8] [--repeats 30] [--isa avx2] [--cold 8]
+                                                   [--read-ahead 1]
+
+One row's read-ahead is the kernels' default here (from 2 rows) unless --read-ahead 1: a loaded model gets the one
+measured faster on its own products (specviz/models/quant/read_ahead.py).
 """
 from __future__ import annotations
 
@@ -94,6 +98,8 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--isa", choices=("avx512vnni", "avx2", "scalar"), help="force the q4a8 instruction set")
     p.add_argument("--threads", type=int, help="torch.set_num_threads (default: PyTorch's)")
+    p.add_argument("--read-ahead", type=int, choices=(1, 2), default=2,
+                   help="read the weights ahead from 1 row or from 2 (the kernels' default; a load measures which)")
     p.add_argument("--cold", type=int, default=1, metavar="COPIES",
                    help="copies of each kernel's weights used in turn (8 or more: the weights come from memory, "
                         "not L3, as in a decode; default 1)")
@@ -105,7 +111,11 @@ def main() -> None:
     from specviz.models.quant import q4a8
 
     why = q4a8.unavailable()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, q4a8: "
+    if why is None:
+        from specviz.models.quant import read_ahead
+
+        read_ahead.set_rows(args.read_ahead)
+    print(f"read-ahead from {args.read_ahead} row(s); torch {torch.__version__}, {torch.get_num_threads()} threads, q4a8: "
           + (f"unavailable ({why})" if why else f"isa {q4a8.chosen_isa()} of {', '.join(q4a8.supported_isas())}"))
     report(bench(args.rows, args.repeats, args.cold), args.rows)
 
