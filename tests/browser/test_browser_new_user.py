@@ -321,18 +321,24 @@ def _type_into_number(pg: Page, elem_id: str, text: str):
     """Type as a person would (fill() refuses text in a number box): the browser keeps "nan" or "1e400" unparsed.
 
     A box typed into just after a reload can be re-rendered by Gradio and lose the text; a value the browser can
-    read back ("-0.5") is therefore typed until it shows (text it cannot parse reads back as "")."""
+    read back ("-0.5") is therefore typed until it shows and still shows 0.4 s later (text it cannot parse reads back
+    as ""). On the slow 2-core Zen 3 one re-render came after a first read-back had seen "-0.5": the run then went
+    with the default top-p (CI rehearsal, session 44)."""
     box = pg.page.locator(f"#{elem_id} input[type=number]").first
     box.wait_for(state="visible")
-    for _ in range(3):
+    for _ in range(6):
         box.fill("")
         box.click()
         pg.page.keyboard.type(text)
         box.press("Enter")
         box.blur()
         shown = box.input_value()
-        if shown == text or shown == "":
+        if shown == "":
             return
+        if shown == text:
+            pg.page.wait_for_timeout(400)
+            if box.input_value() == text:
+                return
         pg.page.wait_for_timeout(300)
 
 
