@@ -9,7 +9,7 @@ import pytest
 from specviz.classroom import lessons
 from specviz.classroom.state import StepState
 from specviz.strings import t
-from tests.browser.page import bare_page, stage, wait_stage
+from tests.browser.page import bare_page, settle_box, stage, wait_stage
 from specviz.ui import locale
 
 pytestmark = pytest.mark.browser
@@ -168,23 +168,18 @@ def test_the_classroom_refuses_bad_boxes_with_a_sentence_never_gradios_error(lap
     goto(laptop, server, query="lesson=early-rejection&step=1")
     wait_stage(laptop, {"round": "1", "stop": "1"})
     for value, said in (("0", "Round must be a whole number between 1 and"), ("2.5", "Round must be a whole number")):
-        box = laptop.locator("#sv-cls-round input")
-        box.fill(value)
-        box.press("Tab")
+        settle_box(laptop, "#sv-cls-round input", value)
         laptop.click("#sv-cls-go")
         laptop.wait_for_function("(s) => document.querySelector('#sv-cls-info').innerText.includes(s)", arg=said,
                                  timeout=10_000)
         assert laptop.locator("#sv-cls-round input").input_value() == value      # not rounded, not clamped
-    box = laptop.locator("#sv-cls-seed input")
-    box.fill("-1")
-    box.press("Tab")
+    settle_box(laptop, "#sv-cls-seed input", "-1")
     laptop.click("#sv-cls-redraw")
     laptop.wait_for_function("() => document.querySelector('#sv-cls-info').innerText.includes('Seed for re-drawn u')",
                              timeout=10_000)
     laptop.locator(".label-wrap").get_by_text("What-if calculator").click()
     alpha = laptop.locator("#sv-wi-alpha input")
-    alpha.fill("1.5")
-    alpha.press("Tab")
+    settle_box(laptop, "#sv-wi-alpha input", "1.5")
     laptop.wait_for_function("() => document.querySelector('#sv-wi-text').innerText.includes('between 0 and 1')",
                              timeout=10_000)
     assert alpha.input_value() == "1.5"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.page import CHROMIUM, Page, sampled_run
+from tests.browser.page import CHROMIUM, Page, sampled_run, settle_box
 
 pytestmark = [
     pytest.mark.browser,
@@ -318,28 +318,8 @@ def test_hostile_inputs_never_reach_the_page_as_uncaught_errors(browser, server,
 
 # ---------------------------------------------------------------- hostile inputs on the Spanish page (issue 22)
 def _type_into_number(pg: Page, elem_id: str, text: str):
-    """Type as a person would (fill() refuses text in a number box): the browser keeps "nan" or "1e400" unparsed.
-
-    A box typed into just after a reload can be re-rendered by Gradio and lose the text; a value the browser can
-    read back ("-0.5") is therefore typed until it shows and still shows 0.4 s later (text it cannot parse reads back
-    as ""). On the slow 2-core Zen 3 one re-render came after a first read-back had seen "-0.5": the run then went
-    with the default top-p (CI rehearsal, session 44)."""
-    box = pg.page.locator(f"#{elem_id} input[type=number]").first
-    box.wait_for(state="visible")
-    for _ in range(6):
-        box.fill("")
-        box.click()
-        pg.page.keyboard.type(text)
-        box.press("Enter")
-        box.blur()
-        shown = box.input_value()
-        if shown == "":
-            return
-        if shown == text:
-            pg.page.wait_for_timeout(400)
-            if box.input_value() == text:
-                return
-        pg.page.wait_for_timeout(300)
+    """A number filled in, text a number box cannot parse typed as a person would (see `settle_box`)."""
+    settle_box(pg.page, f"#{elem_id} input[type=number]", text)
 
 
 def test_hostile_inputs_on_the_spanish_page_get_spanish_sentences(browser, server, shots, tmp_path):
