@@ -317,11 +317,6 @@ def test_hostile_inputs_never_reach_the_page_as_uncaught_errors(browser, server,
 
 
 # ---------------------------------------------------------------- hostile inputs on the Spanish page (issue 22)
-def _type_into_number(pg: Page, elem_id: str, text: str):
-    """A number filled in, text a number box cannot parse typed as a person would (see `settle_box`)."""
-    settle_box(pg.page, f"#{elem_id} input[type=number]", text)
-
-
 def test_hostile_inputs_on_the_spanish_page_get_spanish_sentences(browser, server, shots, tmp_path):
     """Each refusal is a Spanish sentence with no English table text and no Python words; nothing typed runs as a
     script; Gradio's raw queue text ("queue: 1/1 | 0.5/55.3s") never shows. Gradio's own built-in strings (its
@@ -353,7 +348,7 @@ def test_hostile_inputs_on_the_spanish_page_get_spanish_sentences(browser, serve
                                      ("sv-seed", "9223372036854775808", "Semilla debe ser un número entero entre 0 y "
                                                                         "2147483647")):
             fresh()
-            _type_into_number(pg, field, typed)
+            settle_box(pg.page, f"#{field} input[type=number]", typed)   # numbers filled in, other text typed
             pg._click_for_a_fresh_status("#sv-run")
             text = spanish(needle, f"{field}={typed}")
             assert "922337" not in text                        # the limit is said, never a rounded echo
