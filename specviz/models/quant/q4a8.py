@@ -54,9 +54,11 @@ from .q4a8_layout import (GROUP, ROWS, TILE, fp16_grid, pack_q4, pack_q4h, pack_
                           unpack_q4h, unpack_q4k, unpack_q6k, unpack_q8)
 from .q4k import q4k_grid
 
-# One extension: the products, the one-query attention, the lean stack's elementwise tails and its loop.
-SOURCES = [Path(__file__).parent / "csrc" / name
-           for name in ("q4a8.cpp", "attention.cpp", "lean_ops.cpp", "lean_stack.cpp")]
+# One extension: the products (their tiles per instruction set in files of their own, which the builder compiles in
+# parallel), the one-query attention, the lean stack's elementwise tails and its loop.
+SOURCES = [Path(__file__).parent / "csrc" / name for name in
+           ("q4a8.cpp", "q4a8_avx2.cpp", "q4a8_vnni.cpp", "attention.cpp", "lean_ops.cpp", "lean_stack.cpp")]
+HEADERS = [Path(__file__).parent / "csrc" / "q4a8.h"]   # no source of their own: in the build's key only
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
 KINDS = {"q4": 0, "q8": 1, "q4k": 2, "q4h": 3, "q6k": 4}   # csrc/q4a8.cpp's Kind
@@ -67,7 +69,7 @@ CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 ste
 def _key() -> str:
     # sys.prefix: PyTorch's headers live in the environment, so another venv would rewrite the build file and
     # rebuild (~30 s) on every switch between the two; one build per environment instead.
-    text = (b"".join(path.read_bytes() for path in SOURCES) + " ".join(CFLAGS).encode() + torch.__version__.encode()
+    text = (b"".join(path.read_bytes() for path in SOURCES + HEADERS) + " ".join(CFLAGS).encode() + torch.__version__.encode()
             + sys.prefix.encode())
     return hashlib.sha256(text).hexdigest()[:16]
 
@@ -133,7 +135,7 @@ def unavailable() -> str | None:
 
 def _attention_kernel():
     """The extension for the runtime's one-query attention: only where loading a model already built it (a build
-    takes ~45 s; the first attention call must not wait for one)."""
+    takes a minute or more on 2 cores; the first attention call must not wait for one)."""
     if not built() or unavailable() is not None:
         return None
     ext = extension()

@@ -24,7 +24,10 @@
 // A third, "q4h", keeps the scale and minimum per (column, group) as fp16 (0.625 B a weight): for layers whose
 // width is no multiple of a Q4_K super-block (the 0.5B draft's 896) and whose grid is ours to choose (a draft
 // requantized to 4 bits). fp16 -> fp32 is exact, so again the fixed sequence of "q4" holding those values.
-#include <torch/extension.h>
+// PyTorch's tensor types and pybind11's casters for them: torch/extension.h (the whole C++ frontend) made the
+// build of the four files 146 s on the 2-core Zen 1, 85 s now with the tiles in files of their own (session 46).
+#include <torch/csrc/utils/pybind.h>
+#include <torch/types.h>
 #include <ATen/Parallel.h>
 #include <immintrin.h>
 
@@ -35,80 +38,14 @@
 #include <cstring>
 #include <vector>
 
+#include "q4a8.h"
+
 namespace {
 
-constexpr int64_t TILE = 16;                  // output columns per tile: one zmm of fp32
-constexpr int64_t GROUP = 32;                 // inputs per block (the weights' group, the activations' block)
-constexpr int64_t ROWS = 8;                   // rows per pass over a weight tile
-constexpr int64_t Q4_CODES = TILE * GROUP / 2;           // 256 bytes of packed codes per (tile, group)
-constexpr int64_t Q4_BLOCK = Q4_CODES + 2 * TILE * 4;    // + 16 fp32 scales + 16 fp32 minimums
-constexpr int64_t Q8_BLOCK = TILE * GROUP;               // 512 bytes of biased int8 weights per (tile, group)
-constexpr int64_t SUPER = 8;                             // groups per Q4_K super-block (256 inputs)
-constexpr int64_t K4_GROUP = Q4_CODES + 2 * TILE;        // 288: codes + 16 sub-scales + 16 sub-minimums (uint8)
-constexpr int64_t K4_HEAD = 2 * TILE * 4;                // 128: 16 fp32 d, then 16 fp32 -dmin per super-block
-constexpr int64_t K4_BLOCK = K4_HEAD + SUPER * K4_GROUP;  // 2432 bytes per (tile, super-block)
-constexpr int64_t H4_BLOCK = Q4_CODES + 2 * TILE * 2;    // 320: codes + 16 fp16 scales + 16 fp16 minimums
-// Q6_K's own values (q6k): per (tile, group) the codes' low 4 bits (as q4's codes), their high 2 bits, the int8
-// sub-scales of inputs 0-15 and 16-31; per (tile, super-block) 16 fp32 d first (q4a8_layout.pack_q6k).
-constexpr int64_t Q6_HIGH = Q4_CODES;                    // 256: where the high bits start
-constexpr int64_t Q6_SCALES = Q6_HIGH + TILE * GROUP / 4;  // 384: where the sub-scales start
-constexpr int64_t Q6_GROUP = Q6_SCALES + 2 * TILE;         // 416 bytes per (tile, group)
-constexpr int64_t K6_HEAD = TILE * 4;                      // 16 fp32 d per (tile, super-block)
-constexpr int64_t K6_BLOCK = K6_HEAD + SUPER * Q6_GROUP;   // 3392 bytes per (tile, super-block)
+using namespace specviz_q4a8;
 
-// Software prefetch this many bytes ahead of the block being multiplied (issue 29). With 4+ rows the
-// products take long enough per block that the hardware prefetcher falls behind and the loads stall:
-// on the 2-core Zen 4 VM a verify of 4 rows went from 1.75x to 1.46x one token, 8 rows from 2.45x to
-// 2.05x, one row unchanged (scripts/q4_kernel_bench.py --cold 8; forward_costs of the packaged target).
-// A prefetch changes no arithmetic, so row invariance is untouched. With one row it costs: the hardware
-// prefetcher keeps up alone, and the extra loads held a one-row product of the target's largest shape, cold, at
-// 22-23 GB/s against 29-30 without them, the speed of a plain streaming sum over the same bytes (a scratch C++
-// bench, 400 MB of q4k tiles, 2 threads, Zen 4; 3 rows: 21-25 GB/s with, 18-20 without). Two rows gain from it in
-// the whole model: the target's 2-row forward (a verify of one draft, common under the adaptive stop) took 0.82 and
-// 0.92 of its time without read-ahead, one-token steps and 3+ rows unchanged (the q6k head, with more arithmetic
-// per byte, fell behind most). So 2+ rows there.
-// On the 2-core Zen 3 VM (AVX2) one row wants it too: the target's products in the model's order took 0.85 of their
-// time with read-ahead at one row, the draft's 0.93 (session 43). The two CPU kinds want opposite settings, so one
-// row's read-ahead is a setting chosen by measurement at load (read_ahead.py, choose): `set_prefetch_rows`.
-// 2+ rows always read ahead. Each tile comes in two variants at one row (PF false/true); the tables hold the
-// variant per row count, and one_row_avx2 / one_row_vnni the one-row tiles with read-ahead.
-constexpr int64_t PREFETCH_AHEAD = 4096;
+// Read ahead from this many rows: see PREFETCH_AHEAD in q4a8.h.
 std::atomic<int> prefetch_rows{2};   // 1: one row reads ahead too; 2: from two rows (the default)
-
-template <int LINES>
-inline void prefetch_ahead(const uint8_t* p) {
-  #pragma GCC unroll 8
-  for (int l = 0; l < LINES; ++l) _mm_prefetch(reinterpret_cast<const char*>(p + PREFETCH_AHEAD + 64 * l), _MM_HINT_T0);
-}
-
-enum Isa : int64_t { SCALAR = 0, AVX2 = 1, AVX512VNNI = 2 };
-enum Kind : int { Q4 = 0, Q8 = 1, Q4K = 2, Q4H = 3, Q6K = 4 };
-
-// Where group g's codes start (a 4-bit kind), and (q4k) its super-block's d and -dmin.
-template <int KIND>
-inline const uint8_t* q4_codes(const uint8_t* w, int64_t g) {
-  if (KIND == Q4K) return w + (g / SUPER) * K4_BLOCK + K4_HEAD + (g % SUPER) * K4_GROUP;
-  return w + g * (KIND == Q4H ? H4_BLOCK : Q4_BLOCK);
-}
-inline const float* k4_head(const uint8_t* w, int64_t g) {
-  return reinterpret_cast<const float*>(w + (g / SUPER) * K4_BLOCK);
-}
-
-
-struct Rows {          // one pass's rows: quantized activations and their per-block factors
-  const int8_t* q;     // [rows, K]
-  const float* d;      // [rows, G]
-  const float* m;      // [rows, G]
-  const int32_t* s;    // [rows, G] sum of the block's int8 values
-  const int32_t* s16;  // [rows, 2G] sums of its two halves of 16 (q6k)
-  int64_t K, G;
-};
-
-inline int32_t load4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 // ---------------------------------------------------------------- portable (any x86-64, the reference)
 template <int KIND>
@@ -170,8 +107,6 @@ void q8_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64
 
 // q6k, for each output: per group, per half of 16 inputs in order, idot = sum(code * x) - 32 * sum(x) (exact),
 // acc = fma(float(idot), (float(sc) * d) * step, acc). The ISA paths below do the same fp32 operations.
-inline const uint8_t* q6_group(const uint8_t* w, int64_t g) { return w + (g / SUPER) * K6_BLOCK + K6_HEAD + (g % SUPER) * Q6_GROUP; }
-inline const float* q6_head(const uint8_t* w, int64_t g) { return reinterpret_cast<const float*>(w + (g / SUPER) * K6_BLOCK); }
 
 void q6k_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64_t ldy) {
   for (int64_t r = 0; r < mr; ++r) {
@@ -198,337 +133,6 @@ void q6k_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int6
     std::memcpy(y + r * ldy, acc, sizeof(acc));
   }
 }
-
-// ---------------------------------------------------------------- AVX2 (+FMA): vpmaddubsw, vpmaddwd
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
-
-template <int MR, int KIND, bool PF = (MR >= 2)>
-__attribute__((target("avx2,fma,f16c"))) void q4_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
-  __m256 acc[MR][2];
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  const __m256i low = _mm256_set1_epi8(15);
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = q4_codes<KIND>(w, g);
-    if (PF) prefetch_ahead<5>(blk);   // the next blocks' 288-384 bytes
-    #pragma GCC unroll 8
-    for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
-      __m256i c[8];
-      #pragma GCC unroll 8
-      for (int p = 0; p < 4; ++p) {
-        __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + p * 64 + h * 32));
-        c[2 * p] = _mm256_and_si256(v, low);
-        c[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
-      }
-      __m256 sc, mn;
-      if (KIND == Q4H) {   // fp16 -> fp32 (exact)
-        sc = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + Q4_CODES + h * 16)));
-        mn = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + Q4_CODES + 2 * TILE + h * 16)));
-      } else if (KIND == Q4K) {   // bytes -> fp32 (exact), times d and -dmin (exact)
-        const float* head = k4_head(w, g);
-        auto bytes = [&](int64_t at) {
-          return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + at))));
-        };
-        sc = _mm256_mul_ps(bytes(Q4_CODES + h * 8), _mm256_loadu_ps(head + h * 8));
-        mn = _mm256_mul_ps(bytes(Q4_CODES + TILE + h * 8), _mm256_loadu_ps(head + TILE + h * 8));
-      } else {
-        sc = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + h * 8);
-        mn = _mm256_loadu_ps(reinterpret_cast<const float*>(blk + Q4_CODES) + TILE + h * 8);
-      }
-      const int8_t* xg = a.q + g * GROUP;
-      const float *dg = a.d + g, *mg = a.m + g;
-      // Fresh pointers per half. Both halves broadcast the same activations and steps; left to itself GCC computes
-      // them once for both, and with 16 ymm registers that means storing them to the stack and reading them back:
-      // more loads and stores than broadcasting again (the 2-core AVX2 EPYC, interleaved, bit-identical: 8 rows of
-      // the target's q4k layers in 0.68-0.78 of the time, 1 row 0.91-0.93; q6k 8 rows 0.80). The empty asm hides
-      // that the pointers are the same; it emits no instruction.
-      asm volatile("" : "+r"(xg), "+r"(dg), "+r"(mg));
-      #pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        const int8_t* x = xg + r * a.K;
-        // int16 lanes: each product pair <= 2*15*127, eight of them <= 30480: no saturation.
-        __m256i t = _mm256_maddubs_epi16(c[0], _mm256_set1_epi32(load4(x)));
-        #pragma GCC unroll 8
-        for (int k = 1; k < 8; ++k)
-          t = _mm256_add_epi16(t, _mm256_maddubs_epi16(c[k], _mm256_set1_epi32(load4(x + 4 * k))));
-        const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(t, ones));
-        const __m256 sd = _mm256_mul_ps(sc, _mm256_set1_ps(dg[r * a.G]));
-        acc[r][h] = _mm256_fmadd_ps(dot, sd, acc[r][h]);
-        acc[r][h] = _mm256_fmadd_ps(mn, _mm256_set1_ps(mg[r * a.G]), acc[r][h]);
-      }
-    }
-  }
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-    _mm256_storeu_ps(y + r * ldy, acc[r][0]);
-    _mm256_storeu_ps(y + r * ldy + 8, acc[r][1]);
-  }
-}
-
-template <int MR, bool PF = (MR >= 2)>
-__attribute__((target("avx2,fma"))) void q8_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
-  __m256 acc[MR][2];
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  const __m256i ones = _mm256_set1_epi16(1);
-  const __m256i bias = _mm256_set1_epi8(char(0x80));
-  for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = w + g * Q8_BLOCK;
-    if (PF) prefetch_ahead<8>(blk);
-    #pragma GCC unroll 8
-    for (int h = 0; h < 2; ++h) {
-      __m256i c[8];
-      #pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) c[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + k * 64 + h * 32));
-      #pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) c[k] = _mm256_xor_si256(c[k], bias);   // back to signed -127..127
-      __m256i mag[8];
-      #pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) mag[k] = _mm256_abs_epi8(c[k]);
-      const int8_t* xg = a.q + g * GROUP;
-      const float* dg = a.d + g;
-      asm volatile("" : "+r"(xg), "+r"(dg));   // fresh pointers per half: see q4_tile_avx2's comment
-      #pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        const int8_t* x = xg + r * a.K;
-        // ggml's sign trick: |w| * (x with w's sign); a pair of products <= 2*127*127 fits int16.
-        __m256i t = _mm256_madd_epi16(
-            _mm256_maddubs_epi16(mag[0], _mm256_sign_epi8(_mm256_set1_epi32(load4(x)), c[0])), ones);
-        #pragma GCC unroll 8
-        for (int k = 1; k < 8; ++k)
-          t = _mm256_add_epi32(t, _mm256_madd_epi16(
-              _mm256_maddubs_epi16(mag[k], _mm256_sign_epi8(_mm256_set1_epi32(load4(x + 4 * k)), c[k])), ones));
-        acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(dg[r * a.G]), acc[r][h]);
-      }
-    }
-  }
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-    _mm256_storeu_ps(y + r * ldy, acc[r][0]);
-    _mm256_storeu_ps(y + r * ldy + 8, acc[r][1]);
-  }
-}
-
-template <int MR, bool PF = (MR >= 2)>
-__attribute__((target("avx2,fma"))) void q6k_tile_avx2(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
-  __m256 acc[MR][2];
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  const __m256i low = _mm256_set1_epi8(15), top = _mm256_set1_epi8(0x30);
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = q6_group(w, g);
-    const float* head = q6_head(w, g);
-    if (PF) prefetch_ahead<7>(blk);
-    #pragma GCC unroll 8
-    for (int h = 0; h < 2; ++h) {   // columns 0-7, then 8-15
-      __m256i c[8];
-      const __m256i hb[2] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + Q6_HIGH + h * 32)),
-                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + Q6_HIGH + 64 + h * 32))};
-      #pragma GCC unroll 8
-      for (int p = 0; p < 4; ++p) {
-        __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + p * 64 + h * 32));
-        c[2 * p] = _mm256_and_si256(v, low);
-        c[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
-      }
-      #pragma GCC unroll 8
-      for (int v = 0; v < 8; ++v) {   // the high 2 bits into bits 4-5 (16-bit shifts: the mask keeps each byte's own)
-        const int j = v % 4;
-        const __m256i t = j < 2 ? _mm256_slli_epi16(hb[v / 4], 4 - 2 * j) : _mm256_srli_epi16(hb[v / 4], 2 * j - 4);
-        c[v] = _mm256_or_si256(c[v], _mm256_and_si256(t, top));
-      }
-      auto scales = [&](int64_t at) {
-        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(
-            reinterpret_cast<const __m128i*>(blk + at)))), _mm256_loadu_ps(head + h * 8));
-      };
-      const __m256 ds[2] = {scales(Q6_SCALES + h * 8), scales(Q6_SCALES + TILE + h * 8)};
-      const int8_t* xg = a.q + g * GROUP;
-      const float* dg = a.d + g;
-      asm volatile("" : "+r"(xg), "+r"(dg));   // fresh pointers per half: see q4_tile_avx2's comment
-      #pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        const int8_t* x = xg + r * a.K;
-        const __m256 step = _mm256_set1_ps(dg[r * a.G]);
-        #pragma GCC unroll 2
-        for (int half = 0; half < 2; ++half) {
-          // int16 lanes: a product pair <= 2*63*127, two pairs <= 32004: no saturation; then int32.
-          auto pair = [&](int v) {
-            return _mm256_add_epi16(_mm256_maddubs_epi16(c[v], _mm256_set1_epi32(load4(x + 4 * v))),
-                                    _mm256_maddubs_epi16(c[v + 1], _mm256_set1_epi32(load4(x + 4 * v + 4))));
-          };
-          __m256i t = _mm256_add_epi32(_mm256_madd_epi16(pair(4 * half), ones), _mm256_madd_epi16(pair(4 * half + 2), ones));
-          t = _mm256_sub_epi32(t, _mm256_set1_epi32(32 * a.s16[r * 2 * a.G + 2 * g + half]));
-          acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(ds[half], step), acc[r][h]);
-        }
-      }
-    }
-  }
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-    _mm256_storeu_ps(y + r * ldy, acc[r][0]);
-    _mm256_storeu_ps(y + r * ldy + 8, acc[r][1]);
-  }
-}
-#pragma GCC pop_options
-
-// ---------------------------------------------------------------- AVX-512 VNNI: vpdpbusd
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,fma")
-
-template <int MR, int KIND, bool PF = (MR >= 2)>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
-void q4_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
-  __m512 acc[MR];
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
-  const __m512i low = _mm512_set1_epi8(15);
-  for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = q4_codes<KIND>(w, g);
-    if (PF) prefetch_ahead<5>(blk);
-    __m512i c[8];
-    #pragma GCC unroll 8
-    for (int p = 0; p < 4; ++p) {
-      __m512i v = _mm512_loadu_si512(blk + p * 64);
-      c[2 * p] = _mm512_and_si512(v, low);
-      c[2 * p + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
-    }
-    __m512 sc, mn;
-    if (KIND == Q4H) {   // fp16 -> fp32 (exact)
-      sc = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + Q4_CODES)));
-      mn = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + Q4_CODES + 2 * TILE)));
-    } else if (KIND == Q4K) {   // bytes -> fp32 (exact), times d and -dmin (exact)
-      const float* head = k4_head(w, g);
-      auto bytes = [&](int64_t at) {
-        return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + at))));
-      };
-      sc = _mm512_mul_ps(bytes(Q4_CODES), _mm512_loadu_ps(head));
-      mn = _mm512_mul_ps(bytes(Q4_CODES + TILE), _mm512_loadu_ps(head + TILE));
-    } else {
-      sc = _mm512_loadu_ps(blk + Q4_CODES);
-      mn = _mm512_loadu_ps(blk + Q4_CODES + TILE * 4);
-    }
-    #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const int8_t* x = a.q + r * a.K + g * GROUP;
-      __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();   // two chains: latency
-      #pragma GCC unroll 8
-      for (int p = 0; p < 4; ++p) {
-        s0 = _mm512_dpbusd_epi32(s0, c[2 * p], _mm512_set1_epi32(load4(x + 8 * p)));
-        s1 = _mm512_dpbusd_epi32(s1, c[2 * p + 1], _mm512_set1_epi32(load4(x + 8 * p + 4)));
-      }
-      const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1));
-      const __m512 sd = _mm512_mul_ps(sc, _mm512_set1_ps(a.d[r * a.G + g]));
-      acc[r] = _mm512_fmadd_ps(dot, sd, acc[r]);
-      acc[r] = _mm512_fmadd_ps(mn, _mm512_set1_ps(a.m[r * a.G + g]), acc[r]);
-    }
-  }
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
-}
-
-template <int MR, bool PF = (MR >= 2)>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
-void q8_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
-  __m512 acc[MR];
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
-  for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = w + g * Q8_BLOCK;
-    if (PF) prefetch_ahead<8>(blk);
-    __m512i c[8];
-    #pragma GCC unroll 8
-    for (int k = 0; k < 8; ++k) c[k] = _mm512_loadu_si512(blk + k * 64);
-    #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const int8_t* x = a.q + r * a.K + g * GROUP;
-      __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
-      #pragma GCC unroll 8
-      for (int k = 0; k < 8; k += 2) {
-        s0 = _mm512_dpbusd_epi32(s0, c[k], _mm512_set1_epi32(load4(x + 4 * k)));
-        s1 = _mm512_dpbusd_epi32(s1, c[k + 1], _mm512_set1_epi32(load4(x + 4 * k + 4)));
-      }
-      __m512i t = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(128 * a.s[r * a.G + g]));
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(a.d[r * a.G + g]), acc[r]);
-    }
-  }
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
-}
-
-template <int MR, bool PF = (MR >= 2)>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
-void q6k_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
-  __m512 acc[MR];
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
-  const __m512i low = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);
-  for (int64_t g = 0; g < a.G; ++g) {
-    const uint8_t* blk = q6_group(w, g);
-    const float* head = q6_head(w, g);
-    if (PF) prefetch_ahead<7>(blk);
-    const __m512i hb[2] = {_mm512_loadu_si512(blk + Q6_HIGH), _mm512_loadu_si512(blk + Q6_HIGH + 64)};
-    __m512i c[8];
-    #pragma GCC unroll 8
-    for (int p = 0; p < 4; ++p) {
-      __m512i v = _mm512_loadu_si512(blk + p * 64);
-      c[2 * p] = _mm512_and_si512(v, low);
-      c[2 * p + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
-    }
-    #pragma GCC unroll 8
-    for (int v = 0; v < 8; ++v) {   // c | (shifted high bits & 0x30): one ternary-logic op
-      const int j = v % 4;
-      const __m512i t = j < 2 ? _mm512_slli_epi16(hb[v / 4], 4 - 2 * j) : _mm512_srli_epi16(hb[v / 4], 2 * j - 4);
-      c[v] = _mm512_ternarylogic_epi32(c[v], t, top, 0xF8);
-    }
-    auto scales = [&](int64_t at) {
-      return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
-          reinterpret_cast<const __m128i*>(blk + at)))), _mm512_loadu_ps(head));
-    };
-    const __m512 ds0 = scales(Q6_SCALES), ds1 = scales(Q6_SCALES + TILE);
-    #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const int8_t* x = a.q + r * a.K + g * GROUP;
-      const __m512 step = _mm512_set1_ps(a.d[r * a.G + g]);
-      __m512i s[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
-      #pragma GCC unroll 8
-      for (int v = 0; v < 8; ++v)   // halves: vectors 0-3, 4-7; two chains each (integer sums: any order)
-        s[(v / 4) * 2 + v % 2] = _mm512_dpbusd_epi32(s[(v / 4) * 2 + v % 2], c[v], _mm512_set1_epi32(load4(x + 4 * v)));
-      const int32_t* s16 = a.s16 + r * 2 * a.G + 2 * g;
-      const __m512i t0 = _mm512_sub_epi32(_mm512_add_epi32(s[0], s[1]), _mm512_set1_epi32(32 * s16[0]));
-      const __m512i t1 = _mm512_sub_epi32(_mm512_add_epi32(s[2], s[3]), _mm512_set1_epi32(32 * s16[1]));
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t0), _mm512_mul_ps(ds0, step), acc[r]);
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t1), _mm512_mul_ps(ds1, step), acc[r]);
-    }
-  }
-  #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) _mm512_storeu_ps(y + r * ldy, acc[r]);
-}
-#pragma GCC pop_options
-
-// ---------------------------------------------------------------- dispatch
-using TileFn = void (*)(const uint8_t*, const Rows&, float*, int64_t);
-
-#define SPECVIZ_TABLE(name, ...)                                                                          \
-  static const TileFn name[ROWS + 1] = {nullptr, __VA_ARGS__};
-#define SPECVIZ_ROWS(fn, ...) fn<1 __VA_ARGS__>, fn<2 __VA_ARGS__>, fn<3 __VA_ARGS__>, fn<4 __VA_ARGS__>,          \
-                              fn<5 __VA_ARGS__>, fn<6 __VA_ARGS__>, fn<7 __VA_ARGS__>, fn<8 __VA_ARGS__>
-SPECVIZ_TABLE(q4_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , Q4))
-SPECVIZ_TABLE(q4_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , Q4))
-SPECVIZ_TABLE(q4k_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , Q4K))
-SPECVIZ_TABLE(q4k_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , Q4K))
-SPECVIZ_TABLE(q4h_tile_avx2_table, SPECVIZ_ROWS(q4_tile_avx2, , Q4H))
-SPECVIZ_TABLE(q4h_tile_vnni_table, SPECVIZ_ROWS(q4_tile_vnni, , Q4H))
-SPECVIZ_TABLE(q8_tile_avx2_table, SPECVIZ_ROWS(q8_tile_avx2))
-SPECVIZ_TABLE(q8_tile_vnni_table, SPECVIZ_ROWS(q8_tile_vnni))
-SPECVIZ_TABLE(q6k_tile_avx2_table, SPECVIZ_ROWS(q6k_tile_avx2))
-SPECVIZ_TABLE(q6k_tile_vnni_table, SPECVIZ_ROWS(q6k_tile_vnni))
-// One row with read-ahead (prefetch_rows 1), per kind: Q4, Q8, Q4K, Q4H, Q6K (Kind's order).
-static const TileFn one_row_avx2[] = {q4_tile_avx2<1, Q4, true>, q8_tile_avx2<1, true>, q4_tile_avx2<1, Q4K, true>,
-                                      q4_tile_avx2<1, Q4H, true>, q6k_tile_avx2<1, true>};
-static const TileFn one_row_vnni[] = {q4_tile_vnni<1, Q4, true>, q8_tile_vnni<1, true>, q4_tile_vnni<1, Q4K, true>,
-                                      q4_tile_vnni<1, Q4H, true>, q6k_tile_vnni<1, true>};
 
 bool cpu_has(int64_t isa) {
   __builtin_cpu_init();
@@ -629,16 +233,7 @@ std::vector<torch::Tensor> quantize(torch::Tensor x, int64_t isa) {
   return {q, d, m, s};
 }
 
-const TileFn* tile_table(int64_t isa, Kind kind) {
-  const bool avx2 = isa == AVX2;
-  switch (kind) {
-    case Q4: return avx2 ? q4_tile_avx2_table : q4_tile_vnni_table;
-    case Q4K: return avx2 ? q4k_tile_avx2_table : q4k_tile_vnni_table;
-    case Q4H: return avx2 ? q4h_tile_avx2_table : q4h_tile_vnni_table;
-    case Q6K: return avx2 ? q6k_tile_avx2_table : q6k_tile_vnni_table;
-    default: return avx2 ? q8_tile_avx2_table : q8_tile_vnni_table;
-  }
-}
+const TileFn* tile_table(int64_t isa, Kind kind) { return isa == AVX2 ? avx2_tiles(kind) : vnni_tiles(kind); }
 
 using ScalarFn = void (*)(const uint8_t*, const Rows&, int64_t, float*, int64_t);
 ScalarFn scalar_tile(Kind kind) {
@@ -761,7 +356,7 @@ void product(const float* x, int64_t M, int64_t K, const torch::Tensor& packed, 
   TileFn tiles_for[ROWS + 1] = {nullptr};
   if (isa != SCALAR) {
     std::copy_n(tile_table(isa, kind), ROWS + 1, tiles_for);
-    if (prefetch_rows.load(std::memory_order_relaxed) == 1) tiles_for[1] = (isa == AVX2 ? one_row_avx2 : one_row_vnni)[kind];
+    if (prefetch_rows.load(std::memory_order_relaxed) == 1) tiles_for[1] = isa == AVX2 ? avx2_one_row(kind) : vnni_one_row(kind);
   }
   // Output tiles only: which thread runs a tile never changes what it computes.
   at::parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
