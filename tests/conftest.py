@@ -142,6 +142,16 @@ def app():
     demo.close()
 
 
+@pytest.hookimpl(optionalhook=True)   # pytest-xdist's hook: only called where it runs the suite (`-n 2`)
+def pytest_xdist_make_scheduler(config, log):
+    """The suite on two workers (CI's two cores): a test module goes to one worker whole (its module fixtures, a
+    browser's server and Chromium, start once), and every real-pair item to the same worker, one after another
+    (tests/isolated.py: one loaded pair at a time, CI's peak memory)."""
+    from isolated import real_pair_scheduler
+
+    return real_pair_scheduler(config, log)
+
+
 @pytest.hookimpl(trylast=True)   # after -m and -k have chosen: the children run exactly what was chosen
 def pytest_collection_modifyitems(session, config, items):
     """The real-pair tests run in child processes, one per module (tests/isolated.py: CI's peak memory)."""

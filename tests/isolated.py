@@ -59,6 +59,30 @@ class ChildFailed(Exception):
     pass
 
 
+ITEM_NAME = "real-pair tests"   # every IsolatedModule's name: its node id ends "::real-pair tests"
+REAL_PAIR_SCOPE = "real-pair"
+
+
+def work_unit(nodeid: str) -> str:
+    """What one xdist worker runs whole: every real-pair item together (never two loaded pairs at once), else the
+    test's module (its module-scoped fixtures start once)."""
+    path, _, name = nodeid.partition("::")
+    return REAL_PAIR_SCOPE if name == ITEM_NAME else path
+
+
+def real_pair_scheduler(config, log):
+    """xdist's scheduling by scope, the scope being `work_unit`, in the order collected: `isolate` puts the real-pair
+    items first on a worker (the longest unit: begun last, the other worker would wait for it at the end)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False   # xdist's default sorts units by test count: seven items would go last
+    class RealPairScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return RealPairScheduling(config, log)
+
+
 def isolate(session, config, items: list) -> None:
     """Replace the real-pair tests by one IsolatedModule per module, in place (where the module's first one was)."""
     if os.environ.get(CHILD_ENV) or config.getoption("collectonly"):
@@ -77,6 +101,8 @@ def isolate(session, config, items: list) -> None:
         elif item.path not in placed:
             placed.add(item.path)
             module = item.getparent(pytest.Module)
-            kept.append(IsolatedModule.from_parent(module, name="real-pair tests",
+            kept.append(IsolatedModule.from_parent(module, name=ITEM_NAME,
                                                    nodeids=[i.nodeid for i in group]))
+    if os.environ.get("PYTEST_XDIST_WORKER"):   # every worker collects the same order: see real_pair_scheduler
+        kept.sort(key=lambda item: not isinstance(item, IsolatedModule))
     items[:] = kept
