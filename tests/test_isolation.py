@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from isolated import CHILD_ENV
 
 TESTS = Path(__file__).resolve().parent
@@ -78,3 +80,49 @@ def test_m_and_k_choose_before_the_split(tmp_path):
     assert r.returncode == 0 and "2 passed, 1 deselected" in r.stdout
     pids = dict(line.split() for line in (tmp_path / "pids.txt").read_text().splitlines())
     assert set(pids) == {"light", "fixture"} and pids["light"] != pids["fixture"]   # the marked one deselected
+
+
+SCHEDULER = """
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from isolated import real_pair_scheduler
+    return real_pair_scheduler(config, log)
+"""
+TIMED = """
+import os, time, pytest
+
+def note(what):
+    with open({log!r}, "a") as f:
+        f.write(f"{{what}} {{os.environ.get('PYTEST_XDIST_WORKER')}} {{time.time()}}\\n")
+
+@pytest.mark.real_model
+def test_real():
+    note("{name}-start")
+    time.sleep(1.0)
+    note("{name}-end")
+
+def test_light():
+    note("{name}-light")
+"""
+
+
+def test_on_two_workers_the_real_pair_items_run_on_one_worker_first_one_after_another(tmp_path):
+    """CI's `-n 2`: two loaded pairs at once would pass CI's memory; xdist's own `load` would run them side by side."""
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    (tmp_path / "conftest.py").write_text(CONFTEST + SCHEDULER)
+    log = str(tmp_path / "log.txt")
+    for name in ("a", "b", "c"):
+        (tmp_path / f"test_{name}.py").write_text(TIMED.format(log=log, name=name))
+    env = {k: v for k, v in os.environ.items() if k != CHILD_ENV}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "6 passed" in r.stdout, r.stdout + r.stderr
+    rows = [line.split() for line in Path(log).read_text().splitlines()]
+    real = {what: (worker, float(at)) for what, worker, at in rows if not what.endswith("light")}
+    assert len({worker for worker, _ in real.values()}) == 1                     # one worker runs them all
+    spans = sorted((real[f"{n}-start"][1], real[f"{n}-end"][1]) for n in "abc")
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))   # never two at once
+    worker = next(iter(real.values()))[0]
+    light = [float(at) for what, w, at in rows if what.endswith("light") and w == worker]
+    assert all(at > spans[-1][1] for at in light)                                # first on their worker
