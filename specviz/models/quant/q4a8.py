@@ -61,7 +61,7 @@ SOURCES = [Path(__file__).parent / "csrc" / name for name in
 HEADERS = [Path(__file__).parent / "csrc" / "q4a8.h"]   # no source of their own: in the build's key only
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
-KINDS = {"q4": 0, "q8": 1, "q4k": 2, "q4h": 3, "q6k": 4}   # csrc/q4a8.cpp's Kind
+KINDS = {"q4": 0, "q8": 1, "q4k": 2, "q4h": 3, "q6k": 4}   # csrc/q4a8.h's Kind
 LAYOUT = 4          # the packed layouts' version (weights_cache keys converted copies by it); 2: q4k, 3: q4h, 4: q6k
 CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 steps are the kernel's own
 

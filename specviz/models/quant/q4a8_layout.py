@@ -2,7 +2,7 @@
 
 Why a module of its own: the layouts (q4, q4k, q4h, q8: where each code, scale and minimum lies, in the order the
 kernel reads them) and their reference math are data, testable without a compiler; q4a8.py builds the extension and
-holds the layers that use them. TILE, GROUP and ROWS must match csrc/q4a8.cpp.
+holds the layers that use them. TILE, GROUP and ROWS must match csrc/q4a8.h.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 
 from .q4k import SUPER   # 256 inputs per Q4_K super-block (one d and dmin per column)
 
-TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.cpp
+TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.h
 
 
 # ------------------------------------------------------------------ packing (the layout the kernel reads in order)
