@@ -17,6 +17,12 @@ os.environ.setdefault("SPECVIZ_CPU_LINEAR", "default")
 os.environ.setdefault("SPECVIZ_TARGET_WEIGHTS", "as-loaded")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--real-pair", choices=("run", "skip", "only"), default="run",
+                     help="the real-pair tests (tests/isolated.py): run them with the rest (default), skip them, or "
+                          "run only them (CI: the rest on two workers, then these alone)")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "real_model: loads the packaged Qwen2.5-Coder pair (slow on a CPU)")
     config.addinivalue_line("markers", "statistical: 20,000 samples per case, batched through the decoder's own round (seconds)")

@@ -71,11 +71,10 @@ def work_unit(nodeid: str) -> str:
 
 
 def real_pair_scheduler(config, log):
-    """xdist's scheduling by scope, the scope being `work_unit`, in the order collected: `isolate` puts the real-pair
-    items first on a worker (the longest unit: begun last, the other worker would wait for it at the end)."""
+    """xdist's scheduling by scope, the scope being `work_unit`. CI runs the real-pair items in a pass of their own
+    (`--real-pair only`, one process): beside another worker's tests they took 2.7x as long (two processes on two
+    cores, each wanting both) and a browser test's 2-second Stop took 4.7 s."""
     from xdist.scheduler import LoadScopeScheduling
-
-    config.option.loadscopereorder = False   # xdist's default sorts units by test count: seven items would go last
     class RealPairScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
@@ -103,6 +102,15 @@ def isolate(session, config, items: list) -> None:
             module = item.getparent(pytest.Module)
             kept.append(IsolatedModule.from_parent(module, name=ITEM_NAME,
                                                    nodeids=[i.nodeid for i in group]))
-    if os.environ.get("PYTEST_XDIST_WORKER"):   # every worker collects the same order: see real_pair_scheduler
-        kept.sort(key=lambda item: not isinstance(item, IsolatedModule))
+    choose(config, kept)
     items[:] = kept
+
+
+def choose(config, items: list) -> None:
+    """`--real-pair skip` deselects the real-pair items, `--real-pair only` everything else (CI's two passes)."""
+    which = config.getoption("real_pair", "run")
+    if which == "run":
+        return
+    keep = [item for item in items if isinstance(item, IsolatedModule) == (which == "only")]
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = keep

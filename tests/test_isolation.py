@@ -16,6 +16,9 @@ import sys
 sys.path.insert(0, {str(TESTS)!r})
 import pytest
 
+def pytest_addoption(parser):
+    parser.addoption("--real-pair", choices=("run", "skip", "only"), default="run")
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "real_model: a real pair")
 
@@ -82,6 +85,17 @@ def test_m_and_k_choose_before_the_split(tmp_path):
     assert set(pids) == {"light", "fixture"} and pids["light"] != pids["fixture"]   # the marked one deselected
 
 
+def test_ci_runs_the_real_pair_tests_in_a_pass_of_their_own(tmp_path):
+    """.ci/run: `--real-pair skip` on two workers, then `--real-pair only` in one process; together, every test."""
+    skip = run(tmp_path, BODY, "--real-pair", "skip")
+    assert skip.returncode == 0 and "1 passed, 1 deselected" in skip.stdout, skip.stdout
+    assert (tmp_path / "pids.txt").read_text().split()[0::2] == ["light"]
+    (tmp_path / "pids.txt").unlink()
+    only = run(tmp_path, BODY, "--real-pair", "only")
+    assert only.returncode == 0 and "1 passed, 1 deselected" in only.stdout, only.stdout
+    assert sorted((tmp_path / "pids.txt").read_text().split()[0::2]) == ["fixture", "marked"]
+
+
 SCHEDULER = """
 
 @pytest.hookimpl(optionalhook=True)
@@ -107,7 +121,7 @@ def test_light():
 """
 
 
-def test_on_two_workers_the_real_pair_items_run_on_one_worker_first_one_after_another(tmp_path):
+def test_on_two_workers_the_real_pair_items_run_on_one_worker_one_after_another(tmp_path):
     """CI's `-n 2`: two loaded pairs at once would pass CI's memory; xdist's own `load` would run them side by side."""
     pytest.importorskip("xdist", reason="pytest-xdist is not installed")
     (tmp_path / "conftest.py").write_text(CONFTEST + SCHEDULER)
@@ -123,6 +137,3 @@ def test_on_two_workers_the_real_pair_items_run_on_one_worker_first_one_after_an
     assert len({worker for worker, _ in real.values()}) == 1                     # one worker runs them all
     spans = sorted((real[f"{n}-start"][1], real[f"{n}-end"][1]) for n in "abc")
     assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))   # never two at once
-    worker = next(iter(real.values()))[0]
-    light = [float(at) for what, w, at in rows if what.endswith("light") and w == worker]
-    assert all(at > spans[-1][1] for at in light)                                # first on their worker

@@ -96,4 +96,23 @@ TileFn avx2_one_row(Kind kind);
 const TileFn* vnni_tiles(Kind kind);
 TileFn vnni_one_row(Kind kind);
 
+// Both accessors for an instruction set, each tile file's last lines: its q4_tile_<isa>, q8_tile_<isa> and
+// q6k_tile_<isa> per kind in Kind's order (Q4, Q8, Q4K, Q4H, Q6K), at 1..ROWS rows, and at one row with read-ahead.
+#define SPECVIZ_ROWS(fn, ...) fn<1 __VA_ARGS__>, fn<2 __VA_ARGS__>, fn<3 __VA_ARGS__>, fn<4 __VA_ARGS__>,          \
+                              fn<5 __VA_ARGS__>, fn<6 __VA_ARGS__>, fn<7 __VA_ARGS__>, fn<8 __VA_ARGS__>
+#define SPECVIZ_TILE_TABLES(isa)                                                                                  \
+  const TileFn* isa##_tiles(Kind kind) {                                                                         \
+    static const TileFn tables[5][ROWS + 1] = {                                                                  \
+        {nullptr, SPECVIZ_ROWS(q4_tile_##isa, , Q4)}, {nullptr, SPECVIZ_ROWS(q8_tile_##isa)},                     \
+        {nullptr, SPECVIZ_ROWS(q4_tile_##isa, , Q4K)}, {nullptr, SPECVIZ_ROWS(q4_tile_##isa, , Q4H)},             \
+        {nullptr, SPECVIZ_ROWS(q6k_tile_##isa)}};                                                                 \
+    return tables[kind];                                                                                          \
+  }                                                                                                               \
+  TileFn isa##_one_row(Kind kind) {                                                                              \
+    static const TileFn one_row[5] = {q4_tile_##isa<1, Q4, true>, q8_tile_##isa<1, true>,                         \
+                                      q4_tile_##isa<1, Q4K, true>, q4_tile_##isa<1, Q4H, true>,                   \
+                                      q6k_tile_##isa<1, true>};                                                   \
+    return one_row[kind];                                                                                         \
+  }
+
 }  // namespace specviz_q4a8

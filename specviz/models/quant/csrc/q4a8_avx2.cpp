@@ -179,23 +179,8 @@ __attribute__((target("avx2,fma"))) void q6k_tile_avx2(const uint8_t* w, const R
 }
 #pragma GCC pop_options
 
-#define SPECVIZ_ROWS(fn, ...) fn<1 __VA_ARGS__>, fn<2 __VA_ARGS__>, fn<3 __VA_ARGS__>, fn<4 __VA_ARGS__>,          \
-                              fn<5 __VA_ARGS__>, fn<6 __VA_ARGS__>, fn<7 __VA_ARGS__>, fn<8 __VA_ARGS__>
-// Per kind in Kind's order (Q4, Q8, Q4K, Q4H, Q6K): the tile per row count, and one row with read-ahead.
-const TileFn tables[5][ROWS + 1] = {
-    {nullptr, SPECVIZ_ROWS(q4_tile_avx2, , Q4)},
-    {nullptr, SPECVIZ_ROWS(q8_tile_avx2)},
-    {nullptr, SPECVIZ_ROWS(q4_tile_avx2, , Q4K)},
-    {nullptr, SPECVIZ_ROWS(q4_tile_avx2, , Q4H)},
-    {nullptr, SPECVIZ_ROWS(q6k_tile_avx2)},
-};
-const TileFn one_row[5] = {q4_tile_avx2<1, Q4, true>, q8_tile_avx2<1, true>, q4_tile_avx2<1, Q4K, true>,
-                           q4_tile_avx2<1, Q4H, true>, q6k_tile_avx2<1, true>};
-#undef SPECVIZ_ROWS
-
 }  // namespace
 
-const TileFn* avx2_tiles(Kind kind) { return tables[kind]; }
-TileFn avx2_one_row(Kind kind) { return one_row[kind]; }
+SPECVIZ_TILE_TABLES(avx2)
 
 }  // namespace specviz_q4a8

@@ -139,23 +139,8 @@ void q6k_tile_vnni(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
 }
 #pragma GCC pop_options
 
-#define SPECVIZ_ROWS(fn, ...) fn<1 __VA_ARGS__>, fn<2 __VA_ARGS__>, fn<3 __VA_ARGS__>, fn<4 __VA_ARGS__>,          \
-                              fn<5 __VA_ARGS__>, fn<6 __VA_ARGS__>, fn<7 __VA_ARGS__>, fn<8 __VA_ARGS__>
-// Per kind in Kind's order (Q4, Q8, Q4K, Q4H, Q6K): the tile per row count, and one row with read-ahead.
-const TileFn tables[5][ROWS + 1] = {
-    {nullptr, SPECVIZ_ROWS(q4_tile_vnni, , Q4)},
-    {nullptr, SPECVIZ_ROWS(q8_tile_vnni)},
-    {nullptr, SPECVIZ_ROWS(q4_tile_vnni, , Q4K)},
-    {nullptr, SPECVIZ_ROWS(q4_tile_vnni, , Q4H)},
-    {nullptr, SPECVIZ_ROWS(q6k_tile_vnni)},
-};
-const TileFn one_row[5] = {q4_tile_vnni<1, Q4, true>, q8_tile_vnni<1, true>, q4_tile_vnni<1, Q4K, true>,
-                           q4_tile_vnni<1, Q4H, true>, q6k_tile_vnni<1, true>};
-#undef SPECVIZ_ROWS
-
 }  // namespace
 
-const TileFn* vnni_tiles(Kind kind) { return tables[kind]; }
-TileFn vnni_one_row(Kind kind) { return one_row[kind]; }
+SPECVIZ_TILE_TABLES(vnni)
 
 }  // namespace specviz_q4a8
