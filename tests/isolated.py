@@ -75,6 +75,7 @@ def real_pair_scheduler(config, log):
     (`--real-pair only`, one process): beside another worker's tests they took 2.7x as long (two processes on two
     cores, each wanting both) and a browser test's 2-second Stop took 4.7 s."""
     from xdist.scheduler import LoadScopeScheduling
+
     class RealPairScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)

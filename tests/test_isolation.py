@@ -122,7 +122,7 @@ def test_light():
 
 
 def test_on_two_workers_the_real_pair_items_run_on_one_worker_one_after_another(tmp_path):
-    """CI's `-n 2`: two loaded pairs at once would pass CI's memory; xdist's own `load` would run them side by side."""
+    """CI's `-n 2`: two loaded pairs at once would exceed CI's memory; xdist's own `load` would run them side by side."""
     pytest.importorskip("xdist", reason="pytest-xdist is not installed")
     (tmp_path / "conftest.py").write_text(CONFTEST + SCHEDULER)
     log = str(tmp_path / "log.txt")
