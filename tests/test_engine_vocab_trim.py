@@ -124,10 +124,12 @@ def test_a_round_with_the_trimmed_q_emits_exactly_p(models, cfg):
 
 
 # ---------------------------------------------------------------- statistical, through the decoder's round
-def _trimmed_factory(wrap=None):
-    """make_drafter with the tiny table (sample_prefixes and speculative_generate name methods only)."""
+def _trimmed_factory(wrap=None, hybrid=False):
+    """make_drafter with the tiny table (sample_prefixes and speculative_generate name methods only); `hybrid`: the
+    run's own chain (its k, its drafter "hybrid_trimmed")."""
     def factory(method, draft, vocab, **kwargs):
-        drafter = make_drafter("trimmed", draft, vocab, table=TINY_TABLE, trim_size=len(SUBSET), **kwargs)
+        drafter = make_drafter(method if hybrid else "trimmed", draft, vocab, table=TINY_TABLE,
+                               trim_size=len(SUBSET), **kwargs)
         return wrap(drafter) if wrap else drafter
     return factory
 
@@ -135,11 +137,11 @@ def _trimmed_factory(wrap=None):
 _EXACT: dict = {}
 
 
-def _fit(models, cfg, monkeypatch, wrap=None, **options):
+def _fit(models, cfg, monkeypatch, wrap=None, drafter="trimmed", **options):
     target, draft = models
-    monkeypatch.setattr(lossless, "make_drafter", _trimmed_factory(wrap))
+    monkeypatch.setattr(lossless, "make_drafter", _trimmed_factory(wrap, hybrid=drafter == "hybrid_trimmed"))
     counts = sample_prefixes(target, draft, PROMPT, N_TOKENS, N_SAMPLES,
-                             decode_options(k=3, sampling=cfg, drafter="trimmed", **options))
+                             decode_options(k=3, sampling=cfg, drafter=drafter, **options))
     if cfg not in _EXACT:
         _EXACT[cfg] = exact_prefixes(target, PROMPT, N_TOKENS, cfg)
     return counts, chi_square_fit(counts, _EXACT[cfg])
@@ -152,6 +154,16 @@ def test_trimmed_drafting_keeps_the_target_distribution(models, monkeypatch, tem
     assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
     outside = sum(c for seq, c in counts.items() if not torch.isin(torch.tensor(seq), SUBSET).all())
     assert outside > 0.2 * N_SAMPLES   # not vacuous: tokens outside the subset really are emitted
+
+
+@pytest.mark.statistical
+def test_the_hybrid_with_the_trimmed_draft_keeps_the_target_distribution(models, monkeypatch):
+    """Its model rounds draft from the subset, with the adaptive stop (the bench's settings)."""
+    counts, (impossible, p_value) = _fit(models, SamplingConfig(0.7), monkeypatch, drafter="hybrid_trimmed",
+                                         adaptive_threshold=0.3)
+    assert not impossible and p_value > P_VALUE_FLOOR, f"chi-square p = {p_value:.2e}"
+    outside = sum(c for seq, c in counts.items() if not torch.isin(torch.tensor(seq), SUBSET).all())
+    assert outside > 0.2 * N_SAMPLES
 
 
 class UntrimmedQ:
@@ -194,6 +206,39 @@ def test_greedy_trimmed_output_is_the_target_alone(monkeypatch, static):
                                                                max_new_tokens=40)]
     assert any(t not in SUBSET.tolist() for t in out)   # some output only the target could give
     assert any(r.n_accepted for r in rounds) and all(r.drafter == "trimmed" for r in rounds)
+
+
+def test_greedy_hybrid_trimmed_output_is_the_target_alone_with_both_sources(monkeypatch):
+    """Prompt lookup on the repeats, the trimmed draft elsewhere, and the target's tokens throughout."""
+    target = tiny_model(11)
+    draft = noisy_copy(target, 3, 0.1)
+    monkeypatch.setattr(speculative, "make_drafter", _trimmed_factory(hybrid=True))
+    prompt = [1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 1, 2, 3]
+    rounds = list(speculative_generate(target, draft, prompt, k=3, sampling=SamplingConfig(0), max_new_tokens=40,
+                                       drafter="hybrid_trimmed"))
+    out = [t for r in rounds for t in r.emitted]
+    assert out == [s.token_id for s in autoregressive_generate(target, prompt, sampling=SamplingConfig(0),
+                                                               max_new_tokens=40)]
+    sources = {t.source for r in rounds for t in r.drafted}
+    assert sources == {"ngram", "model"}, sources   # both kinds of round ran
+    model_drafts = [t.token_id for r in rounds for t in r.drafted if t.source == "model"]
+    assert set(model_drafts) <= set(SUBSET.tolist())   # the model rounds drafted from the subset only
+    assert all(r.drafter == "hybrid_trimmed" for r in rounds)
+
+
+def test_hybrid_trimmed_is_a_drafter_the_hybrid_around_a_trimmed_model(models):
+    from specviz.engine.drafters import HybridDrafter
+    from specviz.engine.options import Chain
+
+    _, draft = models
+    assert "hybrid_trimmed" in DRAFTERS
+    hybrid = make_drafter(Chain(2, 0.5, "hybrid_trimmed", lookup_k=5), draft, VOCAB, table=TINY_TABLE, trim_size=10)
+    assert isinstance(hybrid, HybridDrafter) and hybrid.name == "hybrid_trimmed" and hybrid.model_k == 2
+    assert torch.equal(hybrid.model.subset, SUBSET) and hybrid.model.threshold == 0.5
+    whole = make_drafter("hybrid_trimmed", draft, VOCAB)   # 16 tokens fit in the default N: a plain hybrid
+    assert whole.model.subset is None and whole.name == "hybrid"
+    with pytest.raises(ValueError, match="hybrid drafters"):
+        Chain(2, drafter="trimmed", lookup_k=5)
 
 
 # ---------------------------------------------------------------- the shipped table and its checks
@@ -282,3 +327,8 @@ def test_greedy_trimmed_drafting_gives_the_target_alone_output_on_real_pair(pair
     assert spec == plain, (pair.decode(spec), pair.decode(plain))
     assert sum(r.n_accepted for r in rounds) / sum(r.k for r in rounds) > 0.3
     assert all(r.drafter == "trimmed" for r in rounds)
+    hybrid = list(speculative_generate(pair.target, pair.draft, ids, k=4, sampling=greedy, max_new_tokens=24,
+                                       eos_token_id=pair.eos_token_ids, drafter="hybrid_trimmed",
+                                       adaptive_threshold=0.6))
+    assert [t for r in hybrid for t in r.emitted] == plain
+    assert all(r.drafter == "hybrid_trimmed" for r in hybrid)

@@ -17,7 +17,7 @@ import torch
 from ..engine.baseline import autoregressive_generate
 from ..runtime.decoding import Timer, as_id_tensor, input_device
 from ..limits import ADAPTIVE_THRESHOLD
-from ..engine.options import Chain, DecodeOptions, Tree
+from ..engine.options import HYBRID_DRAFTERS, Chain, DecodeOptions, Tree
 from ..engine.sampling import SamplingConfig
 from ..engine.speculative import speculative_generate
 from ..trace.records import metrics
@@ -118,6 +118,7 @@ SPECVIZ_KINDS = {
     "specviz_ngram": ("ngram", False, None),
     "specviz_hybrid": ("hybrid", False, ADAPTIVE_THRESHOLD),   # its model rounds stop early too
     "specviz_trimmed": ("trimmed", False, None),
+    "specviz_hybrid_trimmed": ("hybrid_trimmed", False, ADAPTIVE_THRESHOLD),
     "specviz_tree": ("model", False, None),   # with tree="dynamic:K": K nodes per target pass
     "specviz_hybrid_tree": ("model", False, None),   # with tree="hybrid:K:K:2:1" (TREE_SPECS)
 }
@@ -126,10 +127,10 @@ SPECVIZ_KINDS = {
 def method_options(method: str, k: int, options: DecodeOptions, tree_costs=None,
                    lookup_k: int | None = None) -> DecodeOptions:
     """`options` with the drafting and the trace of a specviz method at `k` (a tree method's K is its node budget;
-    `lookup_k` applies to the hybrid chain, the others ignore it)."""
+    `lookup_k` applies to the hybrid chains, the others ignore it)."""
     drafter, record, threshold = SPECVIZ_KINDS[method]
     drafting = (Tree(TREE_SPECS[method].format(k=k), tree_costs) if method in TREE_SPECS
-                else Chain(k, threshold, drafter, lookup_k if drafter == "hybrid" else None))
+                else Chain(k, threshold, drafter, lookup_k if drafter in HYBRID_DRAFTERS else None))
     return dataclasses.replace(options, drafting=drafting, record=record,
                                tokenizer=options.tokenizer if record else None)
 

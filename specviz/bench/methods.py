@@ -13,6 +13,7 @@ METHODS = (
     "specviz_ngram",        # no trace; prompt lookup drafts (what followed the last n-gram earlier), no draft model
     "specviz_hybrid",       # no trace; lookup on a match of 3+ tokens, else the draft model with the adaptive stop
     "specviz_trimmed",      # no trace; the draft model with its output layer cut to the 32k most frequent tokens
+    "specviz_hybrid_trimmed",  # no trace; the hybrid whose model rounds draft with that trimmed head
     "specviz_tree",         # no trace; a draft tree of K nodes per target pass (EAGLE-2's dynamic tree when greedy)
     "specviz_hybrid_tree",  # no trace; lookup on a match of 3+ tokens, else a dynamic tree of K nodes read one row a depth
 )
@@ -25,8 +26,8 @@ PEER_METHODS = (
 ALL_METHODS = METHODS + PEER_METHODS
 # The methods that draft: measured at every K of a sweep (the others once per prompt).
 K_METHODS = ("hf_assisted", "hf_prompt_lookup", "specviz", "specviz_notrace", "specviz_adaptive",
-             "specviz_ngram", "specviz_hybrid", "specviz_trimmed", "specviz_tree", "specviz_hybrid_tree",
-             "llamacpp_lookup")
+             "specviz_ngram", "specviz_hybrid", "specviz_trimmed", "specviz_hybrid_trimmed", "specviz_tree",
+             "specviz_hybrid_tree", "llamacpp_lookup")
 # Drafting without a draft model (prompt lookup): no c, so no theory for them.
 LOOKUP_METHODS = ("hf_prompt_lookup", "specviz_ngram", "llamacpp_lookup")
 # Plain decoding with the target: the baselines every speedup is also reported against.
@@ -35,7 +36,7 @@ TARGET_ALONE = ("target", "hf_generate", "hf_static")
 HF_METHODS = ("hf_generate", "hf_static", "hf_assisted", "hf_assisted_default", "hf_prompt_lookup")
 # specviz's speed modes, the candidates of its best method (the trace-recording "specviz" is the visualizer's mode).
 SPECVIZ_SPEED_METHODS = ("specviz_notrace", "specviz_adaptive", "specviz_ngram", "specviz_hybrid",
-                         "specviz_trimmed", "specviz_tree", "specviz_hybrid_tree")
+                         "specviz_trimmed", "specviz_hybrid_trimmed", "specviz_tree", "specviz_hybrid_tree")
 # Methods whose K counts a tree's nodes, not a chain's drafts: the chain theory does not model them.
 TREE_METHODS = ("specviz_tree", "specviz_hybrid_tree")
 # The tree each tree method drafts at K nodes (specviz.engine.tree_drafter.make_tree_drafter's spelling).

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..bench.prompts import BenchError, load_prompts
 from ..engine.drafters import DRAFTERS
+from ..engine.options import HYBRID_DRAFTERS
 from ..limits import APP_MAX_TREE_NODES, ASSET_PROMPTS, CLI_MAX_NEW_TOKENS, MAX_K, SHARED_PROMPTS
 from ..engine.sampling import SamplingConfig
 from ..trace.records import first_difference
@@ -31,12 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--k", type=bounded(int, 1, MAX_K, "--k"), nargs="+", default=[2, 3, 4, 5, 6],
                         help="draft lengths of the draft model's chain (default: 2 3 4 5 6)")
     parser.add_argument("--drafter", choices=METHODS, nargs="+", default=["model", "hybrid", "trimmed", "tree"],
-                        help="drafters to run: model (a chain at each --k), ngram, hybrid, trimmed (at --other-k), "
+                        help="drafters to run: model (a chain at each --k), ngram, hybrid, trimmed, hybrid_trimmed (at --other-k), "
                              "tree (a dynamic tree of --tree-nodes nodes); default: model hybrid trimmed tree")
     parser.add_argument("--other-k", type=bounded(int, 1, MAX_K, "--other-k"), default=3,
-                        help="K of the ngram, hybrid and trimmed drafters (default 3)")
+                        help="K of the ngram, hybrid, trimmed and hybrid_trimmed drafters (default 3)")
     parser.add_argument("--lookup-k", type=bounded(int, 1, MAX_K, "--lookup-k"), default=None, metavar="N",
-                        help="the hybrid's lookup rounds propose up to N tokens (default: --other-k)")
+                        help="the hybrids' lookup rounds propose up to N tokens (default: --other-k)")
     parser.add_argument("--tree-nodes", type=bounded(int, 1, APP_MAX_TREE_NODES, "--tree-nodes"), default=4,
                         help="node budget of the dynamic tree (default 4)")
     parser.add_argument("--max-new-tokens", type=bounded(int, 1, CLI_MAX_NEW_TOKENS, "--max-new-tokens"),
@@ -57,8 +58,8 @@ def methods(args) -> list[tuple[str, dict]]:
             out += [(f"chain K={k}", {"k": k}) for k in args.k]
         elif drafter == "tree":
             out.append((f"tree dynamic:{args.tree_nodes}", {"tree": f"dynamic:{args.tree_nodes}"}))
-        elif drafter == "hybrid" and args.lookup_k is not None:
-            out.append((f"hybrid K={args.other_k} lookup {args.lookup_k}",
+        elif drafter in HYBRID_DRAFTERS and args.lookup_k is not None:
+            out.append((f"{drafter} K={args.other_k} lookup {args.lookup_k}",
                         {"k": args.other_k, "drafter": drafter, "lookup_k": args.lookup_k}))
         else:
             out.append((f"{drafter} K={args.other_k}", {"k": args.other_k, "drafter": drafter}))

@@ -7,6 +7,7 @@ import time
 
 from ..runtime.decoding import COMPILE_CHOICES
 from ..engine.drafters import DRAFTERS
+from ..engine.options import HYBRID_DRAFTERS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
 from ..engine.sampling import SamplingConfig
 from ..trace.records import Trace, first_difference, metrics
@@ -41,11 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--drafter", choices=DRAFTERS, default="model",
                      help="who proposes the drafts: model (the draft model, default), ngram (prompt lookup: what "
                           "followed the last n-gram earlier in the prompt or output; no draft model), hybrid "
-                          "(prompt lookup when its match is long enough, else the draft model) or trimmed (the "
+                          "(prompt lookup when its match is long enough, else the draft model), trimmed (the "
                           "draft model with its output layer cut to the 32,768 most frequent tokens; packaged "
-                          "Qwen2.5 tokenizer)")
+                          "Qwen2.5 tokenizer) or hybrid_trimmed (the hybrid with that trimmed draft)")
     gen.add_argument("--lookup-k", type=bounded(int, 1, MAX_K, "--lookup-k"), default=None, metavar="N",
-                     help="with --drafter hybrid: the most tokens a round drafted by prompt lookup proposes (its "
+                     help="with --drafter hybrid or hybrid_trimmed: the most tokens a round drafted by prompt lookup proposes (its "
                           "model rounds stay at --k; default: --k)")
     gen.add_argument("--json", metavar="FILE", help="write the full trace as JSON")
     gen.add_argument("--compare", action="store_true", help="also run the target alone and print the speedup")
@@ -83,8 +84,8 @@ def _parse(parser: argparse.ArgumentParser, argv) -> tuple[argparse.Namespace, S
         parser.error(refusal)
     if args.drafter == "ngram" and args.adaptive is not None:
         parser.error("--adaptive stops on the draft model's confidence; --drafter ngram has no draft model")
-    if args.lookup_k is not None and args.drafter != "hybrid":
-        parser.error("--lookup-k sets the lookup rounds of --drafter hybrid")
+    if args.lookup_k is not None and args.drafter not in HYBRID_DRAFTERS:
+        parser.error("--lookup-k sets the lookup rounds of --drafter hybrid (or hybrid_trimmed)")
     try:
         sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
     except ValueError as e:
@@ -180,8 +181,8 @@ def _decode(args, pair, ids: list[int], sampling: SamplingConfig) -> tuple[list,
 
 def _write_trace(args, pair, ids, sampling: SamplingConfig, rounds, output: list[int], stats: dict) -> None:
     draft_name = "prompt lookup (ngram)" if args.drafter == "ngram" else pair.draft_name
-    if args.drafter == "hybrid":
-        draft_name += " + prompt lookup (hybrid)"
+    if args.drafter in HYBRID_DRAFTERS:
+        draft_name += f" + prompt lookup ({args.drafter})"
     trace = Trace(prompt=args.prompt, prompt_ids=list(ids), draft_model=draft_name,
                   target_model=pair.target_name, k=args.k, max_new_tokens=args.max_new_tokens, seed=args.seed,
                   sampling=sampling.to_dict(), rounds=rounds, output_text=pair.decode(output),

@@ -255,17 +255,16 @@ class LookupRule:
 
 class HybridDrafter:
     """n-gram lookup when its match is long enough (`rule`, a LookupRule: no draft forwards that round), else the
-    draft model.
+    draft model (with a trimmed vocabulary: "hybrid_trimmed", the cheapest draft step on a long vocabulary).
 
     Each row's drafts come wholly from one source and carry the q that produced
     them, so the rule stays exact.
     """
 
-    name = "hybrid"
-
     def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, rule: LookupRule = LookupRule(),
                  model_k: int | None = None):
         self.model, self.lookup, self.rule = model_drafter, lookup, rule
+        self.name = "hybrid_trimmed" if model_drafter.subset is not None else "hybrid"   # what a Round records
         self.model_k = model_k   # the most a model round drafts (None: all the round asks); lookup rounds get all
         self.prefix = 0   # the sequence's length at the last propose (the model may not have drafted that round)
 
@@ -297,7 +296,7 @@ class HybridDrafter:
         return Proposal(ids, q, None, lengths)
 
 
-DRAFTERS = ("model", "ngram", "hybrid", "trimmed")
+DRAFTERS = ("model", "ngram", "hybrid", "trimmed", "hybrid_trimmed")
 
 
 def make_drafter(how: Chain | str, draft, vocab: int, *, eos_ids=(), cache_options: dict | None = None,
@@ -305,10 +304,11 @@ def make_drafter(how: Chain | str, draft, vocab: int, *, eos_ids=(), cache_optio
     """`draft` as a Drafter: a Drafter is used as it is; a draft model (or None) drafts as `how` says (a `Chain`,
     or a drafter's name alone).
 
-    "model" (the draft model), "ngram" (prompt lookup; `draft` may be None), "hybrid", or "trimmed" (the
+    "model" (the draft model), "ngram" (prompt lookup; `draft` may be None), "hybrid", "trimmed" (the
     draft model with its output layer cut to the `trim_size` most frequent tokens of `table`, by default
     the table shipped for the packaged Qwen2.5 tokenizer; `tokenizer`, when given, is checked against the
-    table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole). With compiled
+    table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole), or "hybrid_trimmed" (the
+    hybrid whose model rounds draft with that trimmed head). With compiled
     `cache_options` a model drafter captures its CUDA graphs as it is built.
     """
     how = Chain(drafter=how) if isinstance(how, str) else how
@@ -328,11 +328,10 @@ def make_drafter(how: Chain | str, draft, vocab: int, *, eos_ids=(), cache_optio
         return lookup
     if draft is None:
         raise ValueError(f"the {name} drafter needs a draft model")
-    if name == "trimmed":
-        subset = _trimmed_subset(draft, vocab, trim_size, tokenizer, table, eos_ids)
-        return ModelDrafter(draft, vocab, adaptive_threshold, cache_options, vocab_subset=subset)
-    model = ModelDrafter(draft, vocab, adaptive_threshold, cache_options)
-    return model if name == "model" else HybridDrafter(model, lookup, model_k=how.k)
+    subset = (_trimmed_subset(draft, vocab, trim_size, tokenizer, table, eos_ids)
+              if name in ("trimmed", "hybrid_trimmed") else None)
+    model = ModelDrafter(draft, vocab, adaptive_threshold, cache_options, vocab_subset=subset)
+    return model if name in ("model", "trimmed") else HybridDrafter(model, lookup, model_k=how.k)
 
 
 def _trimmed_subset(draft_model, vocab: int, size: int | None, tokenizer, table, eos_ids) -> torch.Tensor | None:

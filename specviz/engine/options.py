@@ -19,13 +19,17 @@ from ..limits import MAX_K
 from .sampling import SamplingConfig
 
 
+# The drafters that take prompt lookup's continuation when it matches (the others draft every round one way).
+HYBRID_DRAFTERS = ("hybrid", "hybrid_trimmed")
+
+
 @dataclass(frozen=True)
 class Chain:
     """Draft a chain of up to `k` tokens a round (the width-one tree).
 
-    `drafter` is how a draft model drafts: "model", "ngram" (prompt lookup), "hybrid" or "trimmed"
-    (specviz.engine.drafters). `adaptive_threshold=t` stops a round's drafting once the draft's confidence
-    falls below t (k is then a maximum; still exact). `lookup_k` (the hybrid drafter only; default k): the
+    `drafter` is how a draft model drafts: "model", "ngram" (prompt lookup), "hybrid", "trimmed" or
+    "hybrid_trimmed" (specviz.engine.drafters). `adaptive_threshold=t` stops a round's drafting once the draft's confidence
+    falls below t (k is then a maximum; still exact). `lookup_k` (the hybrid drafters only; default k): the
     most tokens a round drafted by prompt lookup proposes, its model rounds staying at k. A looked-up token costs
     no draft forward, only a verify row, so where rows are cheap its runs can be longer than the model's."""
 
@@ -39,8 +43,8 @@ class Chain:
             value = getattr(self, name)
             if (value is not None or name == "k") and (not isinstance(value, int) or not 1 <= value <= MAX_K):
                 raise ValueError(f"{name} must be a whole number in [1, {MAX_K}], got {value!r}")
-        if self.lookup_k is not None and self.drafter != "hybrid":
-            raise ValueError(f"lookup_k applies to the hybrid drafter, not to {self.drafter!r}")
+        if self.lookup_k is not None and self.drafter not in HYBRID_DRAFTERS:
+            raise ValueError(f"lookup_k applies to the hybrid drafters, not to {self.drafter!r}")
 
     @property
     def depth(self) -> int:

@@ -571,6 +571,7 @@ STRINGS: dict[str, str] = {
     "drafter.ngram": "prompt lookup (n-gram)",
     "drafter.hybrid": "hybrid (prompt lookup, else the draft model)",
     "drafter.trimmed": "draft model with a trimmed vocabulary",
+    "drafter.hybrid_trimmed": "hybrid with the trimmed draft (prompt lookup, else the trimmed draft model)",
     "drafter.other": "{name}",
     "hover.source_model": "proposed by the draft model",
     "hover.source_ngram": ("proposed by prompt lookup (n-gram): copied from what followed the same tokens earlier, "

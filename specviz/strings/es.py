@@ -602,6 +602,7 @@ STRINGS: dict[str, str] = {
     "drafter.ngram": "búsqueda en el prompt (n-grama)",
     "drafter.hybrid": "híbrido (búsqueda en el prompt o, si no, el modelo borrador)",
     "drafter.trimmed": "modelo borrador con vocabulario recortado",
+    "drafter.hybrid_trimmed": "híbrido con el borrador recortado (búsqueda en el prompt o, si no, el borrador recortado)",
     "drafter.other": "{name}",
     "hover.source_model": "propuesto por el modelo borrador",
     "hover.source_ngram": ("propuesto por la búsqueda en el prompt (n-grama): copiado de lo que siguió a los mismos "

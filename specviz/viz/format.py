@@ -98,7 +98,7 @@ def strip_special(text: str) -> str:
 # Drafters by name (specviz.engine.drafters.DRAFTERS); literal keys so tests/test_strings.py finds each one. A drafter
 # added to DRAFTERS without a key here is shown by its own name (escaped wherever it reaches markup).
 _DRAFTER_KEYS = {"model": "drafter.model", "ngram": "drafter.ngram", "hybrid": "drafter.hybrid",
-                 "trimmed": "drafter.trimmed", "tree": "drafter.tree"}
+                 "trimmed": "drafter.trimmed", "hybrid_trimmed": "drafter.hybrid_trimmed", "tree": "drafter.tree"}
 
 
 def drafter_name(name: str, lang: str = DEFAULT_LANG) -> str:
