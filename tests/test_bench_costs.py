@@ -113,3 +113,17 @@ def test_forward_costs_times_the_static_cache_path_when_asked(tiny_pair, monkeyp
     seen.clear()
     bench_costs.forward_costs(target, draft, [1, 2, 3], ks=[2], repeats=1)
     assert seen == [(False, False, 3 + 2 + 2)] * 2
+
+
+def test_forward_costs_times_the_forwards_decoding_runs(tiny_pair):
+    """A fresh pair gets the row-invariant attention a run's start and a model drafter give it, so the costs are
+    those of the decoder's forwards, not of transformers' SDPA path (which no run takes where this one is possible)."""
+    from specviz.bench import costs as bench_costs
+    from specviz.runtime.attention import has_row_invariant_attention, row_invariant_attention_possible
+    from tiny import noisy_copy, tiny_model
+
+    target = tiny_model(5)
+    draft = noisy_copy(target, 6, 0.2)
+    assert row_invariant_attention_possible(target) and not has_row_invariant_attention(target)
+    bench_costs.forward_costs(target, draft, [1, 2, 3], ks=[2], repeats=1)
+    assert has_row_invariant_attention(target) and has_row_invariant_attention(draft)
