@@ -55,6 +55,7 @@ def test_the_object_and_the_keywords_decode_alike(drafting):
 
 def test_lookup_k_belongs_to_the_hybrid_and_sets_how_deep_a_round_may_draft():
     assert Chain(3, drafter="hybrid", lookup_k=6).depth == 6
+    assert Chain(3, drafter="hybrid_trimmed", lookup_k=6).depth == 6   # the hybrid with the trimmed head too
     assert Chain(5, drafter="hybrid", lookup_k=2).depth == 5 and Chain(3).depth == 3
     for wrong in (0, 33, 2.5):
         with pytest.raises(ValueError, match="lookup_k must be"):

@@ -1,4 +1,6 @@
 """The decoder loop: greedy equality with the target alone, boundaries, EOS, caches, options."""
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -307,3 +309,31 @@ def test_a_tree_on_compiled_forwards_or_a_static_cache_is_refused_in_words(tiny_
     with pytest.raises(ValueError, match="draft tree runs on dynamic caches"):
         run(target, draft, [1, 2], tree="2x2", max_new_tokens=4, **refused)
     assert emitted(run(target, draft, [1, 2], tree="2x2", max_new_tokens=4, compile="auto"))   # auto: eager
+
+
+def test_building_the_drafter_is_set_up_timed_apart_from_the_rounds(monkeypatch):
+    """A trimmed head is cut and packed when the drafter is built (~2 s once a process on the packaged draft): the
+    run reports it as `drafter_seconds`, and the CLI's tokens/s leave it out as they leave out the prefill."""
+    import time as time_module
+
+    from specviz.cli import generate as cli_generate
+
+    target = tiny_model(11)
+    draft = noisy_copy(target, 4, 0.2)
+    real = spec.make_drafter
+
+    def slow(*args, **kwargs):
+        time_module.sleep(0.4)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(spec, "make_drafter", slow)
+    stats = {}
+    rounds = list(speculative_generate(target, draft, [1, 2, 3], k=3, sampling=SamplingConfig(0), max_new_tokens=8,
+                                       stats=stats))
+    assert stats["drafter_seconds"] >= 0.4 and "warmup_seconds" not in stats
+    assert sum(r.seconds for r in rounds) < 0.4   # no round carries it
+
+    pair = SimpleNamespace(target=target, draft=draft, tokenizer=None, eos_token_ids=None, decode=lambda ids: "")
+    args = SimpleNamespace(drafter="model", k=3, max_new_tokens=8, seed=0, adaptive=None, compile="off", lookup_k=None)
+    _, stats, wall = cli_generate._decode(args, pair, [1, 2, 3], SamplingConfig(0))
+    assert stats["drafter_seconds"] >= 0.4 and wall < 0.4

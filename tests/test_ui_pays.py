@@ -148,6 +148,7 @@ def test_what_is_measured_and_what_compiles(monkeypatch, pair):
     assert pays.wanted(pair, "model", False) and pays.wanted(pair, "hybrid", False)
     assert not pays.wanted(pair, "ngram", False)                              # prompt lookup costs no forward
     assert not pays.wanted(pair, "trimmed", False)      # its draft step is not the plain forward that is timed
+    assert not pays.wanted(pair, "hybrid_trimmed", False)   # nor is its model rounds'
     assert not pays.wanted(SimpleNamespace(draft=None), "model", False)
     # A compiled run's forwards are timed compiled (forward_costs takes compile=; nothing asks whether it does).
     assert pays.wanted(pair, "model", True)

@@ -32,8 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--k", type=bounded(int, 1, MAX_K, "--k"), nargs="+", default=[2, 3, 4, 5, 6],
                         help="draft lengths of the draft model's chain (default: 2 3 4 5 6)")
     parser.add_argument("--drafter", choices=METHODS, nargs="+", default=["model", "hybrid", "trimmed", "tree"],
-                        help="drafters to run: model (a chain at each --k), ngram, hybrid, trimmed, hybrid_trimmed (at --other-k), "
-                             "tree (a dynamic tree of --tree-nodes nodes); default: model hybrid trimmed tree")
+                        help="drafters to run: model (a chain at each --k), ngram, hybrid, trimmed, hybrid_trimmed "
+                             "(at --other-k), tree (a dynamic tree of --tree-nodes nodes); default: model hybrid "
+                             "trimmed tree")
     parser.add_argument("--other-k", type=bounded(int, 1, MAX_K, "--other-k"), default=3,
                         help="K of the ngram, hybrid, trimmed and hybrid_trimmed drafters (default 3)")
     parser.add_argument("--lookup-k", type=bounded(int, 1, MAX_K, "--lookup-k"), default=None, metavar="N",

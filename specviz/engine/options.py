@@ -28,8 +28,8 @@ class Chain:
     """Draft a chain of up to `k` tokens a round (the width-one tree).
 
     `drafter` is how a draft model drafts: "model", "ngram" (prompt lookup), "hybrid", "trimmed" or
-    "hybrid_trimmed" (specviz.engine.drafters). `adaptive_threshold=t` stops a round's drafting once the draft's confidence
-    falls below t (k is then a maximum; still exact). `lookup_k` (the hybrid drafters only; default k): the
+    "hybrid_trimmed" (specviz.engine.drafters). `adaptive_threshold=t` stops a round's drafting once the draft's
+    confidence falls below t (k is then a maximum; still exact). `lookup_k` (the hybrid drafters only; default k): the
     most tokens a round drafted by prompt lookup proposes, its model rounds staying at k. A looked-up token costs
     no draft forward, only a verify row, so where rows are cheap its runs can be longer than the model's."""
 
@@ -70,7 +70,8 @@ class DecodeOptions:
     `compile` = "auto" | "on" | "off" | "graphs" (specviz.runtime.forwards); `static_cache=True` runs the static
     cache without graphs. `stop()` is asked between warm-up calls and chunks of the prefill (once True: no round),
     then between rounds (the target alone: between tokens): once True the run ends there, what it emitted kept.
-    `stats` (a dict) receives `prefill_seconds` (and `warmup_seconds`), and `stopped=True` when `stop()` ended the
+    `stats` (a dict) receives `prefill_seconds` (and `warmup_seconds` compiled, `drafter_seconds` otherwise: the
+    drafter's construction), and `stopped=True` when `stop()` ended the
     run: the one way a consumer tells a cut run from a whole one."""
 
     sampling: SamplingConfig = SamplingConfig()

@@ -193,8 +193,8 @@ class Endpoints:
             top_k: keep the k most likely tokens; 0 is off
             top_p: nucleus sampling, in (0, 1]
             seed: 0 to 2^31 - 1; the same seed and settings give the same output
-            drafter: "model" (the draft model), "ngram" (prompt lookup), "hybrid", "trimmed", "hybrid_trimmed" or "tree" (a dynamic
-                tree of k nodes, at most 16, verified in one target pass; not with adaptive or compile "on")
+            drafter: "model" (the draft model), "ngram" (prompt lookup), "hybrid", "trimmed", "hybrid_trimmed" or
+                "tree" (a dynamic tree of k nodes, at most 16, verified in one target pass; not with adaptive or compile "on")
             adaptive: stop a round's drafting once the draft is unsure (K becomes a maximum)
             raw: send the prompt as is, without the chat template
             pair: "packaged" (the app's own pair), a Hub preset of the page's pair list, or "custom"
