@@ -264,6 +264,27 @@ class _FakeTokenizer:
         return len(self.vocab)
 
 
+def test_a_tokenizers_fingerprint_is_taken_once_and_another_tokenizer_still_refused():
+    from specviz.engine.vocab_trim import VocabTable, check_tokenizer, tokenizer_fingerprint
+
+    class Counting(_FakeTokenizer):
+        calls = 0
+
+        def get_vocab(self):
+            Counting.calls += 1
+            return super().get_vocab()
+
+    mine = Counting({"a": 0, "b": 1})
+    table = VocabTable(Path("t.json"), {"model_vocab": 2, "tokenizer_size": 2,
+                                        "tokenizer_fingerprint": tokenizer_fingerprint(mine)}, (), (), ())
+    Counting.calls = 0
+    for _ in range(3):
+        check_tokenizer(table, mine)
+    assert Counting.calls == 1   # one fingerprint for the tokenizer's lifetime, not one a run
+    with pytest.raises(VocabTableError, match="another tokenizer"):
+        check_tokenizer(table, Counting({"a": 1, "b": 0}))   # same size, other ids: a new object, a new fingerprint
+
+
 def test_the_shipped_table_is_small_complete_and_refuses_another_tokenizer(models):
     from specviz.engine.vocab_trim import DEFAULT_TABLE, load_table
 

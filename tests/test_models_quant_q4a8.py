@@ -424,3 +424,23 @@ def test_a_layers_one_call_refuses_a_width_beyond_its_tiles(ext):
     layer, _ = _layers()
     with pytest.raises(RuntimeError, match="n must be within"):
         ext.linear(_activations(1, 128), layer.packed, 49, None, None, q4a8.ISAS[q4a8.chosen_isa()], 0)
+
+
+def test_dense_rows_are_the_dense_weights_rows_from_only_their_tiles(monkeypatch):
+    """What a trimmed head takes (engine.vocab_trim): the chosen rows, bit for bit, of every 4-bit layout, rows out of
+    order and in the last, partial tile (40 outputs: tiles of 16, 16, 8); only the tiles holding them dequantized."""
+    from test_models_quant_q4a8_q6k import q6k_layer
+
+    layers = [_layers()[0], _q4k_layers()[0], _q4h_layers()[0], q6k_layer()[0]]
+    rows = torch.tensor([39, 2, 17, 3, 33, 2])   # tiles 2, 0, 1, 0, 2, 0: a repeat, and none left out
+    few = torch.tensor([37, 33])                 # the last tile only
+    for layer in layers:
+        dense = layer.dense_weight()
+        assert layer.out_features == 40
+        for pick in (rows, few):
+            assert torch.equal(layer.dense_rows(pick).view(torch.int32), dense[pick].view(torch.int32)), type(layer)
+        seen = []
+        real = layer._dense
+        monkeypatch.setattr(layer, "_dense", lambda packed, n: seen.append(n) or real(packed, n))
+        layer.dense_rows(few)
+        assert seen == [16]   # one tile of 16 dequantized, not 40 rows

@@ -216,11 +216,23 @@ class Q4A8Linear(torch.nn.Module):
                                ISAS[chosen_isa()], self.kind)
         return y.reshape(*x.shape[:-1], self.out_features)
 
-    def dense_weight(self) -> torch.Tensor:
-        codes, scale, lo = unpack_q4(self.packed, self.out_features)
+    def _dense(self, packed: torch.Tensor, n: int) -> torch.Tensor:
+        """The [n, K] fp32 weights held in `packed` (this layout's tiles, 16 outputs each)."""
+        codes, scale, lo = unpack_q4(packed, n)
         g = self.in_features // GROUP
         w = codes.reshape(-1, g, GROUP).float() * scale[..., None] + lo[..., None]
-        return w.reshape(self.out_features, self.in_features)
+        return w.reshape(n, self.in_features)
+
+    def dense_weight(self) -> torch.Tensor:
+        return self._dense(self.packed, self.out_features)
+
+    def dense_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        """dense_weight()[rows], the same values, from only the tiles that hold them: a trimmed draft head takes 32k
+        of the packaged draft's 152k output rows, which lie in 2,397 of its 9,496 tiles."""
+        rows = torch.as_tensor(rows, dtype=torch.long, device=self.packed.device)
+        tiles = torch.unique(rows // TILE)   # sorted
+        w = self._dense(self.packed.index_select(0, tiles), len(tiles) * TILE)
+        return w.index_select(0, torch.searchsorted(tiles, rows // TILE) * TILE + rows % TILE)
 
     @property
     def weight(self) -> torch.Tensor:
@@ -236,11 +248,11 @@ class Q4KA8Linear(Q4A8Linear):
     kind = KINDS["q4k"]
     pack = staticmethod(pack_q4k)   # grid: (codes, d, sc, dmin, m)
 
-    def dense_weight(self) -> torch.Tensor:
-        codes, d, sc, dmin, m = unpack_q4k(self.packed, self.out_features)
+    def _dense(self, packed: torch.Tensor, n: int) -> torch.Tensor:
+        codes, d, sc, dmin, m = unpack_q4k(packed, n)
         scale, lo = q4k_grid(d, sc, dmin, m)
         w = codes.reshape(-1, scale.shape[1], GROUP).float() * scale[..., None] + lo[..., None]
-        return w.reshape(self.out_features, self.in_features)
+        return w.reshape(n, self.in_features)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ", scales=Q4_K (6-bit)"
@@ -252,11 +264,11 @@ class Q4HA8Linear(Q4A8Linear):
     kind = KINDS["q4h"]
     pack = staticmethod(pack_q4h)   # grid: (codes, scale, lo), scale and lo in fp16
 
-    def dense_weight(self) -> torch.Tensor:
-        codes, scale, lo = unpack_q4h(self.packed, self.out_features)
+    def _dense(self, packed: torch.Tensor, n: int) -> torch.Tensor:
+        codes, scale, lo = unpack_q4h(packed, n)
         g = self.in_features // GROUP
         w = codes.reshape(-1, g, GROUP).float() * scale.float()[..., None] + lo.float()[..., None]
-        return w.reshape(self.out_features, self.in_features)
+        return w.reshape(n, self.in_features)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + ", scales=fp16"
@@ -269,11 +281,11 @@ class Q6KA8Linear(Q4A8Linear):
     kind = KINDS["q6k"]
     pack = staticmethod(pack_q6k)   # grid: (codes, d, sc)
 
-    def dense_weight(self) -> torch.Tensor:
-        codes, d, sc = unpack_q6k(self.packed, self.out_features)
+    def _dense(self, packed: torch.Tensor, n: int) -> torch.Tensor:
+        codes, d, sc = unpack_q6k(packed, n)
         step = sc.float() * d.repeat_interleave(16, 1)
-        w = step[..., None] * (codes - 32).float().reshape(self.out_features, -1, 16)
-        return w.reshape(self.out_features, self.in_features)
+        w = step[..., None] * (codes - 32).float().reshape(n, -1, 16)
+        return w.reshape(n, self.in_features)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, weights=Q6_K (6-bit), "
