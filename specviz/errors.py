@@ -1,13 +1,14 @@
-"""The error every loading step raises for a problem a user can cause or fix, and the loader's progress words.
+"""The errors a user can cause or fix, and the loader's progress words.
 
 A message may be keyed, like `TraceFormatError`: `ModelLoadError(key="load.not_found", role=Role("draft"), ...)`
 names a text in `specviz.strings`, rendered only when someone reads it: `str()` in English (logs, the command
 line), `text(lang)` for a page. An unkeyed message (`ModelLoadError("...")`) is English only; a page in another
-language shows a general sentence instead (`specviz.ui.inputs.error_message`).
+language shows a general sentence instead (`specviz.ui.inputs.error_message`). The word table is loaded only when a
+sentence is rendered, so the decoder and the trace reader, which raise keyed errors, never load it.
 """
 from __future__ import annotations
 
-from .strings import DEFAULT_LANG, t
+import functools
 
 
 class Key(str):
@@ -24,8 +25,28 @@ def role(name: str) -> Key:
 
 def render(key: str, values: dict, lang: str | None = None) -> str:
     """The text of `key` in `lang` (English by default), a `Key` value rendered in the same language."""
+    from .strings import DEFAULT_LANG, t   # only a reader of the sentence needs the word table
+
     lang = lang or DEFAULT_LANG
     return t(key, lang, **{n: t(v, lang) if isinstance(v, Key) else v for n, v in values.items()})
+
+
+class KeyedError(ValueError):
+    """A bad input or file, said in the reader's language: `key` names the sentence in `specviz.strings`, `values`
+    fill it; `str()` is the English sentence, `text(lang)` the page's."""
+
+    def __init__(self, key: str, **values):
+        super().__init__(key, values)
+        self.key, self.values = key, values
+
+    def __reduce__(self):   # the values are keywords, which the default pickling would pass positionally
+        return functools.partial(type(self), self.key, **self.values), ()
+
+    def text(self, lang: str | None = None) -> str:
+        return render(self.key, self.values, lang)
+
+    def __str__(self) -> str:
+        return self.text()
 
 
 class ModelLoadError(RuntimeError):

@@ -253,6 +253,31 @@ def test_trimmed_is_a_drafter_name_and_refuses_a_table_for_another_vocabulary(mo
         ModelDrafter(draft, VOCAB, vocab_subset=torch.tensor([3, 2]))   # not ascending
 
 
+def test_a_refused_table_is_said_in_the_pages_language(models, tmp_path):
+    """A Hub pair with a trimmed drafter meets the packaged tokenizer's table: the page says why in English and in
+    Spanish (keyed sentences), not the general "something went wrong"; the CLI's str() is the English sentence."""
+    import pickle
+
+    from specviz.engine.vocab_trim import load_table
+    from specviz.strings import t
+    from specviz.ui.inputs import error_message
+
+    _, draft = models
+    with pytest.raises(VocabTableError) as caught:
+        make_drafter("trimmed", draft, VOCAB, trim_size=10)
+    e = caught.value
+    en, es = error_message(e, "en"), error_message(e, "es")
+    assert "151936" in en and "16" in en and "scripts/make_vocab.py" in en and en[0].isupper()
+    assert "151936" in es and "vocabulario" in es and es != en
+    assert en not in (t("error.unexpected", "en"), t("error.model_load", "en"))
+    assert str(e) == e.text("en") and str(pickle.loads(pickle.dumps(e))) == str(e)
+    (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
+    for path, key in ((tmp_path / "none.json", "vocab.not_found"), (tmp_path / "bad.json", "vocab.not_table")):
+        with pytest.raises(VocabTableError) as caught:
+            load_table(path)
+        assert caught.value.key == key and str(path) in error_message(caught.value, "es")
+
+
 class _FakeTokenizer:
     def __init__(self, vocab):
         self.vocab = vocab

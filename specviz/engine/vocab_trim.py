@@ -24,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from ..errors import KeyedError
 from ..limits import REPO_ROOT
 from ..runtime.state import runtime_of
 
@@ -33,8 +34,9 @@ DEFAULT_TABLE = VOCAB_DIR / "qwen2.5-coder.vocab.json"
 DEFAULT_SIZE = 32768   # FR-Spec's and VocabTrim's range is 16k-32k; 32k keeps ~all of the target's mass here
 
 
-class VocabTableError(ValueError):
-    """The table cannot serve this tokenizer or model (wrong fingerprint, size, or a malformed file)."""
+class VocabTableError(KeyedError):
+    """The table cannot serve this tokenizer or model (wrong fingerprint, size, or a malformed file): a keyed
+    sentence (`vocab.*` in specviz.strings), so a page says it in its own language."""
 
 
 # ---------------------------------------------------------------- the tokenizer's side
@@ -82,10 +84,8 @@ def check_tokenizer(table: VocabTable, tokenizer) -> None:
     """Refuse a table made for another tokenizer."""
     size, fp = len(tokenizer), _fingerprint_of(tokenizer)
     if size != table.meta["tokenizer_size"] or fp != table.meta["tokenizer_fingerprint"]:
-        raise VocabTableError(
-            f"the vocabulary table {table.path.name} was made for another tokenizer "
-            f"({table.meta['tokenizer_size']} tokens, fingerprint {table.meta['tokenizer_fingerprint']}; "
-            f"this one has {size} tokens, fingerprint {fp}); make one with scripts/make_vocab.py")
+        raise VocabTableError("vocab.other_tokenizer", name=table.path.name, table_size=table.meta["tokenizer_size"],
+                              table_fp=table.meta["tokenizer_fingerprint"], size=size, fp=fp)
 
 
 # ---------------------------------------------------------------- the table
@@ -115,14 +115,14 @@ def load_table(path: str | Path = DEFAULT_TABLE) -> VocabTable:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise VocabTableError(f"vocabulary table not found: {path}") from None
+        raise VocabTableError("vocab.not_found", path=str(path)) from None
     except (OSError, ValueError) as e:
-        raise VocabTableError(f"cannot read vocabulary table {path}: {e}") from None
+        raise VocabTableError("vocab.unreadable", path=str(path), reason=str(e)[:200]) from None
     if not isinstance(data, dict) or data.get("format") != TABLE_FORMAT:
-        raise VocabTableError(f"{path} is not a {TABLE_FORMAT} file")
+        raise VocabTableError("vocab.not_table", path=str(path), format=TABLE_FORMAT)
     meta, observed = data["meta"], tuple(int(i) for i in data["observed"])
     if any(not 0 <= i < int(meta["model_vocab"]) for i in observed) or len(set(observed)) != len(observed):
-        raise VocabTableError(f"{path}: observed ids must be distinct and below model_vocab")
+        raise VocabTableError("vocab.bad_ids", path=str(path))
     return VocabTable(path, meta, observed, tuple(int(c) for c in data["counts"]),
                       tuple(int(i) for i in data["always"]))
 
@@ -130,8 +130,7 @@ def load_table(path: str | Path = DEFAULT_TABLE) -> VocabTable:
 def check_model_vocab(table: VocabTable, vocab: int) -> None:
     """The drafter's vocabulary (the models' common prefix) must be the table's."""
     if vocab != table.model_vocab:
-        raise VocabTableError(f"the vocabulary table {table.path.name} is for a {table.model_vocab}-token "
-                              f"model vocabulary, this pair has {vocab}; make one with scripts/make_vocab.py")
+        raise VocabTableError("vocab.model_size", name=table.path.name, table_vocab=table.model_vocab, vocab=vocab)
 
 
 def vocab_subset(table: VocabTable, size: int = DEFAULT_SIZE, extra_ids=()) -> torch.Tensor:

@@ -645,6 +645,17 @@ STRINGS: dict[str, str] = {
     "error.unexpected": "Something went wrong on the server; the details are in its log.",
     "error.model_load": "The models could not be loaded; the details are in the server's log.",
     "error.file_unreadable": "the file could not be read",
+    "vocab.not_found": "the vocabulary table {path} was not found",
+    "vocab.unreadable": "the vocabulary table {path} could not be read ({reason})",
+    "vocab.not_table": "{path} is not a vocabulary table ({format})",
+    "vocab.bad_ids": "the vocabulary table {path} is damaged: its ids must be distinct and below its model's vocabulary",
+    "vocab.model_size": ("the vocabulary table {name} is for a {table_vocab}-token model vocabulary and this pair has "
+                         "{vocab}: the trimmed drafters need a table made for this pair (scripts/make_vocab.py); "
+                         "another drafter runs without one"),
+    "vocab.other_tokenizer": ("the vocabulary table {name} was made for another tokenizer ({table_size:token|tokens}, "
+                              "fingerprint {table_fp}; this pair's has {size:token|tokens}, fingerprint {fp}): the trimmed "
+                              "drafters need a table made for this pair (scripts/make_vocab.py); another drafter runs "
+                              "without one"),
     "tracefile.not_text": "the file is not text: a trace is JSON written in UTF-8",
     "tracefile.empty": "the file is empty",
     "tracefile.truncated": "the file ends before its JSON does: it was probably cut short",

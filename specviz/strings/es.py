@@ -679,6 +679,18 @@ STRINGS: dict[str, str] = {
     "error.unexpected": "Algo falló en el servidor; los detalles están en su registro.",
     "error.model_load": "No se pudieron cargar los modelos; los detalles están en el registro del servidor.",
     "error.file_unreadable": "no se pudo leer el archivo",
+    "vocab.not_found": "no se encontró la tabla de vocabulario {path}",
+    "vocab.unreadable": "no se pudo leer la tabla de vocabulario {path} ({reason})",
+    "vocab.not_table": "{path} no es una tabla de vocabulario ({format})",
+    "vocab.bad_ids": ("la tabla de vocabulario {path} está dañada: sus ids deben ser distintos y menores que el "
+                      "vocabulario de su modelo"),
+    "vocab.model_size": ("la tabla de vocabulario {name} es para un vocabulario de {table_vocab:token|tokens} y este par "
+                         "tiene {vocab}: los borradores recortados necesitan una tabla hecha para este par "
+                         "(scripts/make_vocab.py); otro borrador funciona sin ella"),
+    "vocab.other_tokenizer": ("la tabla de vocabulario {name} se hizo para otro tokenizador ({table_size:token|tokens}, "
+                              "huella {table_fp}; el de este par tiene {size:token|tokens}, huella {fp}): los borradores "
+                              "recortados necesitan una tabla hecha para este par (scripts/make_vocab.py); otro "
+                              "borrador funciona sin ella"),
     "tracefile.not_text": "el archivo no es texto: una traza es JSON escrito en UTF-8",
     "tracefile.empty": "el archivo está vacío",
     "tracefile.truncated": "el archivo termina antes que su JSON: probablemente está cortado",

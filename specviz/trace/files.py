@@ -23,6 +23,7 @@ import types
 import typing
 from typing import Any
 
+from ..errors import Key, KeyedError
 from ..limits import (DECODER_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, MAX_TOKEN_ID, MAX_TRACE_DEPTH,
                       MAX_TRACE_ROUNDS, MAX_TREE_NODES)
 
@@ -30,31 +31,11 @@ TRACE_FORMAT = "specviz-trace"
 TRACE_VERSION = 1
 
 
-class Key(str):
-    """A message value that is itself a strings key: rendered in the message's language too."""
-
-
-class TraceFormatError(ValueError):
+class TraceFormatError(KeyedError):
     """A trace file that cannot be read: `key` names the message in `specviz.strings`, `values` fills it.
 
     `str()` is the English sentence; `text(lang)` the page's (English where the language lacks it).
     """
-
-    def __init__(self, key: str, **values):
-        super().__init__(key, values)
-        self.key, self.values = key, values
-
-    def __reduce__(self):   # the values are keywords, which the default pickling would pass positionally
-        return functools.partial(type(self), self.key, **self.values), ()
-
-    def text(self, lang: str | None = None) -> str:
-        from ..strings import DEFAULT_LANG, t  # only a reader of the sentence needs the word table
-
-        lang = lang or DEFAULT_LANG
-        return t(self.key, lang, **{n: t(v, lang) if isinstance(v, Key) else v for n, v in self.values.items()})
-
-    def __str__(self) -> str:
-        return self.text()
 
 
 def _fail(key: str, **values):

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 from ..runtime.decoding import COMPILE_CHOICES
 from ..models.devices import gpu_available
 from ..engine.drafters import DRAFTERS
-from ..errors import ModelLoadError
+from ..errors import KeyedError, ModelLoadError
 from ..runtime.forwards import CUDA_ONLY
 from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
     APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, APP_MAX_TREE_NODES, \
@@ -245,7 +245,7 @@ def error_message(e: BaseException, lang: str = DEFAULT_LANG) -> str:
     with its traceback for whoever runs the server, and the page gets a general sentence."""
     if isinstance(e, (InputError, TraceFormatError)):
         text = str(e) if isinstance(e, InputError) else e.text(lang)
-    elif isinstance(e, ModelLoadError):   # its sentences start in lower case, for the command line's "error: ..."
+    elif isinstance(e, (ModelLoadError, KeyedError)):   # sentences in lower case, for the command line's "error: ..."
         text = e.text(lang) or t("error.model_load", lang)
         text = text[:1].upper() + text[1:]
     elif isinstance(e, OSError):
