@@ -113,3 +113,26 @@ def test_a_q4a8_copy_with_q4k_scales_is_read_back_and_keyed_by_them(tmp_path, mo
     key = entry_path(second, "q4a8", True)
     (folder / q4k.SIDECAR).unlink()
     assert entry_path(second, "q4a8", True) != key
+
+
+def test_entries_no_load_read_for_a_month_go_when_another_is_written(saved, tmp_path):
+    """A new torch, layout or weight file makes a new key; the old entries (1-1.5 GB each for the packaged target)
+    must not stay forever. A load marks what it reads, so an entry in use is never the one removed."""
+    import os
+    import time
+
+    model = saved()
+    convert_cached(model, "int8", strict_grid=False)
+    used, folder = entry_path(model, "int8", False), entry_path(model, "int8", False).parent
+    old, recent, dead = folder / "stale.safetensors", folder / "recent.safetensors", folder / "x.123.partial"
+    for f in (old, recent, dead):
+        f.write_bytes(b"x")
+    month_ago = time.time() - (weights_cache.STALE_DAYS + 1) * 86400
+    for f in (old, dead, used):
+        os.utime(f, (month_ago, month_ago))
+    convert_cached(saved(), "int8", strict_grid=False)   # read back: marks `used` as read now
+    assert used.is_file() and time.time() - used.stat().st_mtime < 3600
+    assert old.is_file() and dead.is_file()   # reading removes nothing
+    convert_cached(saved(), "int4", strict_grid=False)   # writing another entry prunes
+    assert not old.exists() and not dead.exists()
+    assert used.is_file() and recent.is_file() and entry_path(model, "int4", False).is_file()

@@ -9,12 +9,16 @@ layout's version (q4a8.LAYOUT): a copy written before either existed is never re
 one. Before a cached copy is trusted, its first layer is converted afresh from the loaded weights
 and must match it bit for bit; otherwise the entry is dropped and everything is converted again. Models that do not come
 from a local folder of safetensors files (nothing to key them by) are converted every time.
+
+Each new key leaves the old entry behind (1-1.5 GB for the packaged target), so writing an entry also removes those no
+load has read for `STALE_DAYS` (a load marks what it reads) and the partial files of a writer that died.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 import torch
@@ -27,6 +31,7 @@ from .weights import (LINEAR_TYPES, Bf16WeightLinear, Int4WeightLinear, converte
                       record_target_weights)
 
 VERSION = 1
+STALE_DAYS = 30   # an entry no load has read for this long is removed when another is written
 STORED = {cls.__name__: cls for cls in (Int4WeightLinear, Int8WeightLinear, Bf16WeightLinear, Q4A8Linear, Q4KA8Linear,
                                         Q4HA8Linear, Q6KA8Linear, Q8A8Linear)}
 
@@ -83,6 +88,23 @@ def _save(model, path: Path, counts: dict[str, int]) -> None:
     partial = path.with_suffix(f".{os.getpid()}.partial")
     save_file(tensors, str(partial), metadata={"layers": json.dumps(layers), "counts": json.dumps(counts)})
     os.replace(partial, path)   # a reader never sees half a file
+    prune(path.parent, keep=path)
+
+
+def prune(folder: Path, keep: Path | None = None, now: float | None = None) -> list[Path]:
+    """Remove the entries of `folder` no load has read for STALE_DAYS and partial files older than a day (never
+    `keep`); returns what it removed. A file another process removes first, or cannot remove, is left to it."""
+    now = time.time() if now is None else now
+    removed = []
+    for f, age in [(f, STALE_DAYS * 86400) for f in folder.glob("*.safetensors")] + \
+                  [(f, 86400) for f in folder.glob("*.partial")]:
+        try:
+            if f != keep and now - f.stat().st_mtime > age:
+                f.unlink()
+                removed.append(f)
+        except OSError:
+            pass
+    return removed
 
 
 def _rebuilt(info: dict, tensors: dict, prefix: str) -> torch.nn.Module:
@@ -121,4 +143,8 @@ def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | N
     for name, parent, attr in slots:
         setattr(parent, attr, _rebuilt(layers[name], tensors, name))
     record_target_weights(model, kind)
+    try:
+        os.utime(path)   # read now: not stale (prune)
+    except OSError:
+        pass
     return counts
