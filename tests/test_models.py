@@ -215,7 +215,7 @@ def _old_prepared_folder(tmp_path, monkeypatch):
     from gguf import GGMLQuantizationType as T
     from safetensors.torch import save_file
 
-    from test_models_quant_q4k import q4k_blocks, write_gguf
+    from gguf_blocks import q4k_blocks, write_gguf
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     write_gguf(tmp_path / "m.gguf", {"blk.0.attn_q.weight": (q4k_blocks(16, 256), T.Q4_K),

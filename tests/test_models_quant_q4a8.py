@@ -429,7 +429,7 @@ def test_a_layers_one_call_refuses_a_width_beyond_its_tiles(ext):
 def test_dense_rows_are_the_dense_weights_rows_from_only_their_tiles(monkeypatch):
     """What a trimmed head takes (engine.vocab_trim): the chosen rows, bit for bit, of every 4-bit layout, rows out of
     order and in the last, partial tile (40 outputs: tiles of 16, 16, 8); only the tiles holding them dequantized."""
-    from test_models_quant_q4a8_q6k import q6k_layer
+    from gguf_blocks import q6k_layer
 
     layers = [_layers()[0], _q4k_layers()[0], _q4h_layers()[0], q6k_layer()[0]]
     rows = torch.tensor([39, 2, 17, 3, 33, 2])   # tiles 2, 0, 1, 0, 2, 0: a repeat, and none left out

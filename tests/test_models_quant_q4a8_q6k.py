@@ -7,40 +7,13 @@ equals that row in any batch.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
+from gguf_blocks import q6k_blocks, q6k_dequantized as dequantized, q6k_layer
 from specviz.models.quant import q4a8, q4k, weights
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def q6k_blocks(rows: int, cols: int, seed: int = 0) -> np.ndarray:
-    """Raw Q6_K blocks [rows, cols/256 * 210] as a GGUF holds them: random codes and int8 sub-scales, small d."""
-    rng = np.random.default_rng(seed)
-    blocks = rng.integers(0, 256, (rows * cols // 256, 210), dtype=np.uint8)
-    blocks[:, 208:210] = rng.uniform(1e-5, 1e-3, (len(blocks), 1)).astype(np.float16).view(np.uint8)
-    return blocks.reshape(rows, -1)
-
-
-def dequantized(blocks: np.ndarray) -> torch.Tensor:
-    """What transformers loads from those blocks: gguf's own Q6_K dequantizer, fp32."""
-    from gguf import GGMLQuantizationType
-    from gguf.quants import dequantize
-
-    return torch.from_numpy(dequantize(blocks, GGMLQuantizationType.Q6_K).astype(np.float32))
-
-
-def q6k_layer(rows: int = 40, cols: int = 512, seed: int = 0, bias: bool = True):
-    blocks = q6k_blocks(rows, cols, seed)
-    weight = dequantized(blocks)
-    s = q4k.q6k_block_scales(blocks, rows)
-    scales = (s["q6k_d"], s["q6k_sc"])
-    codes = q4k.exact_q6k_codes(weight, scales)
-    assert codes is not None
-    b = torch.randn(rows, generator=torch.Generator().manual_seed(seed)) if bias else None
-    return q4a8.Q6KA8Linear(weight, b, (codes, *scales)), weight, (codes, *scales)
 
 
 def activations(m: int, k: int, seed: int = 1) -> torch.Tensor:

@@ -13,24 +13,8 @@ import numpy as np
 import pytest
 import torch
 
+from gguf_blocks import q4k_blocks, q4k_dequantized as dequantized, write_gguf
 from specviz.models.quant import q4a8, q4k
-
-
-def q4k_blocks(rows: int, cols: int, seed: int = 0) -> np.ndarray:
-    """Raw Q4_K blocks [rows, cols/256 * 144] as a GGUF holds them: random codes and 6-bit scales, small d, dmin."""
-    rng = np.random.default_rng(seed)
-    blocks = rng.integers(0, 256, (rows * cols // 256, 144), dtype=np.uint8)
-    halves = np.stack([rng.uniform(1e-4, 3e-3, len(blocks)), rng.uniform(1e-4, 2e-2, len(blocks))], 1)
-    blocks[:, :4] = halves.astype(np.float16).view(np.uint8)
-    return blocks.reshape(rows, -1)
-
-
-def dequantized(blocks: np.ndarray) -> torch.Tensor:
-    """What transformers loads from those blocks: gguf's own Q4_K dequantizer, fp32."""
-    from gguf import GGMLQuantizationType
-    from gguf.quants import dequantize
-
-    return torch.from_numpy(dequantize(blocks, GGMLQuantizationType.Q4_K).astype(np.float32))
 
 
 def test_the_q4k_layout_gives_ggufs_own_dequantized_weights_bit_for_bit():
@@ -54,42 +38,6 @@ def test_weights_that_are_not_from_the_scales_give_no_codes():
     assert q4k.exact_codes(nudged, scales) is None
     assert q4k.exact_codes(weight[:, :256], scales) is None            # another shape
     assert q4k.exact_codes(dequantized(q4k_blocks(16, 512, seed=1)), scales) is None
-
-
-def q4k_folder(model, folder, mismatch: tuple[str, ...] = (), plain: tuple[str, ...] = ()) -> dict[str, str]:
-    """Give every linear layer of `model` whose width is a multiple of 256 Q4_K weights (random blocks, gguf's
-    dequantizer), save the model in `folder` with those scales beside it (layers in `mismatch` get another
-    block's scales, those in `plain` keep their weights and get none); returns {layer name: "q4k" or "other"}."""
-    from safetensors.torch import save_file
-
-    sidecar, kinds = {}, {}
-    for i, (name, layer) in enumerate((n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)):
-        out, inp = layer.weight.shape
-        if inp % 256 or name in plain:
-            kinds[name] = "other"
-            continue
-        blocks = q4k_blocks(out, inp, seed=i)
-        with torch.no_grad():
-            layer.weight.copy_(dequantized(blocks))
-        scales = q4k.block_scales(q4k_blocks(out, inp, seed=1000 + i) if name in mismatch else blocks, out)
-        sidecar.update({f"{name}.{k}": v for k, v in scales.items()})
-        kinds[name] = "other" if name in mismatch else "q4k"
-    model.save_pretrained(folder)
-    save_file(sidecar, str(folder / q4k.SIDECAR))
-    return kinds
-
-
-def write_gguf(path, tensors: dict[str, tuple[np.ndarray, object]]) -> None:
-    """A small GGUF of raw tensors {name: (bytes, GGML type)}."""
-    import gguf
-
-    writer = gguf.GGUFWriter(str(path), "qwen2")
-    for name, (data, kind) in tensors.items():
-        writer.add_tensor(name, data, raw_dtype=kind)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
 
 
 def test_the_scales_are_read_from_a_gguf_and_found_again_beside_the_model(tmp_path):

@@ -13,7 +13,7 @@ import torch
 
 from specviz.models.quant import q4a8, read_ahead
 from tests.test_models_quant_q4a8 import _activations, _layers, _q4h_layers, _q4k_layers, rows_that_differ_alone
-from tests.test_models_quant_q4a8_q6k import q6k_layer
+from gguf_blocks import q6k_layer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -246,7 +246,7 @@ def test_q4a8_keeps_q4k_scales_where_they_are_exact_and_falls_back_per_layer(tmp
     4-bit grid, and a layer on none (a 6-bit tensor) goes to int8 ("q8a8")."""
     from transformers import AutoModelForCausalLM
 
-    from test_models_quant_q4k import q4k_folder
+    from gguf_blocks import q4k_folder
 
     kinds = q4k_folder(tiny_model(5, vocab=64, hidden=256, layers=1), tmp_path, mismatch=("model.layers.0.mlp.up_proj",),
                        plain=("lm_head",))

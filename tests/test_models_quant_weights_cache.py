@@ -92,7 +92,7 @@ def test_a_q4a8_copy_with_q4k_scales_is_read_back_and_keyed_by_them(tmp_path, mo
     """The Q4_K layers come back as Q4KA8Linear without a second conversion (the first layer's fresh conversion,
     made with its scales, matches the cached one); the scales file is among the files an entry is keyed by."""
     from specviz.models.quant import q4a8, q4k
-    from test_models_quant_q4k import q4k_folder
+    from gguf_blocks import q4k_folder
 
     if q4a8.unavailable() is not None:
         pytest.skip("q4a8 kernels unavailable here")
