@@ -402,8 +402,9 @@ LAZY_IMPORTS = {
     ("specviz.cli.prepare", "specviz.models.packaged"): CLI_PENDING,
     ("specviz.cli.prepare", "specviz.models.quant.q4a8"):
         "imports torch and may compile: only after the arguments were accepted and the pair is converted",
-    ("specviz.trace.files", "specviz.strings"):
-        "the records stay below the words (tests/test_trace.py): only a reader of an error's sentence loads the table",
+    ("specviz.errors", "specviz.strings"):
+        "the records and the decoder stay below the words (tests/test_trace.py): their keyed errors load the table "
+        "only when someone reads a sentence",
     ("specviz.runtime.zerogpu", "specviz.strings"):
         "the decoder stays below the words (tests/test_trace.py): the table loads only to refuse a bad slice size",
     ("specviz.models.loading", "transformers"): HEAVY,
