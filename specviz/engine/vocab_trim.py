@@ -165,8 +165,10 @@ def trimmed_head(model, subset: torch.Tensor) -> torch.nn.Module:
     if key not in heads:
         with torch.no_grad():
             rows = _dense_rows(out, subset)
-            head = torch.nn.Linear(rows.shape[1], rows.shape[0], bias=False, device=rows.device, dtype=rows.dtype)
-            head.weight.copy_(rows)
+            # No random init of weights about to be replaced (29 M of them for the packaged draft), no copy.
+            head = torch.nn.utils.skip_init(torch.nn.Linear, rows.shape[1], rows.shape[0], bias=False,
+                                            device=rows.device, dtype=rows.dtype)
+            head.weight = torch.nn.Parameter(rows, requires_grad=False)
             del rows
         heads.clear()   # one subset per model in practice: do not keep old copies of 100+ MB alive
         heads[key] = runtime.store_linear(head.eval()) if runtime.store_linear else head.eval()
