@@ -147,6 +147,7 @@ def replay(tr, policy: dict, k: int, c: float, verify: dict) -> tuple[float, int
     """(cost in target steps, tokens, rounds) of one greedy run under `policy`."""
     P, N = len(tr["prompt"]), len(tr["output"])
     at, cost, rounds = P, 0.0, 0
+    streak = False   # the last lookup round was accepted whole ("after_whole": only then a longer one)
     while at < P + N:
         k_round = min(k, P + N - at - 1)
         if k_round <= 0:
@@ -156,11 +157,12 @@ def replay(tr, policy: dict, k: int, c: float, verify: dict) -> tuple[float, int
         if policy["kind"] in ("ngram", "hybrid"):   # a hybrid's lookup rounds may go to lookup_k (Chain.lookup_k)
             k_lookup = min(policy.get("lookup_k", k), P + N - at - 1)
             acc, drafted, n = lookup_round(tr, at, k_lookup, policy.get("max_ngram", 3), policy.get("earliest", False))
-            if n < policy.get("long_match", 0):   # only a match this long earns the longer round
-                acc, drafted = min(acc, k_round), min(drafted, k_round)
+            if n < policy.get("long_match", 0) or (policy.get("after_whole") and not streak):
+                acc, drafted = min(acc, k_round), min(drafted, k_round)   # only these earn the longer round
             use_lookup = policy["kind"] == "ngram" or (n >= policy["min_match"] and drafted >= policy["min_tokens"])
         if use_lookup:
             cost += verify.get(drafted, 1.0) if drafted else 1.0
+            streak = acc == drafted
         elif policy.get("extend"):
             acc, steps, drafted = extended_round(tr, at, k_round, policy.get("threshold"), policy["min_match"])
             cost += steps * c + verify[drafted]
@@ -196,6 +198,9 @@ def simulate(args) -> None:
             policies[f"hybrid n>=3 t=0.6 lookup {lookup_k} if n>={long_match}"] = {
                 "kind": "hybrid", "min_match": 3, "min_tokens": 2, "threshold": 0.6, "lookup_k": lookup_k,
                 "max_ngram": long_match, "long_match": long_match}
+        policies[f"hybrid n>=3 t=0.6 lookup {lookup_k} after a whole"] = {   # ... only after a lookup accepted whole
+            "kind": "hybrid", "min_match": 3, "min_tokens": 2, "threshold": 0.6, "lookup_k": lookup_k,
+            "after_whole": True}
     cats = sorted({tr["category"] for tr in data["traces"]})
     print(f"c {c:.3f}, K {args.k}; modelled speedup over the target alone (tokens / cost), "
           f"median over prompts (the upper of two middles), {len(data['traces'])} prompts")
