@@ -206,3 +206,29 @@ def test_agreement_runs_the_hybrid_with_its_longer_lookup_rounds_when_asked():
     assert plain == [("hybrid K=3", {"k": 3, "drafter": "hybrid"}), ("chain K=2", {"k": 2})]
     longer = agreement.methods(agreement.build_parser().parse_args(["--drafter", "hybrid", "--lookup-k", "5"]))
     assert longer == [("hybrid K=3 lookup 5", {"k": 3, "drafter": "hybrid", "lookup_k": 5})]
+
+
+def test_generate_writes_a_trace_with_long_lookup_rounds_that_reads_back(tmp_path):
+    """`generate --drafter hybrid --lookup-k 7 --json FILE`: the lookup rounds draft past K, so the trace records
+    lookup_k and its reader allows up to it (it refused such a file: "drafted 7 tokens, more than K = 2")."""
+    from types import SimpleNamespace
+
+    from specviz.cli.generate import _write_trace
+    from specviz.engine.sampling import SamplingConfig
+    from specviz.engine.speculative import speculative_generate
+    from specviz.trace.records import Trace
+    from tiny import tiny_model
+
+    target = tiny_model(11)
+    phrase = [3, 9, 4, 12, 7]
+    prompt = phrase * 3 + phrase[:3]
+    rounds = list(speculative_generate(target, tiny_model(3), prompt, k=2, lookup_k=7, drafter="hybrid",
+                                       sampling=SamplingConfig(0.0), max_new_tokens=24))
+    assert max(len(r.drafted) for r in rounds) > 2
+    args = SimpleNamespace(prompt="p", k=2, max_new_tokens=24, seed=0, adaptive=None, lookup_k=7, drafter="hybrid",
+                           json=str(tmp_path / "t.json"))
+    pair = SimpleNamespace(draft_name="d", target_name="t", decode=lambda ids: "x", device="cpu", dtype="float32")
+    output = [t for r in rounds for t in r.emitted]
+    _write_trace(args, pair, prompt, SamplingConfig(0.0), rounds, output, {})
+    trace = Trace.from_json((tmp_path / "t.json").read_text(encoding="utf-8"))
+    assert (trace.k, trace.lookup_k) == (2, 7) and trace.output_ids == output

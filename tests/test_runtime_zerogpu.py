@@ -51,6 +51,8 @@ def test_forms_become_requests():
     assert gpu_calls.request_of(run_form(max_new="lots")).tokens == 128      # unreadable: a default, never a crash
     assert gpu_calls.request_of(run_form(max_new=10**9)).tokens == APP_MAX_NEW_TOKENS
     assert gpu_calls.request_of(None) is None
+    assert gpu_calls.request_of(run_form(k=3, lookup_k=8)).ks == (8,)   # a hybrid's lookup rounds verify more rows
+    assert gpu_calls.request_of(run_form(k=3, lookup_k=0)).ks == (3,)
 
 
 def test_off_zero_gpu_the_event_is_returned_as_it_is(monkeypatch):

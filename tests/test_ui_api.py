@@ -62,7 +62,7 @@ def test_parameters_are_named_and_integers_are_typed_as_integers(client):
 
 # The public parameters, in order: a program calls them by these names (or by position), so they never change.
 PARAMETERS = {"/generate": ["prompt", "k", "max_new_tokens", "temperature", "top_k", "top_p", "seed", "drafter",
-                            "adaptive", "raw", "pair", "draft_id", "target_id", "compile", "compare"],
+                            "adaptive", "raw", "pair", "draft_id", "target_id", "compile", "compare", "lookup_k"],
               "/sweep": ["prompt", "k_lo", "k_hi", "tokens", "temperature", "top_k", "top_p", "seed", "raw", "pair",
                          "draft_id", "target_id"]}
 

@@ -289,3 +289,23 @@ def test_stop_while_queued_stops_the_run_before_it_starts():
     session.end_session(me)
     session.end_session(other)
     assert busy.stop.is_set()
+
+
+def test_lookup_k_is_for_the_hybrid_drafters_and_bounded():
+    """0 or empty: as K; 1 to APP_MAX_K with a hybrid drafter; refused beside its box otherwise, in both languages."""
+    from specviz.limits import APP_MAX_K
+
+    base = {"prompt": "x", "raw": False, "k": 3, "adaptive": False, "temperature": 0, "top_k": 0, "top_p": 1,
+            "max_new": 8, "seed": 0, "pair": PACKAGED, "draft_id": "", "target_id": "", "compare_switch": False}
+    assert inputs.run_settings({**base, "drafter": "hybrid", "lookup_k": 0}).lookup_k is None
+    assert inputs.run_settings({**base, "drafter": "hybrid"}).lookup_k is None
+    assert inputs.run_settings({**base, "drafter": "hybrid_trimmed", "lookup_k": "6"}).lookup_k == 6
+    assert inputs.run_settings({**base, "drafter": "model", "lookup_k": 0}).lookup_k is None
+    for drafter, value in (("model", 5), ("ngram", 5), ("tree", 2), ("hybrid", APP_MAX_K + 1), ("hybrid", 2.5),
+                           ("hybrid", -1), ("hybrid", "many")):
+        with pytest.raises(InputError):
+            inputs.run_settings({**base, "drafter": drafter, "lookup_k": value})
+        assert "lookup_k" in inputs.field_errors({**base, "drafter": drafter, "lookup_k": value})
+    es = inputs.field_errors({**base, "drafter": "model", "lookup_k": 5}, "es")["lookup_k"]
+    assert es.startswith("La K de búsqueda") and es != inputs.field_errors({**base, "drafter": "model",
+                                                                           "lookup_k": 5})["lookup_k"]

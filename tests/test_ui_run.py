@@ -60,3 +60,27 @@ def test_the_page_and_the_api_give_the_same_trace(monkeypatch):
     other_seed = api.Endpoints(ctx).generate(api.GenerateRequest(FORM["prompt"], k=1, max_new_tokens=FORM["max_new"],
                                                                  seed=FORM["seed"]))
     assert _untimed(other_seed["trace"]) != from_page                  # the comparison sees a different run
+
+
+def test_a_hybrids_lookup_rounds_go_to_lookup_k_on_the_page_and_in_the_api(monkeypatch):
+    """Lookup K from the page's form and the API's field: the hybrid's lookup rounds propose up to it while its model
+    rounds stay at K, the trace records it, and page and API give the same trace; greedy, so the target's output."""
+    from specviz.trace.records import Trace
+
+    monkeypatch.setattr(pays, "wanted", lambda pair, drafter, compiled: False)
+    pair = TinyPair(0.0)
+    ctx = AppContext(cache=PairCache(lambda d, t, progress: pair), tick_s=0.05)
+    form = {**FORM, "prompt": "the cat sat on the mat " * 4, "drafter": "hybrid", "lookup_k": 6, "max_new": 32}
+    page = list(generate.generate(ctx, form, request=SimpleNamespace(session_hash="run-lookup")))[-1]["trace"]
+    assert (page.k, page.lookup_k) == (2, 6)
+    lookup = [len(r.drafted) for r in page.rounds if r.drafted and r.drafted[0].source == "ngram"]
+    model = [len(r.drafted) for r in page.rounds if r.drafted and r.drafted[0].source == "model"]
+    assert lookup and max(lookup) > 2 and max(lookup) <= 6 and all(n <= 2 for n in model)
+    assert Trace.from_json(page.to_json()).lookup_k == 6
+    answer = api.Endpoints(ctx).generate(api.GenerateRequest(form["prompt"], k=2, max_new_tokens=32, seed=FORM["seed"],
+                                                             drafter="hybrid", lookup_k=6))
+    assert _untimed(json.loads(page.to_json())) == _untimed(answer["trace"])
+    plain = list(generate.generate(ctx, {**form, "lookup_k": 0}, request=SimpleNamespace(session_hash="run-k")))
+    trace = plain[-1]["trace"]
+    assert trace.lookup_k is None and all(len(r.drafted) <= 2 for r in trace.rounds)
+    assert trace.output_ids == page.output_ids   # greedy: the same tokens whatever drafts them

@@ -190,7 +190,7 @@ def _write_trace(args, pair, ids, sampling: SamplingConfig, rounds, output: list
                   target_model=pair.target_name, k=args.k, max_new_tokens=args.max_new_tokens, seed=args.seed,
                   sampling=sampling.to_dict(), rounds=rounds, output_text=pair.decode(output),
                   prefill_seconds=stats.get("prefill_seconds", 0.0), device=str(pair.device), dtype=str(pair.dtype),
-                  adaptive_threshold=args.adaptive)
+                  adaptive_threshold=args.adaptive, lookup_k=args.lookup_k)
     with open(args.json, "w", encoding="utf-8") as f:
         f.write(trace.to_json(indent=1))
     print(f"trace written to {args.json}", file=sys.stderr)

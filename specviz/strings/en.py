@@ -239,6 +239,7 @@ STRINGS: dict[str, str] = {
 
     # ------------------------------------------------------------ input checks
     "field.k": "K",
+    "field.lookup_k": "Lookup K",
     "field.max_new": "Max new tokens",
     "field.seed": "Seed",
     "field.top_k": "Top-k",
@@ -581,6 +582,9 @@ STRINGS: dict[str, str] = {
     "card.drafter": "drafter: {name}",
     "card.drafter_round": "drafter: {name} · this round: {source}",
     "ui.advanced": "Advanced",
+    "ui.lookup_k": "Lookup K (the hybrid drafters)",
+    "ui.lookup_k_info": ("The most tokens a prompt-lookup round proposes, 0 to {hi}; 0 = K. A looked-up token costs no "
+                         "draft step, only a row of the verify."),
     "ui.compile": "Compiled forwards (torch.compile with CUDA graphs)",
     "ui.compile_info": ("auto = on with a CUDA GPU (CUDA graphs without torch.compile on ZeroGPU), off on a CPU. "
                         "The first run per K compiles and captures the forwards (tens of seconds, shown in the "
@@ -590,6 +594,7 @@ STRINGS: dict[str, str] = {
     "compile.off": "off",
     "input.drafter": "Unknown drafter “{value}”: choose one of the drafters listed.",
     "input.compile": "Compiled forwards must be auto, on, off or graphs, not “{value}”.",
+    "input.lookup_k_drafter": "Lookup K applies to the hybrid drafters only: set it to 0 for this drafter.",
     "input.ngram_adaptive": ("Adaptive K stops on the draft model's confidence, and the prompt-lookup (n-gram) "
                              "drafter has no draft model: switch adaptive K off or choose another drafter."),
     "status.costs": ("Timing one forward pass of each model for c and the verify cost (once per pair, device "

@@ -240,6 +240,7 @@ STRINGS: dict[str, str] = {
 
     # ------------------------------------------------------------ comprobación de entradas
     "field.k": "K",
+    "field.lookup_k": "K de búsqueda",
     "field.max_new": "Máximo de tokens nuevos",
     "field.seed": "Semilla",
     "field.top_k": "Top-k",
@@ -612,6 +613,9 @@ STRINGS: dict[str, str] = {
     "card.drafter": "borrador: {name}",
     "card.drafter_round": "borrador: {name} · en esta ronda: {source}",
     "ui.advanced": "Avanzado",
+    "ui.lookup_k": "K de búsqueda (los borradores híbridos)",
+    "ui.lookup_k_info": ("Los tokens que propone como máximo una ronda de búsqueda en el prompt, de 0 a {hi}; 0 = K. "
+                         "Un token buscado no cuesta un paso del borrador, solo una fila de la verificación."),
     "ui.compile": "Pasadas compiladas (torch.compile con grafos CUDA)",
     "ui.compile_info": ("automático = sí con una GPU CUDA (grafos CUDA sin torch.compile en ZeroGPU), no en una "
                         "CPU. La primera ejecución para cada K compila y captura las pasadas (decenas de segundos, "
@@ -621,6 +625,8 @@ STRINGS: dict[str, str] = {
     "compile.off": "no",
     "input.drafter": "Borrador desconocido «{value}»: elige uno de los borradores de la lista.",
     "input.compile": "Las pasadas compiladas deben ser automático, sí, no o grafos; se recibió «{value}».",
+    "input.lookup_k_drafter": ("La K de búsqueda solo se aplica a los borradores híbridos: ponla a 0 para este "
+                               "borrador."),
     "input.ngram_adaptive": ("K adaptativo se detiene según la confianza del modelo borrador, y la búsqueda en el "
                              "prompt (n-grama) no tiene modelo borrador: desactiva K adaptativo o elige otro "
                              "borrador."),

@@ -310,6 +310,7 @@ def validate(trace):
     _in_range(trace.seed, 0, 2**63 - 1, "trace.seed")
     _in_range(trace.prefill_seconds, 0.0, 1e6, "trace.prefill_seconds")
     _in_range(trace.adaptive_threshold, 0.0, 1.0, "trace.adaptive_threshold")
+    _in_range(trace.lookup_k, 1, MAX_K, "trace.lookup_k")
     if any(not 0 <= i <= MAX_TOKEN_ID for i in trace.prompt_ids):
         _fail("tracefile.range", where="trace.prompt_ids", lo=0, hi=MAX_TOKEN_ID,
               value=_shown(next(i for i in trace.prompt_ids if not 0 <= i <= MAX_TOKEN_ID)))
@@ -320,7 +321,7 @@ def validate(trace):
         if rnd.index != i:
             _fail("tracefile.index", where=where, expected=i, value=rnd.index)
         _check_numbers(rnd, where)
-        _check_verdicts(rnd, trace.k, where)
+        _check_verdicts(rnd, max(trace.k, trace.lookup_k or 0), where)   # a hybrid's lookup rounds: up to lookup_k
         _check_tree(rnd, where)
         if any(not 0 <= tok <= MAX_TOKEN_ID for tok in rnd.emitted):
             _fail("tracefile.range", where=f"{where}.emitted", lo=0, hi=MAX_TOKEN_ID, value=_shown(rnd.emitted))

@@ -186,6 +186,7 @@ class Trace:
     dtype: str = ""
     target_weights: str = ""            # how the target stored its weights: "int4", "int8", "bf16", "fp32"
     adaptive_threshold: float | None = None   # set when K was a maximum (adaptive draft length)
+    lookup_k: int | None = None         # set when a hybrid drafter's lookup rounds could propose more (or less) than K
 
     @property
     def output_ids(self) -> list[int]:

@@ -130,6 +130,7 @@ class GenerateRequest:
     target_id: str = ""
     compile: str = "auto"
     compare: bool = False
+    lookup_k: int = 0
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ class Endpoints:
             compile: "auto", "on", "off" or "graphs" (compiled forwards; "auto" compiles on a GPU only; "on" and
                 "graphs" are refused where no CUDA GPU is)
             compare: also run the target alone afterwards (same seed and settings) for the speedup
+            lookup_k: with a hybrid drafter, the most tokens a prompt-lookup round proposes, 1 to 16; 0 is k
         Returns:
             {"text": the decoded output, "metrics": acceptance rate, tau, tokens/s... of the run,
             "trace": the whole run in the trace file format (give it to replay, or save it as .json),
@@ -216,7 +218,7 @@ class Endpoints:
                 "compile": text_parameter(r.compile, "compile"), "pair": text_parameter(r.pair, "pair"),
                 "draft_id": text_parameter(r.draft_id, "draft_id"), "target_id": text_parameter(r.target_id, "target_id"),
                 "adaptive": _flag(r.adaptive, "adaptive"), "raw": _flag(r.raw, "raw"),
-                "compare_switch": _flag(r.compare, "compare")}, LANG)
+                "compare_switch": _flag(r.compare, "compare"), "lookup_k": r.lookup_k}, LANG)
         except InputError as e:
             raise refused(e) from None
         loaded = self._load(s.pair_ids)

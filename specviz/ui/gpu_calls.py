@@ -44,8 +44,9 @@ def request_of(form: Mapping[str, Any] | None) -> zerogpu.GpuRequest | None:
         lo, hi = _int(form, "k_lo", 1, APP_MAX_K), _int(form, "k_hi", 1, APP_MAX_K)
         return zerogpu.GpuRequest(_int(form, "sweep_tokens", 64, APP_MAX_SWEEP_TOKENS),
                                   tuple(range(min(lo, hi), max(lo, hi) + 1)), baseline=True)
-    if "max_new" in form:
-        return zerogpu.GpuRequest(_int(form, "max_new", 128, APP_MAX_NEW_TOKENS), (_int(form, "k", 4, APP_MAX_K),),
+    if "max_new" in form:   # a hybrid's lookup rounds may verify more rows than K (lookup_k; 0 or absent: K)
+        k = max(_int(form, "k", 4, APP_MAX_K), _int(form, "lookup_k", 1, APP_MAX_K))
+        return zerogpu.GpuRequest(_int(form, "max_new", 128, APP_MAX_NEW_TOKENS), (k,),
                                   baseline=bool(form.get("compare_switch")))
     return None
 

@@ -7,17 +7,16 @@ one raises `InputError` with a message in the page's language.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import re
 import unicodedata
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Mapping
 
 from ..runtime.decoding import COMPILE_CHOICES
 from ..models.devices import gpu_available
 from ..engine.drafters import DRAFTERS
+from ..engine.options import HYBRID_DRAFTERS
 from ..errors import KeyedError, ModelLoadError
 from ..runtime.forwards import CUDA_ONLY
 from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
@@ -29,12 +28,10 @@ from ..trace.records import Trace
 from ..trace.files import TraceFormatError
 from .choices import (  # noqa: F401 - the page's choices, re-exported: every form check names them as inputs.*
     CUSTOM, GPU_PRESETS, HUB_PRESETS, PACKAGED, TREE, compile_choices, default_pair, drafter_choices, pair_choices)
+from .numbers import (  # noqa: F401 - the number checks, re-exported: the tabs call them as inputs.*
+    InputError, exact, finite_number, number_between, shown, whole_number)
 
 log = logging.getLogger(__name__)
-
-
-class InputError(ValueError):
-    """Bad input from the page; the message is shown as is."""
 
 
 def drafter(value, lang: str = DEFAULT_LANG) -> str:
@@ -66,13 +63,24 @@ def adaptive_threshold(value, drafter: str, lang: str = DEFAULT_LANG) -> float |
     return ADAPTIVE_THRESHOLD
 
 
+def lookup_k(value, drafter: str, lang: str = DEFAULT_LANG) -> int | None:
+    """The hybrid drafters' lookup rounds' most tokens (0 or empty: as K, None), refused past `APP_MAX_K` and, when
+    set, with a drafter that has no lookup rounds."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    n = whole_number(value, "field.lookup_k", 0, APP_MAX_K, lang)
+    if n and drafter not in HYBRID_DRAFTERS:
+        raise InputError(t("input.lookup_k_drafter", lang))
+    return n or None
+
+
 def tree_conflicts(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> dict[str, str]:
     """{field name: sentence} for what the tree drafter cannot run with ({} for other drafters): more nodes than
     `APP_MAX_TREE_NODES`, or compiled forwards (trees run on the dynamic cache). Adaptive K: `adaptive_threshold`."""
     if form.get("drafter") != TREE:
         return {}
     errors = {}
-    k = _exact(form.get("k"))
+    k = exact(form.get("k"))
     if k is not None and k > APP_MAX_TREE_NODES:
         errors["k"] = t("input.tree_nodes", lang, limit=APP_MAX_TREE_NODES)
     if form.get("compile") in ("on", "graphs"):
@@ -80,60 +88,14 @@ def tree_conflicts(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> dict[st
     return errors
 
 
-def _exact(value) -> Decimal | None:
-    """`value` as an exact decimal (an int, a float or a text such as "2.5"); None when it is no finite number.
-
-    Exact, so a whole number of any size keeps every digit (a float would round 2**63 + 1), and NaN, infinity and
-    anything unreadable are refused rather than replaced."""
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        d = Decimal(value) if isinstance(value, (int, float)) else Decimal(str(value).strip())
-    except (InvalidOperation, ValueError, TypeError):
-        return None
-    return d if d.is_finite() else None
-
-
-def _shown(bound):
-    """A range end for a message: 2 rather than 2.0."""
-    return int(bound) if float(bound).is_integer() else bound
-
-
-def whole_number(value, field_key: str, lo: int, hi: int, lang: str = DEFAULT_LANG) -> int:
-    """`value` as an exact int in [lo, hi]; `field_key` names the field in messages (a strings key)."""
-    name = t(field_key, lang)
-    d = _exact(value)
-    if d is None:
-        raise InputError(t("input.not_a_number", lang, name=name, lo=_shown(lo), hi=_shown(hi)))
-    if d != d.to_integral_value() or not lo <= d <= hi:
-        raise InputError(t("input.not_whole", lang, name=name, lo=_shown(lo), hi=_shown(hi)))
-    return int(d)
-
-
-def finite_number(value, field_key: str, lo: float, hi: float, lang: str = DEFAULT_LANG) -> float:
-    """`value` as a finite float, or InputError naming the field (the range is checked by the caller)."""
-    d = _exact(value)
-    if d is None or not math.isfinite(float(d)):
-        raise InputError(t("input.not_a_number", lang, name=t(field_key, lang), lo=_shown(lo), hi=_shown(hi)))
-    return float(d)
-
-
-def number_between(value, field_key: str, lo: float, hi: float, lang: str = DEFAULT_LANG) -> float:
-    """`value` as a float in [lo, hi]; anything else is refused with the same message, which gives the range."""
-    f = finite_number(value, field_key, lo, hi, lang)
-    if not lo <= f <= hi:
-        raise InputError(t("input.not_a_number", lang, name=t(field_key, lang), lo=_shown(lo), hi=_shown(hi)))
-    return f
-
-
 def temperature(value, lang: str = DEFAULT_LANG) -> float:
     """0 (greedy) or a temperature in [APP_MIN_TEMPERATURE, APP_MAX_TEMPERATURE]; a positive value below the least
     (1e-400 included, which a float reads as 0) is refused rather than run as greedy or as an overflow."""
     f = finite_number(value, "field.temperature", 0, APP_MAX_TEMPERATURE, lang)
     if not 0 <= f <= APP_MAX_TEMPERATURE:
-        raise InputError(t("input.temperature", lang, hi=_shown(APP_MAX_TEMPERATURE)))
-    if _exact(value) != 0 and f < APP_MIN_TEMPERATURE:
-        raise InputError(t("input.temperature_low", lang, lo=APP_MIN_TEMPERATURE, hi=_shown(APP_MAX_TEMPERATURE)))
+        raise InputError(t("input.temperature", lang, hi=shown(APP_MAX_TEMPERATURE)))
+    if exact(value) != 0 and f < APP_MIN_TEMPERATURE:
+        raise InputError(t("input.temperature_low", lang, lo=APP_MIN_TEMPERATURE, hi=shown(APP_MAX_TEMPERATURE)))
     return f
 
 
@@ -303,6 +265,10 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
         adaptive_threshold(values.get("adaptive"), values.get("drafter"), lang)
     except InputError as e:
         errors["adaptive"] = str(e)
+    try:
+        lookup_k(values.get("lookup_k"), values.get("drafter"), lang)
+    except InputError as e:
+        errors["lookup_k"] = str(e)
     # A tree's own conflicts win over the general ones (a tree cannot compile even where a GPU is).
     errors.update({name: e for name, e in tree_conflicts(values, lang).items()
                    if name not in errors or name == "compile"})
@@ -328,7 +294,7 @@ def _pair_ids(form: Mapping[str, Any], lang: str) -> tuple[str | None, str | Non
 
 # ---------------------------------------------------------------- whole forms, by the names of their fields
 RUN_FORM = ("prompt", "raw", "k", "adaptive", "temperature", "top_k", "top_p", "max_new", "seed", "pair",
-            "draft_id", "target_id", "compare_switch", "drafter", "compile")
+            "draft_id", "target_id", "compare_switch", "drafter", "compile", "lookup_k")
 SWEEP_FORM = ("prompt", "raw", "temperature", "top_k", "top_p", "seed", "pair", "draft_id", "target_id",
               "k_lo", "k_hi", "sweep_tokens")
 
@@ -346,15 +312,17 @@ class RunSettings:
     compare: bool
     drafter: str = "model"               # a name in specviz.engine.drafters.DRAFTERS, or TREE
     compile: str = "auto"                # auto | on | off (specviz.runtime.decoding.COMPILE_CHOICES)
+    lookup_k: int | None = None          # the hybrid drafters' lookup rounds' most tokens; None: K
 
 
 def run_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> RunSettings:
-    """The Generate form ({field name: value}, names in RUN_FORM; the drafter and compile fields may be left out),
-    checked; raises InputError on the first bad field."""
-    form = {"drafter": "model", "compile": "auto", **form}
+    """The Generate form ({field name: value}, names in RUN_FORM; the drafter, compile and lookup_k fields may be
+    left out), checked; raises InputError on the first bad field."""
+    form = {"drafter": "model", "compile": "auto", "lookup_k": None, **form}
     drafter = checked(form, ("drafter",), lang)["drafter"]
     v = checked(form, ("prompt", "k"), lang)
     adaptive = adaptive_threshold(form["adaptive"], drafter, lang)
+    lookup = lookup_k(form["lookup_k"], drafter, lang)
     conflicts = tree_conflicts(form, lang)
     if conflicts:
         raise InputError(next(iter(conflicts.values())))
@@ -363,7 +331,7 @@ def run_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> RunSettin
         prompt=v["prompt"], raw=bool(form["raw"]), k=v["k"], adaptive_threshold=adaptive,
         max_new_tokens=v["max_new"], seed=v["seed"], sampling=_sampling(form, lang),
         pair_ids=_pair_ids(form, lang), compare=bool(form["compare_switch"]),
-        drafter=drafter, compile=checked(form, ("compile",), lang)["compile"])
+        drafter=drafter, compile=checked(form, ("compile",), lang)["compile"], lookup_k=lookup)
 
 
 @dataclass(frozen=True)
@@ -381,10 +349,10 @@ def k_range_conflict(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> dict[
     """{"k_lo": sentence} when the sweep's smallest K is above its largest (each valid on its own), else {}.
 
     Refused, not swapped: a sweep of 6…2 that ran 2…6 did something the user did not ask for (issue 30)."""
-    lo, hi = _exact(form.get("k_lo")), _exact(form.get("k_hi"))
+    lo, hi = exact(form.get("k_lo")), exact(form.get("k_hi"))
     if lo is None or hi is None or lo <= hi:
         return {}
-    return {"k_lo": t("input.k_order", lang, lo=_shown(lo), hi=_shown(hi))}
+    return {"k_lo": t("input.k_order", lang, lo=shown(lo), hi=shown(hi))}
 
 
 def sweep_settings(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> SweepSettings:

@@ -21,7 +21,7 @@ from .worker import BaselineDone, DecodeJob, Failed, Finished, RoundDone, SpecDo
 def job_of(pair, s: RunSettings, ids: list[int]) -> DecodeJob:
     """The worker's job for checked settings and an encoded prompt."""
     return DecodeJob(pair, ids, s.k, s.sampling, s.max_new_tokens, s.seed, s.compare, s.adaptive_threshold,
-                     s.drafter, s.compile)
+                     s.drafter, s.compile, s.lookup_k)
 
 
 @dataclass
@@ -72,7 +72,7 @@ def make_trace(pair, s: RunSettings, ids: list[int], rounds: list[Round], stats:
                  output_text=clean_text(pair, [tok for r in rounds for tok in r.emitted]),
                  prefill_seconds=float(stats.get("prefill_seconds", 0.0)),
                  device=str(pair.device), dtype=str(pair.dtype).replace("torch.", ""),
-                 target_weights=pair.weights_label(), adaptive_threshold=s.adaptive_threshold)
+                 target_weights=pair.weights_label(), adaptive_threshold=s.adaptive_threshold, lookup_k=s.lookup_k)
 
 
 def clean_text(pair, ids: list[int]) -> str:

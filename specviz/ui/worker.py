@@ -114,6 +114,7 @@ class DecodeJob:
     adaptive_threshold: float | None = None
     drafter: str = "model"           # the page's drafter (inputs.drafter_choices; "tree": `decoder_options`)
     compile: str = "auto"            # auto | on | off, for the speculative run and the target alone alike
+    lookup_k: int | None = None      # the hybrid drafters' lookup rounds' most tokens (None: k)
 
     @property
     def eos_token_ids(self) -> list[int] | None:
@@ -153,7 +154,7 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
         gen = speculative_generate(pair.target, draft, job.prompt_ids, k=job.k, sampling=job.sampling,
                                    max_new_tokens=job.max_new_tokens, seed=job.seed, tokenizer=pair.tokenizer,
                                    eos_token_id=job.eos_token_ids, stats=stats,
-                                   adaptive_threshold=job.adaptive_threshold,
+                                   adaptive_threshold=job.adaptive_threshold, lookup_k=job.lookup_k,
                                    stop=run.stop.is_set,   # asked in the prefill's chunks and between rounds
                                    **decoder_options(job.drafter, job.k, job.compile))
         for rnd in gen:   # after Stop the decoder ends itself within one round

@@ -75,6 +75,8 @@ def controls(lang: str, examples: list[list], prompt: str, k: int, max_new: int,
     with gr.Accordion(t("ui.advanced", lang), open=False, elem_id="sv-advanced"):
         c["compile"] = gr.Radio(inputs.compile_choices(lang), value="auto", label=t("ui.compile", lang),
                                 info=t("ui.compile_info", lang), elem_id="sv-compile")
+        c["lookup_k"] = gr.Number(value=0, step=1, label=t("ui.lookup_k", lang),
+                                  info=t("ui.lookup_k_info", lang, hi=APP_MAX_K), elem_id="sv-lookup-k")
     c["compare_switch"] = gr.Checkbox(label=t("ui.compare", lang), value=True, elem_id="sv-compare-switch")
     gr.Examples([e[:3] for e in examples], inputs=[c["prompt"], c["k"], c["temperature"]],
                 example_labels=[e[3] for e in examples], label=t("ui.examples", lang), api_visibility="private")
