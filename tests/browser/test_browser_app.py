@@ -166,6 +166,33 @@ def test_drafter_selector_and_the_prompt_lookup_marker(page):
     page.shot("drafter-ngram", locator=live)
 
 
+def test_lookup_k_is_refused_beside_its_box_but_with_a_hybrid_and_then_runs(page):
+    """Advanced's Lookup K: with the draft model it is refused beside the box and nothing runs; with the hybrid the
+    run goes and its trace records it (the lookup rounds may draft past K)."""
+    page.page.locator("#sv-advanced .label-wrap").first.click()
+    page.page.wait_for_selector("#sv-lookup-k input", timeout=5_000)
+    page.set_number("sv-lookup-k", 5)
+    page.page.click("#sv-run")
+    beside = page.page.locator("#sv-lookup-k .validation-error").first
+    beside.wait_for(timeout=10_000)
+    assert "hybrid drafters only" in beside.inner_text()
+    assert page.page.locator("#sv-lookup-k input").input_value() == "5"   # kept, not cleared
+    page.page.locator("#sv-drafter label", has_text="hybrid (prompt lookup").click()
+    page.set_prompt("the cat sat on the mat " * 4)
+    page.set_number("sv-k", 2)
+    page.set_number("sv-max-new", 30)
+    kind, _ = page.run()
+    assert kind == "ok", page.page.locator("#sv-status").inner_text()
+    assert page.page.locator("#sv-lookup-k .validation-error").count() == 0 and page.emitted()
+    page.page.get_by_role("tab", name="Trace files").click()
+    with page.page.expect_download() as download:
+        page.page.click("#sv-download")
+    trace = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+    assert trace["lookup_k"] == 5 and trace["k"] == 2
+    assert all(len(r["drafted"]) <= (5 if r["drafted"] and r["drafted"][0]["source"] == "ngram" else 2)
+               for r in trace["rounds"])
+
+
 def test_two_pages_at_once_get_their_own_streams(browser, server, shots):
     from specviz import SamplingConfig, speculative_generate
     from tests.browser.tiny_app import TinyPair
