@@ -84,3 +84,20 @@ def test_greedy_draft_trees_equal_target_alone_on_real_pair(pair_auto, tree):
     spec = [t for r in rounds for t in r.emitted]
     assert spec == _plain(pair_auto, tuple(ids), 32), pair_auto.decode(spec)
     assert len(spec) / len(rounds) > 1.5   # the tree really saves target passes
+
+
+def test_the_auto_pairs_stored_weights_are_in_huge_pages_where_linux_offers_them(pair_auto):
+    """Both models' weight-only layers, the lean stack's joined projections included (a forward builds them), sit
+    in memory advised into 2 MB pages (models.quant.huge_pages): read faster, the same bits (the tests above)."""
+    from specviz.models.quant import huge_pages
+    from specviz.models.quant.weights_cache import STORED
+
+    if not huge_pages.available() or not huge_pages.mappings():
+        pytest.skip("no transparent huge pages on this machine")
+    ids = pair_auto.encode_chat("def add(a, b):")
+    for model in (pair_auto.target, pair_auto.draft):
+        list(autoregressive_generate(model, ids, max_new_tokens=2))
+        buffers = [b for m in model.modules() if isinstance(m, tuple(STORED.values())) for b in m._buffers.values()
+                   if b is not None and b.untyped_storage().nbytes() >= huge_pages.PAGE]
+        assert buffers
+        assert all(huge_pages.mapping_fields(b.data_ptr()).get("THPeligible") == "1" for b in buffers)

@@ -225,11 +225,15 @@ def _q4a8_meta(pair) -> dict | None:
     """Which instruction set specviz's 4-bit kernels ran with (or why they could not), where they were offered."""
     if pair.device.type != "cpu" or pair.target_weights not in ("q4a8", "int4"):
         return None
-    from ..models.quant import q4a8
+    from ..models.quant import huge_pages, q4a8
+    from ..models.quant.weights_cache import STORED
 
     why = q4a8.unavailable()
+    stored = tuple(STORED.values())
+    pages = {"available": huge_pages.available(), "target_mb": huge_pages.backed_bytes(pair.target, stored) >> 20,
+             "draft_mb": huge_pages.backed_bytes(pair.draft, stored) >> 20}   # weights in 2 MB pages (quant.huge_pages)
     return {"unavailable": why} if why else {"isa": q4a8.chosen_isa(), "supported": q4a8.supported_isas(),
-                                             "read_ahead": pair.read_ahead}
+                                             "read_ahead": pair.read_ahead, "huge_pages": pages}
 
 
 def _meta(pair, args, argv: list[str], prompts: list[Prompt]) -> dict:

@@ -28,7 +28,7 @@ from transformers.cache_utils import DynamicLayer
 from ..runtime import attention
 from ..runtime.decoding import register_lean_builder
 from ..runtime.state import runtime_of
-from .quant import q4a8
+from .quant import huge_pages, q4a8
 
 FAMILIES = ("qwen2", "llama")
 
@@ -164,6 +164,7 @@ def _joined_part(linears: list) -> tuple:
     if len(linears) == 1:
         return first.packed, first.out_features, getattr(first, "scales", None), first.bias, kind
     packed = torch.cat([m.packed for m in linears])
+    huge_pages.place([packed])   # a fresh allocation: into 2 MB pages as the layers' own were at load
     at = 0
     for m in linears:
         tiles = m.packed.shape[0]

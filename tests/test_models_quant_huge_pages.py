@@ -1,0 +1,91 @@
+"""Stored weights moved into 2 MB pages (specviz.models.quant.huge_pages): the same values, the same tensor objects,
+memory the kernel was asked to back with transparent huge pages, and nothing moved where it must not be."""
+import pytest
+import torch
+
+from specviz.models.quant import huge_pages
+
+
+def advised(t: torch.Tensor) -> bool:
+    flags = huge_pages.mapping_fields(t.data_ptr())
+    return flags is not None and flags.get("THPeligible") == "1"
+
+
+needs_thp = pytest.mark.skipif(not huge_pages.available() or not huge_pages.mappings(),
+                               reason="no transparent huge pages on this machine")
+
+
+class Stored(torch.nn.Module):
+    """A stand-in for one of specviz's weight-only layers: a packed buffer with a view of it, and a small bias."""
+
+    def __init__(self):
+        super().__init__()
+        packed = torch.arange(3 << 20, dtype=torch.int64).to(torch.uint8)
+        self.register_buffer("packed", packed)
+        self.register_buffer("scales", packed[1 << 20:].view(torch.float32)[:1000])   # a view of the same storage
+        self.register_buffer("bias", torch.randn(16))
+
+
+@needs_thp
+def test_the_layers_buffers_move_with_their_values_and_shared_storage():
+    model = torch.nn.Sequential(Stored(), torch.nn.Linear(4, 4))
+    layer = model[0]
+    packed, scales = layer.packed, layer.scales
+    before = packed.clone(), scales.clone(), layer.bias.data_ptr()
+    moved = huge_pages.into_huge_pages(model, (Stored,))
+    assert moved == 3 << 20
+    assert layer.packed is packed and layer.scales is scales   # the same objects: whatever holds them sees the move
+    assert torch.equal(packed, before[0]) and torch.equal(scales.view(torch.uint8), before[1].view(torch.uint8))
+    assert packed.untyped_storage().data_ptr() == scales.untyped_storage().data_ptr()   # still one storage
+    assert packed.data_ptr() % huge_pages.PAGE == 0 and advised(packed)
+    assert layer.bias.data_ptr() == before[2]   # under 2 MB: left where it was
+    assert not advised(model[1].weight)
+    assert huge_pages.backed_bytes(model, (Stored,)) % huge_pages.PAGE == 0   # whole huge pages, or none free
+
+
+def test_nothing_moves_when_switched_off(monkeypatch):
+    monkeypatch.setenv(huge_pages.ENV_VAR, "0")
+    layer = Stored()
+    where = layer.packed.data_ptr()
+    assert not huge_pages.available()
+    assert huge_pages.into_huge_pages(layer, (Stored,)) == 0
+    assert layer.packed.data_ptr() == where
+
+
+def test_nothing_moves_where_the_kernel_never_gives_huge_pages(monkeypatch, tmp_path):
+    setting = tmp_path / "enabled"
+    setting.write_text("always madvise [never]\n")
+    monkeypatch.setattr(huge_pages, "THP_SETTING", setting)
+    assert not huge_pages.available()
+    setting.write_text("always [madvise] never\n")
+    monkeypatch.setattr(huge_pages.sys, "platform", "linux")
+    assert huge_pages.available() == hasattr(huge_pages.mmap, "MADV_HUGEPAGE")
+
+
+@needs_thp
+def test_tensors_that_train_or_live_elsewhere_are_left_alone():
+    trained = torch.zeros(3 << 20, requires_grad=True)
+    assert huge_pages.place([trained]) == 0
+    small = torch.zeros(1000)
+    assert huge_pages.place([small, None]) == 0
+
+
+@needs_thp
+def test_the_joined_projections_of_the_lean_stack_are_placed_too(ext):
+    from specviz.models import lean_forward
+    from specviz.models.quant import q4a8
+
+    gen = torch.Generator().manual_seed(0)
+
+    def layer(n=1024, k=1024):   # one 4-bit layer of 0.75 MB: three joined pass 2 MB
+        codes = torch.randint(0, 16, (n, k), generator=gen, dtype=torch.int32)
+        scale, lo = torch.rand(n, k // 32, generator=gen) * 0.02 + 1e-4, -torch.rand(n, k // 32, generator=gen) * 0.1
+        dense = (codes.reshape(n, -1, 32).float() * scale[..., None] + lo[..., None]).reshape(n, k)
+        return q4a8.Q4A8Linear(dense, None, (codes, scale, lo))
+
+    linears = [layer() for _ in range(3)]
+    values = [m.packed.clone() for m in linears]
+    packed, width, *_ = lean_forward._joined_part(linears)
+    assert width == 3 * 1024 and advised(packed)
+    assert all(torch.equal(m.packed, v) and m.packed.untyped_storage().data_ptr() == packed.untyped_storage().data_ptr()
+               for m, v in zip(linears, values))
