@@ -40,13 +40,15 @@ def test_the_layers_buffers_move_with_their_values_and_shared_storage():
     assert packed.data_ptr() % huge_pages.PAGE == 0 and advised(packed)
     assert layer.bias.data_ptr() == before[2]   # under 2 MB: left where it was
     assert not advised(model[1].weight)
-    assert huge_pages.backed_bytes(model, (Stored,)) % huge_pages.PAGE == 0   # whole huge pages, or none free
+    assert huge_pages.advised_bytes(model, (Stored,)) == 3 << 20
+    assert huge_pages.process_huge_bytes() % huge_pages.PAGE == 0   # whole huge pages (or none free)
 
 
 def test_nothing_moves_when_switched_off(monkeypatch):
     monkeypatch.setenv(huge_pages.ENV_VAR, "0")
     layer = Stored()
     where = layer.packed.data_ptr()
+    assert huge_pages.advised_bytes(layer, (Stored,)) == 0
     assert not huge_pages.available()
     assert huge_pages.into_huge_pages(layer, (Stored,)) == 0
     assert layer.packed.data_ptr() == where

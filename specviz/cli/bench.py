@@ -230,8 +230,10 @@ def _q4a8_meta(pair) -> dict | None:
 
     why = q4a8.unavailable()
     stored = tuple(STORED.values())
-    pages = {"available": huge_pages.available(), "target_mb": huge_pages.backed_bytes(pair.target, stored) >> 20,
-             "draft_mb": huge_pages.backed_bytes(pair.draft, stored) >> 20}   # weights in 2 MB pages (quant.huge_pages)
+    pages = {"available": huge_pages.available(),   # weights advised into 2 MB pages, and what the kernel gave
+             "target_advised_mb": huge_pages.advised_bytes(pair.target, stored) >> 20,
+             "draft_advised_mb": huge_pages.advised_bytes(pair.draft, stored) >> 20,
+             "process_huge_mb": huge_pages.process_huge_bytes() >> 20}
     return {"unavailable": why} if why else {"isa": q4a8.chosen_isa(), "supported": q4a8.supported_isas(),
                                              "read_ahead": pair.read_ahead, "huge_pages": pages}
 

@@ -105,10 +105,21 @@ def mapping_fields(address: int) -> dict[str, str] | None:
     return next((fields for start, end, fields in mappings() if start <= address < end), None)
 
 
-def backed_bytes(model: torch.nn.Module, stored: tuple[type, ...]) -> int:
-    """Bytes in 2 MB pages now (smaps' AnonHugePages) of the mappings holding `model`'s `stored` layers' weights:
-    what a benchmark reports beside its figures (a kernel may have had no huge page free at the copy)."""
-    where = {b.data_ptr() for m in model.modules() if isinstance(m, stored) for b in m._buffers.values()
-             if b is not None and b.device.type == "cpu" and b.untyped_storage().nbytes() >= PAGE}
-    held = {(start, end): fields for start, end, fields in mappings() if any(start <= p < end for p in where)}
-    return sum(int(fields.get("AnonHugePages", "0 kB").split()[0]) * 1024 for fields in held.values())
+def advised_bytes(model: torch.nn.Module, stored: tuple[type, ...]) -> int:
+    """Bytes of `model`'s `stored` layers' weights (storages of 2 MB or more) lying in memory advised into 2 MB pages:
+    what a benchmark reports beside its figures, with `process_huge_bytes()` (whether the kernel gave them)."""
+    spans: dict[int, tuple[int, int]] = {}   # storage -> (first, last) byte its tensors use (not the padding)
+    for b in (b for m in model.modules() if isinstance(m, stored) for b in m._buffers.values()):
+        if b is not None and b.device.type == "cpu" and b.untyped_storage().nbytes() >= PAGE:
+            lo, hi = spans.get(b.untyped_storage().data_ptr(), (b.data_ptr(), b.data_ptr()))
+            spans[b.untyped_storage().data_ptr()] = (min(lo, b.data_ptr()),
+                                                     max(hi, b.data_ptr() + b.numel() * b.element_size()))
+    found = mappings()
+    return sum(hi - lo for lo, hi in spans.values()
+               if any(start <= lo < end and fields.get("THPeligible") == "1" for start, end, fields in found))
+
+
+def process_huge_bytes() -> int:
+    """This process's anonymous memory in 2 MB pages now (smaps' AnonHugePages over all its mappings). Adjacent
+    mappings merge, so this is counted per process, not per model."""
+    return sum(int(fields.get("AnonHugePages", "0 kB").split()[0]) * 1024 for _, _, fields in mappings())
