@@ -1,14 +1,14 @@
 """The stored weights in 2 MB pages where Linux offers them (transparent huge pages, asked for with madvise).
 
 Why: a CPU decode step streams every weight once. In 4 KB pages the packaged 1.5B target's 1.2 GB of products is
-~300,000 pages a token, each a page walk, and the cores' hardware prefetchers stop at every 4 KB boundary. Held in
-2 MB pages the same bytes read faster: on a 2-core Zen 4 EPYC, the same process switching between both copies of
-every weight, one-token target steps 0.92-0.94x, 4-row verifies 0.93-0.98x, draft steps 0.94-0.96x the time
-(docs/performance.md, "Weights in 2 MB pages"). The values are copied, not changed: every bit of every output stays.
+~300,000 pages a token, each a TLB miss. Measured on a 2-core Zen 4 EPYC, the same process switching between both
+copies of every weight (docs/performance.md, "Weights in 2 MB pages"): the products of a verify (2-8 rows, whose
+software read-ahead runs into pages the TLB has not seen) 1-4 % faster, one row unchanged; small, and free. The
+values are copied, not changed: every bit of every output stays.
 
 Only where it can be: Linux with transparent huge pages not set to "never", CPU tensors of at least 2 MB.
 SPECVIZ_HUGE_PAGES=0 keeps the 4 KB pages (an A/B, or a host that wants none). Elsewhere, or where the kernel has no
-2 MB page free at the copy, the weights stay in ordinary pages: slower, never wrong.
+2 MB page free at the copy, the weights stay in ordinary pages, as before.
 """
 from __future__ import annotations
 
