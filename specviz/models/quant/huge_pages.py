@@ -3,7 +3,8 @@
 Why: a CPU decode step streams every weight once. In 4 KB pages the packaged 1.5B target's 1.2 GB of products is
 ~300,000 pages a token, each a TLB miss. Measured on a 2-core Zen 4 EPYC, the same process switching between both
 copies of every weight (docs/performance.md, "Weights in 2 MB pages"): the products of a verify (2-8 rows, whose
-software read-ahead runs into pages the TLB has not seen) 1-4 % faster, one row unchanged; small, and free. The
+software read-ahead runs into pages the TLB has not seen) 0-4 % faster, one row unchanged; small, and free
+(scripts/huge_pages_ab.py). The
 values are copied, not changed: every bit of every output stays.
 
 Only where it can be: Linux with transparent huge pages not set to "never", CPU tensors of at least 2 MB.
