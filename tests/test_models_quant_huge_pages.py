@@ -11,6 +11,19 @@ def advised(t: torch.Tensor) -> bool:
     return flags is not None and flags.get("THPeligible") == "1"
 
 
+def madvise_only() -> bool:
+    """THP set to "madvise": only what asked is eligible (with "always" every anonymous mapping is, so a test cannot
+    tell asked from not)."""
+    try:
+        return "[madvise]" in huge_pages.THP_SETTING.read_text()
+    except OSError:
+        return False
+
+
+def not_advised(t: torch.Tensor) -> bool:
+    return not advised(t) if madvise_only() else True
+
+
 needs_thp = pytest.mark.skipif(not huge_pages.available() or not huge_pages.mappings(),
                                reason="no transparent huge pages on this machine")
 
@@ -39,9 +52,19 @@ def test_the_layers_buffers_move_with_their_values_and_shared_storage():
     assert packed.untyped_storage().data_ptr() == scales.untyped_storage().data_ptr()   # still one storage
     assert packed.data_ptr() % huge_pages.PAGE == 0 and advised(packed)
     assert layer.bias.data_ptr() == before[2]   # under 2 MB: left where it was
-    assert not advised(model[1].weight)
+    assert not_advised(model[1].weight)
     assert huge_pages.advised_bytes(model, (Stored,)) == 3 << 20
     assert huge_pages.process_huge_bytes() % huge_pages.PAGE == 0   # whole huge pages (or none free)
+
+
+@needs_thp
+def test_a_copy_lands_in_advised_memory_and_a_small_one_in_ordinary():
+    big = torch.arange(1 << 20, dtype=torch.float32).view(1024, 1024)   # 4 MB
+    copied = huge_pages.copy(big)
+    assert torch.equal(copied, big) and copied.is_contiguous() and copied.data_ptr() != big.data_ptr()
+    assert advised(copied) and copied.data_ptr() % huge_pages.PAGE == 0
+    small = huge_pages.copy(torch.ones(10))
+    assert torch.equal(small, torch.ones(10)) and not_advised(small)
 
 
 def test_nothing_moves_when_switched_off(monkeypatch):
@@ -52,6 +75,7 @@ def test_nothing_moves_when_switched_off(monkeypatch):
     assert not huge_pages.available()
     assert huge_pages.into_huge_pages(layer, (Stored,)) == 0
     assert layer.packed.data_ptr() == where
+    assert not_advised(huge_pages.empty((2 << 20,), torch.uint8))
 
 
 def test_nothing_moves_where_the_kernel_never_gives_huge_pages(monkeypatch, tmp_path):
@@ -91,3 +115,23 @@ def test_the_joined_projections_of_the_lean_stack_are_placed_too(ext):
     assert width == 3 * 1024 and advised(packed)
     assert all(torch.equal(m.packed, v) and m.packed.untyped_storage().data_ptr() == packed.untyped_storage().data_ptr()
                for m, v in zip(linears, values))
+
+
+@needs_thp
+@pytest.mark.parametrize("kind", ["int8", "int4"])
+def test_converted_layers_land_in_huge_pages_fresh_and_read_back_from_the_cache(tmp_path, monkeypatch, kind):
+    from transformers import AutoModelForCausalLM
+
+    from specviz.models.quant.weights_cache import STORED, convert_cached, entry_path
+    from tiny import tiny_model
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "model"
+    tiny_model(1, vocab=8192, hidden=512, layers=1).save_pretrained(folder)   # an output layer of 4 M weights
+    for read_back in (False, True):
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+        assert entry_path(model, kind, False).is_file() == read_back
+        convert_cached(model, kind, strict_grid=False)
+        big = [b for m in model.modules() if isinstance(m, tuple(STORED.values())) for b in m._buffers.values()
+               if b is not None and b.untyped_storage().nbytes() >= huge_pages.PAGE]
+        assert big and all(advised(b) for b in big)

@@ -163,8 +163,9 @@ def _joined_part(linears: list) -> tuple:
     kind = q4a8.KINDS["q8"] if isinstance(first, q4a8.Q8A8Linear) else first.kind
     if len(linears) == 1:
         return first.packed, first.out_features, getattr(first, "scales", None), first.bias, kind
-    packed = torch.cat([m.packed for m in linears])
-    huge_pages.place([packed])   # a fresh allocation: into 2 MB pages as the layers' own were at load
+    rows = sum(m.packed.shape[0] for m in linears)   # written once, into 2 MB pages as the layers' own at load
+    packed = torch.cat([m.packed for m in linears], out=huge_pages.empty((rows, *first.packed.shape[1:]),
+                                                                          first.packed.dtype))
     at = 0
     for m in linears:
         tiles = m.packed.shape[0]

@@ -26,8 +26,8 @@ from .quant.kernels import (DRAFT_ENV_VAR, DRAFT_WEIGHTS, ENV_VAR as LINEAR_ENV_
                             probe_linear_paths, resolve_draft_weights, resolve_linear_path, use_linear_path)
 from .quant.weights import (candidate_weights, probe_target_weights, q4a8_fallback, resolve_target_weights,
                             weights_name)
-from .quant import huge_pages, q4a8, read_ahead
-from .quant.weights_cache import STORED, convert_cached
+from .quant import q4a8, read_ahead
+from .quant.weights_cache import convert_cached
 from .packaged import PACKAGED_DRAFT, PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, convert_packaged, cache_dir  # noqa: F401
 from . import memory   # memory.check_pair read at call time: tests stand in for it
 
@@ -319,14 +319,7 @@ def _store_draft(model, draft_weights: str, path: str, report) -> str:
         convert_cached(model, draft_weights, strict_grid=False)
     else:
         use_linear_path(model, "int8" if draft_weights == "int8" else path)
-    in_huge_pages(model)
     return draft_weights
-
-
-def in_huge_pages(model) -> int:
-    """specviz's stored weights of `model` moved into 2 MB pages where Linux offers them (quant.huge_pages: the
-    same bytes, read faster); returns the bytes moved."""
-    return huge_pages.into_huge_pages(model, tuple(STORED.values()))
 
 
 def _load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:
@@ -366,7 +359,6 @@ def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict 
         layers = convert_cached(model, choice)
     if next(model.parameters()).dtype != dtype:
         model.to(dtype)
-    in_huge_pages(model)   # before the read-ahead is timed on them
     ahead = None
     if choice == "q4a8":   # one row's read-ahead, timed on these very products (the draft's follow it)
         report(0.93, step("load.timing_read_ahead"))

@@ -3,9 +3,10 @@
 Why: a CPU decode step streams every weight once. In 4 KB pages the packaged 1.5B target's 1.2 GB of products is
 ~300,000 pages a token, each a TLB miss. Measured on a 2-core Zen 4 EPYC, the same process switching between both
 copies of every weight (docs/performance.md, "Weights in 2 MB pages"): the products of a verify (2-8 rows, whose
-software read-ahead runs into pages the TLB has not seen) 0-4 % faster, one row unchanged; small, and free
-(scripts/huge_pages_ab.py). The
-values are copied, not changed: every bit of every output stays.
+software read-ahead runs into pages the TLB has not seen) 0-4 % faster, one row unchanged (scripts/huge_pages_ab.py).
+Small, so it costs nothing: the weights are written into such memory where they are written anyway (the converted
+cache's copy at load, the joined projections' cat), never copied a second time for it; only a fresh conversion,
+seconds long already, moves its layers afterwards. The values are the same: every bit of every output stays.
 
 Only where it can be: Linux with transparent huge pages not set to "never", CPU tensors of at least 2 MB.
 SPECVIZ_HUGE_PAGES=0 keeps the 4 KB pages (an A/B, or a host that wants none). Elsewhere, or where the kernel has no
@@ -13,6 +14,7 @@ SPECVIZ_HUGE_PAGES=0 keeps the 4 KB pages (an A/B, or a host that wants none). E
 """
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import sys
@@ -46,6 +48,21 @@ def huge_storage(nbytes: int) -> tuple[torch.Tensor, int]:
     region.madvise(mmap.MADV_HUGEPAGE)
     raw = torch.frombuffer(region, dtype=torch.uint8)    # keeps the mapping alive as long as any view of it
     return raw, -raw.data_ptr() % PAGE
+
+
+def empty(shape, dtype: torch.dtype) -> torch.Tensor:
+    """An uninitialised contiguous CPU tensor, in 2 MB pages where `available()` and it is 2 MB or more (else
+    torch.empty)."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < PAGE or not available():
+        return torch.empty(shape, dtype=dtype)
+    raw, start = huge_storage(nbytes)
+    return raw[start:start + nbytes].view(dtype).view(shape)
+
+
+def copy(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy of `t` (a clone), in 2 MB pages where `empty` gives them."""
+    return empty(t.shape, t.dtype).copy_(t)
 
 
 def move_storages(tensors: list[torch.Tensor]) -> int:

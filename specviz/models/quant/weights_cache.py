@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from . import huge_pages
 from .kernels import Int8WeightLinear
 from ..packaged import cache_dir
 from .q4a8 import LAYOUT as Q4A8_LAYOUT, Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q6KA8Linear, Q8A8Linear
@@ -65,6 +66,7 @@ def convert_cached(model: torch.nn.Module, kind: str, strict_grid: bool = True) 
         if counts is not None:
             return counts
     counts = convert_target_weights(model, kind, strict_grid)
+    huge_pages.into_huge_pages(model, tuple(STORED.values()))   # as a cached copy's load places them
     if path is not None:
         try:
             _save(model, path, counts)
@@ -123,8 +125,9 @@ def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | N
     try:
         with safe_open(str(path), framework="pt") as f:
             meta = f.metadata()
-            # Copied into torch's own (aligned) memory: the weight-only kernels crashed on the file's.
-            tensors = {key: f.get_tensor(key).clone() for key in f.keys()}
+            # Copied into memory of our own (aligned; in 2 MB pages where Linux offers them): the weight-only kernels
+            # crashed on the file's.
+            tensors = {key: huge_pages.copy(f.get_tensor(key)) for key in f.keys()}
         layers, counts = json.loads(meta["layers"]), json.loads(meta["counts"])
         slots = _linear_slots(model)
         if sorted(name for name, _, _ in slots) != sorted(layers):
