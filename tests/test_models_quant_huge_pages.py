@@ -90,10 +90,13 @@ def test_nothing_moves_where_the_kernel_never_gives_huge_pages(monkeypatch, tmp_
 
 @needs_thp
 def test_tensors_that_train_or_live_elsewhere_are_left_alone():
-    trained = torch.zeros(3 << 20, requires_grad=True)
-    assert huge_pages.place([trained]) == 0
-    small = torch.zeros(1000)
-    assert huge_pages.place([small, None]) == 0
+    layer = Stored()
+    layer.register_buffer("packed", torch.zeros(3 << 20, requires_grad=True))   # a buffer that trains
+    assert huge_pages.into_huge_pages(layer, (Stored,)) == 0
+    small = torch.nn.Module()
+    small.register_buffer("w", torch.zeros(1000))
+    small.register_buffer("none", None)
+    assert huge_pages.into_huge_pages(small, (torch.nn.Module,)) == 0
 
 
 @needs_thp

@@ -87,17 +87,14 @@ def move_storages(tensors: list[torch.Tensor]) -> int:
     return moved
 
 
-def place(tensors: list[torch.Tensor]) -> int:
-    """`move_storages(tensors)` where `available()`, else nothing; the bytes moved."""
-    if not available() or any(t is not None and t.requires_grad for t in tensors):
-        return 0
-    return move_storages(tensors)
-
-
 def into_huge_pages(model: torch.nn.Module, stored: tuple[type, ...]) -> int:
-    """The buffers of `model`'s `stored` layers (specviz's weight-only kinds) in 2 MB pages where `available()`;
-    returns the bytes moved (0 where not). Weights joined later (lean_forward) are placed when joined."""
-    return place([b for m in model.modules() if isinstance(m, stored) for b in m._buffers.values()])
+    """The buffers of `model`'s `stored` layers (specviz's weight-only kinds) moved into 2 MB pages where
+    `available()` (a fresh conversion's: a cached copy is loaded straight into them, joined weights are joined into
+    them); returns the bytes moved (0 where not, or where a buffer trains)."""
+    buffers = [b for m in model.modules() if isinstance(m, stored) for b in m._buffers.values()]
+    if not available() or any(b is not None and b.requires_grad for b in buffers):
+        return 0
+    return move_storages(buffers)
 
 
 def mappings() -> list[tuple[int, int, dict[str, str]]]:
