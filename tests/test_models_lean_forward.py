@@ -79,8 +79,8 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_its_rotary_and_norm_tail_round_as_atens_ops_do(dtype):
-    """The one-call rotary and norm tail against the ATen ops transformers spells, on values wide enough that a
+def test_its_rotary_and_norm_round_as_atens_ops_do(dtype):
+    """The one-call rotary and norm against the ATen ops transformers spells, on values wide enough that a
     product rounded twice, or a sum rounded once instead of each product, would show."""
     gen = torch.Generator().manual_seed(3)
     for n in (1, 5, 16):
@@ -97,6 +97,31 @@ def test_its_rotary_and_norm_tail_round_as_atens_ops_do(dtype):
     fused = q * cos + _rotate_half(q) * sin
     twice = (q.float() * cos.float() + _rotate_half(q).float() * sin.float()).to(dtype)   # one rounding, not three
     assert dtype == torch.float32 or not torch.equal(fused, twice)   # the check above can tell them apart
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("joined", [True, False])
+def test_its_attention_inputs_are_the_split_rotary_and_cat_it_replaces(dtype, joined):
+    """The C++ loop's one call per layer for q, k and v: q rotated and widened to fp32, the cache's keys (rotated) and
+    values grown by the new rows, against the ATen ops (split, rotary, cat); two kv heads and a cropped cache (a view
+    whose heads are not adjacent), as the packaged pair's after a rejection."""
+    gen = torch.Generator().manual_seed(4)
+    heads, kv_heads, d = 6, 2, 64
+    widths = [heads * d, kv_heads * d, kv_heads * d]
+    for n in (1, 5, 16):
+        qkv = (torch.randn(n, sum(widths), generator=gen) * 30).to(dtype)
+        q, k, v = qkv.split(widths, dim=-1)
+        srcs, cols = ([qkv] * 3, [0, widths[0], widths[0] + widths[1]]) if joined else (
+            [q.contiguous(), k.contiguous(), v.contiguous()], [0, 0, 0])
+        cos, sin = (torch.randn(n, 1, d, generator=gen).to(dtype) for _ in range(2))
+        keys, values = (torch.randn(1, kv_heads, 40, d, generator=gen).to(dtype)[:, :, :33] for _ in range(2))
+        got_q, got_k, got_v = q4a8.extension().attention_inputs(srcs, cols, heads, cos, sin, keys, values)
+        q, k, v = (t.view(n, -1, d) for t in (q, k, v))
+        want_q = (q * cos + _rotate_half(q) * sin).to(torch.float32)
+        want_k = torch.cat([keys, (k * cos + _rotate_half(k) * sin).transpose(0, 1)[None]], dim=-2)
+        want_v = torch.cat([values, v.transpose(0, 1)[None]], dim=-2)
+        for got, want in ((got_q, want_q), (got_k, want_k), (got_v, want_v)):
+            assert got.shape == want.shape and got.dtype == want.dtype and torch.equal(got, want), (n, dtype)
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

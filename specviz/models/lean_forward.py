@@ -10,10 +10,11 @@ forwards); what it leaves out is the modules around them, and it makes one produ
 up) where the layers are of one kind: each output column of a product is computed alone, so joining their weights
 changes no bit. One-token steps on a 2-core Zen 4: the packaged 0.5B draft 37.2 -> 28.8 ms, the 1.5B target 76.1 ->
 65.3 ms (docs/performance.md, "The layers without their modules"). The rotary embedding and the norm's elementwise
-tail are one extension call each (csrc/lean_ops.cpp), rounding as ATen's ops do; the norm's mean stays ATen's. The loop
-over the layers runs in C++ (csrc/lean_stack.cpp: the same calls, ATen's own operators where the Python loop calls
-them) where the cache is a dynamic one already filled by a prefill: one-token steps 0.84 (draft) and 0.93 (target) of
-the Python loop's time. The Python loop stays for the rest and as the spelled-out reference the tests compare.
+tail are one extension call each (csrc/lean_ops.cpp), rounding as ATen's ops do; the norm's sum stays ATen's. The loop
+over the layers runs in C++ (csrc/lean_stack.cpp: the same steps, with the KV cache's growth, the residual adds and
+the casts also as the extension's exact elementwise calls) where the cache is a dynamic one already filled by a
+prefill: one-token steps 0.84 (draft) and 0.93 (target) of the Python loop's time, then 0.93 and 0.98 again (session
+50). The Python loop stays for the rest and as the spelled-out reference the tests compare.
 
 It runs where the decoder's forwards take it (`runtime.decoding`, through the builder registered below): a batch of
 one, a dynamic cache, at most `limits.LEAN_MAX_ROWS` new positions (the one-token step, a chain's verify, the draft's
@@ -80,9 +81,14 @@ def _stack(layers: list, heads: int, head_dim: int, dtype: torch.dtype):
     if any(w.dtype != dtype for layer in layers for w in (layer.norm1, layer.norm2)):
         return None
     stack = ext.LeanStack(heads, head_dim, float(layers[0].scaling))
+
+    def parts(joined):   # a bias in the activations' dtype once here, not converted by every product (what it adds)
+        return [(packed, width, scales, None if bias is None else bias.to(dtype), kind)
+                for packed, width, scales, bias, kind in joined.parts]
+
     for layer in layers:
-        stack.add_layer(layer.norm1, layer.norm2, float(layer.eps), layer.qkv.parts, layer.qkv.widths, layer.o.parts,
-                        layer.gate_up.parts, layer.gate_up.widths, layer.down.parts)
+        stack.add_layer(layer.norm1, layer.norm2, float(layer.eps), parts(layer.qkv), layer.qkv.widths,
+                        parts(layer.o), parts(layer.gate_up), layer.gate_up.widths, parts(layer.down))
     return stack
 
 
@@ -100,13 +106,12 @@ def _dynamic_layers(cache, count: int) -> list | None:
 
 def _rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """Qwen2RMSNorm / LlamaRMSNorm, operation for operation: h = x in fp32, weight * (h * rsqrt(mean(h^2) + eps)).to(
-    x's dtype). The mean is ATen's (a reduction keeps ATen's order); the elementwise tail is one extension call that
-    rounds as ATen's five ops do (csrc/lean_ops.cpp)."""
-    h = x.to(torch.float32)
-    mean = h.pow(2).mean(-1, keepdim=True)
+    x's dtype). One extension call (csrc/lean_ops.cpp): ATen's sum inside it (a reduction keeps ATen's order), the
+    other six operations rounded as ATen's are."""
     if weight.dtype != x.dtype:   # a promoted product: the ops as transformers spells them
-        return weight * (h * torch.rsqrt(mean + eps)).to(x.dtype)
-    return q4a8.extension().rms_tail(h.reshape(-1, h.shape[-1]), mean.reshape(-1, 1), weight, eps).view(x.shape)
+        h = x.to(torch.float32)
+        return weight * (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+    return q4a8.extension().norm(x.reshape(-1, x.shape[-1]), weight, eps).view(x.shape)
 
 
 def _rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:

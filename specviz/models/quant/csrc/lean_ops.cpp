@@ -13,6 +13,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <vector>
 
 namespace specviz {
 namespace {
@@ -48,65 +51,76 @@ template <> struct Io<at::BFloat16> {
 };
 
 // x * cos + rotate_half(x) * sin (transformers' apply_rotary_pos_emb) over rows of D (the last dim contiguous):
-// four ATen ops a value: the two products (each rounded to T), then their sum (rounded to T).
-template <typename T>
+// four ATen ops a value: the two products (each rounded to T), then their sum (rounded to T). Row r, head h goes to
+// out + r * or_ + h * oh: in T, or (Wide) widened to fp32 after its rounding to T (a later .to(float32), exact).
+template <typename T, bool Wide = false>
 inline __attribute__((always_inline))
 void rotary_body(const typename Io<T>::Raw* x, int64_t n, int64_t H, int64_t D, int64_t sr, int64_t sh,
-                 const typename Io<T>::Raw* cos, const typename Io<T>::Raw* sin, typename Io<T>::Raw* out) {
+                 const typename Io<T>::Raw* cos, const typename Io<T>::Raw* sin,
+                 std::conditional_t<Wide, float, typename Io<T>::Raw>* out, int64_t or_, int64_t oh) {
   using I = Io<T>;
   const int64_t half = D / 2;
+  auto put = [](float v) { if constexpr (Wide) return I::round(v); else return I::store(v); };
   for (int64_t r = 0; r < n; ++r)
     for (int64_t h = 0; h < H; ++h) {
       const auto* row = x + r * sr + h * sh;
       const auto* c = cos + r * D;
       const auto* s = sin + r * D;
-      auto* o = out + (r * H + h) * D;
+      auto* o = out + r * or_ + h * oh;
       for (int64_t j = 0; j < half; ++j)
-        o[j] = I::store(I::round(I::load(row[j]) * I::load(c[j])) + I::round(-I::load(row[j + half]) * I::load(s[j])));
+        o[j] = put(I::round(I::load(row[j]) * I::load(c[j])) + I::round(-I::load(row[j + half]) * I::load(s[j])));
       for (int64_t j = half; j < D; ++j)
-        o[j] = I::store(I::round(I::load(row[j]) * I::load(c[j])) + I::round(I::load(row[j - half]) * I::load(s[j])));
+        o[j] = put(I::round(I::load(row[j]) * I::load(c[j])) + I::round(I::load(row[j - half]) * I::load(s[j])));
     }
 }
 
-// The tail of Qwen2RMSNorm / LlamaRMSNorm after ATen's mean: weight * (h * rsqrt(mean + eps)).to(T), h = x in fp32
-// [n, W], mean [n] fp32, weight [W] in T. rsqrt is 1 / sqrt, as ATen computes it on a CPU (scalar and vector).
+// Qwen2RMSNorm / LlamaRMSNorm: weight * (h * rsqrt(mean(h^2) + eps)).to(T), h = x in fp32, all but the sum: ATen's
+// mean is sum_out(h^2).div_(W) on a CPU and h.pow(2) is h * h there (pow's exponent-2 case), so `square`, then ATen's
+// sum, then `norm` is the norm bit for bit with one ATen operator of its seven. rsqrt is 1 / sqrt, as ATen computes
+// it on a CPU (scalar and vector).
 template <typename T>
 inline __attribute__((always_inline))
-void rms_tail_body(const float* h, const float* mean, const typename Io<T>::Raw* weight, float eps, int64_t n,
-                   int64_t W, typename Io<T>::Raw* out) {
+void square_body(const typename Io<T>::Raw* x, int64_t count, float* out) {
+  using I = Io<T>;
+  for (int64_t i = 0; i < count; ++i) out[i] = I::load(x[i]) * I::load(x[i]);
+}
+template <typename T>
+inline __attribute__((always_inline))
+void norm_body(const typename Io<T>::Raw* x, const float* sum, const typename Io<T>::Raw* weight, float eps,
+               int64_t n, int64_t W, typename Io<T>::Raw* out) {
   using I = Io<T>;
   for (int64_t r = 0; r < n; ++r) {
-    const float inv = 1.0f / std::sqrt(mean[r] + eps);
-    const float* hr = h + r * W;
+    const float inv = 1.0f / std::sqrt(sum[r] / float(W) + eps);
+    const auto* xr = x + r * W;
     auto* o = out + r * W;
-    for (int64_t j = 0; j < W; ++j) o[j] = I::store(I::load(weight[j]) * I::round(hr[j] * inv));
+    for (int64_t j = 0; j < W; ++j) o[j] = I::store(I::load(weight[j]) * I::round(I::load(xr[j]) * inv));
   }
 }
 
-// Each compiled twice: for any x86-64 and for AVX2 (wider vectors; the same IEEE operations, so the same bits).
+// a + b and a * b in T (ATen's add with alpha 1 and its mul: the fp32 operation, rounded once) into a, of n rows
+// of W at row strides sa, sb; and fp32 -> T (ATen's .to: round to nearest even).
 template <typename T>
-void rotary_plain(const typename Io<T>::Raw* x, int64_t n, int64_t H, int64_t D, int64_t sr, int64_t sh,
-                  const typename Io<T>::Raw* cos, const typename Io<T>::Raw* sin, typename Io<T>::Raw* out) {
-  rotary_body<T>(x, n, H, D, sr, sh, cos, sin, out);
+inline __attribute__((always_inline))
+void add_body(typename Io<T>::Raw* a, const typename Io<T>::Raw* b, int64_t n, int64_t W, int64_t sa, int64_t sb) {
+  using I = Io<T>;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < W; ++j) a[r * sa + j] = I::store(I::load(a[r * sa + j]) + I::load(b[r * sb + j]));
 }
 template <typename T>
-__attribute__((target("avx2,fma")))
-void rotary_avx2(const typename Io<T>::Raw* x, int64_t n, int64_t H, int64_t D, int64_t sr, int64_t sh,
-                 const typename Io<T>::Raw* cos, const typename Io<T>::Raw* sin, typename Io<T>::Raw* out) {
-  rotary_body<T>(x, n, H, D, sr, sh, cos, sin, out);
+inline __attribute__((always_inline))
+void mul_body(typename Io<T>::Raw* a, const typename Io<T>::Raw* b, int64_t n, int64_t W, int64_t sa, int64_t sb) {
+  using I = Io<T>;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < W; ++j) a[r * sa + j] = I::store(I::load(a[r * sa + j]) * I::load(b[r * sb + j]));
 }
 template <typename T>
-void rms_tail_plain(const float* h, const float* mean, const typename Io<T>::Raw* weight, float eps, int64_t n,
-                    int64_t W, typename Io<T>::Raw* out) {
-  rms_tail_body<T>(h, mean, weight, eps, n, W, out);
-}
-template <typename T>
-__attribute__((target("avx2,fma")))
-void rms_tail_avx2(const float* h, const float* mean, const typename Io<T>::Raw* weight, float eps, int64_t n,
-                   int64_t W, typename Io<T>::Raw* out) {
-  rms_tail_body<T>(h, mean, weight, eps, n, W, out);
+inline __attribute__((always_inline))
+void narrow_body(const float* a, int64_t count, typename Io<T>::Raw* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = Io<T>::store(a[i]);
 }
 
+// Each compiled twice: for any x86-64 and for AVX2 (wider vectors; the same IEEE operations, so the same bits).
+// name(args...) then calls the AVX2 build where the CPU has it.
 bool has_avx2() {
   static const bool yes = [] {
     __builtin_cpu_init();
@@ -114,17 +128,35 @@ bool has_avx2() {
   }();
   return yes;
 }
+#define SPECVIZ_TWICE(name, body)                                                                              \
+  template <typename T, typename... A> void name##_plain(A... a) { body(a...); }                                \
+  template <typename T, typename... A> __attribute__((target("avx2,fma"))) void name##_avx2(A... a) { body(a...); } \
+  template <typename T, typename... A> void name(A... a) {                                                      \
+    if (has_avx2()) name##_avx2<T>(a...); else name##_plain<T>(a...);                                           \
+  }
+SPECVIZ_TWICE(rotary_rows, rotary_body<T>)
+SPECVIZ_TWICE(rotary_wide, (rotary_body<T, true>))
+SPECVIZ_TWICE(square_rows, square_body<T>)
+SPECVIZ_TWICE(norm_rows, norm_body<T>)
+SPECVIZ_TWICE(add_rows, add_body<T>)
+SPECVIZ_TWICE(mul_rows, mul_body<T>)
+SPECVIZ_TWICE(narrow_rows, narrow_body<T>)
 
 template <typename T>
 const typename Io<T>::Raw* raw(const torch::Tensor& t) {
   return reinterpret_cast<const typename Io<T>::Raw*>(t.data_ptr());
 }
-
 template <typename T>
-void rotary_of(const torch::Tensor& x, const torch::Tensor& c, const torch::Tensor& s, torch::Tensor& out) {
-  auto* o = reinterpret_cast<typename Io<T>::Raw*>(out.data_ptr());
-  (has_avx2() ? rotary_avx2<T> : rotary_plain<T>)(raw<T>(x), x.size(0), x.size(1), x.size(2), x.stride(0),
-                                                  x.stride(1), raw<T>(c), raw<T>(s), o);
+typename Io<T>::Raw* raw_out(torch::Tensor& t) {
+  return reinterpret_cast<typename Io<T>::Raw*>(t.data_ptr());
+}
+
+// f<T>() for a bf16 or fp32 dtype.
+template <typename F>
+void by_dtype(torch::ScalarType dtype, const char* what, F&& f) {
+  if (dtype == torch::kBFloat16) f(at::BFloat16());
+  else if (dtype == torch::kFloat32) f(float());
+  else TORCH_CHECK(false, what, ": fp32 or bf16");
 }
 
 torch::Tensor rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin) {
@@ -132,48 +164,114 @@ torch::Tensor rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin) {
   TORCH_CHECK(cos.scalar_type() == x.scalar_type() && sin.scalar_type() == x.scalar_type(),
               "rotary: cos and sin in x's dtype");
   if (x.stride(2) != 1) x = x.contiguous();
-  const int64_t n = x.size(0), D = x.size(2);
+  const int64_t n = x.size(0), H = x.size(1), D = x.size(2);
   auto c = cos.reshape({n, D}).contiguous(), s = sin.reshape({n, D}).contiguous();
-  auto out = torch::empty({n, x.size(1), D}, x.options());
-  if (x.scalar_type() == torch::kBFloat16)
-    rotary_of<at::BFloat16>(x, c, s, out);
-  else if (x.scalar_type() == torch::kFloat32)
-    rotary_of<float>(x, c, s, out);
-  else
-    TORCH_CHECK(false, "rotary: fp32 or bf16");
-  return out;
-}
-
-template <typename T>
-void rms_tail_of(const torch::Tensor& h, const torch::Tensor& mean, const torch::Tensor& weight, double eps,
-                 torch::Tensor& out) {
-  auto* o = reinterpret_cast<typename Io<T>::Raw*>(out.data_ptr());
-  (has_avx2() ? rms_tail_avx2<T> : rms_tail_plain<T>)(h.data_ptr<float>(), mean.data_ptr<float>(), raw<T>(weight),
-                                                      float(eps), h.size(0), h.size(1), o);
-}
-
-torch::Tensor rms_tail(torch::Tensor h, torch::Tensor mean, torch::Tensor weight, double eps) {
-  TORCH_CHECK(h.dim() == 2 && h.scalar_type() == torch::kFloat32 && mean.scalar_type() == torch::kFloat32 &&
-              mean.numel() == h.size(0) && weight.dim() == 1 && weight.size(0) == h.size(1),
-              "rms_tail: h [n, W] fp32, mean [n, 1] fp32, weight [W]");
-  h = h.contiguous();
-  mean = mean.contiguous();
-  weight = weight.contiguous();
-  auto out = torch::empty(h.sizes(), h.options().dtype(weight.scalar_type()));
-  if (weight.scalar_type() == torch::kBFloat16)
-    rms_tail_of<at::BFloat16>(h, mean, weight, eps, out);
-  else if (weight.scalar_type() == torch::kFloat32)
-    rms_tail_of<float>(h, mean, weight, eps, out);
-  else
-    TORCH_CHECK(false, "rms_tail: fp32 or bf16");
+  auto out = torch::empty({n, H, D}, x.options());
+  by_dtype(x.scalar_type(), "rotary", [&](auto t) {
+    using T = decltype(t);
+    rotary_rows<T>(raw<T>(x), n, H, D, x.stride(0), x.stride(1), raw<T>(c), raw<T>(s), raw_out<T>(out), H * D, D);
+  });
   return out;
 }
 
 }  // namespace
 
 torch::Tensor lean_rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin) { return rotary(x, cos, sin); }
-torch::Tensor lean_rms_tail(torch::Tensor h, torch::Tensor mean, torch::Tensor weight, double eps) {
-  return rms_tail(h, mean, weight, eps);
+
+// Qwen2RMSNorm / LlamaRMSNorm of x [n, W] (T) with weight [W] (T): `square`, ATen's sum, `norm` (above).
+torch::Tensor lean_norm(torch::Tensor x, torch::Tensor weight, double eps) {
+  TORCH_CHECK(x.dim() == 2 && weight.dim() == 1 && weight.size(0) == x.size(1) &&
+              weight.scalar_type() == x.scalar_type(), "norm: x [n, W] and weight [W] of one dtype");
+  x = x.contiguous();
+  weight = weight.contiguous();
+  const int64_t n = x.size(0), W = x.size(1);
+  auto squares = torch::empty({n, W}, x.options().dtype(torch::kFloat32));
+  auto out = torch::empty({n, W}, x.options());
+  by_dtype(x.scalar_type(), "norm", [&](auto t) {
+    using T = decltype(t);
+    square_rows<T>(raw<T>(x), n * W, squares.data_ptr<float>());
+    const auto sum = at::sum(squares, {-1}, true);   // ATen's order: mean's own sum_out
+    norm_rows<T>(raw<T>(x), sum.data_ptr<float>(), raw<T>(weight), float(eps), n, W, raw_out<T>(out));
+  });
+  return out;
+}
+
+// One layer's attention inputs from its projections' outputs: q, k, v [n, heads * D] at column `cols` of `srcs`
+// (views into one joined product's output, or one output each; the last dim contiguous), rotated as `rotary`, and
+// the dynamic cache's keys and values [1, Hkv, kv, D]: returns q rotated and widened to fp32 [n, H, D] (attention's
+// input: .to(float32) is exact) and the cache's new keys and values [1, Hkv, kv + n, D] (DynamicLayer.update's cat:
+// the old positions, then the n new ones). One call for the split, two rotary calls, two cats and q's widening.
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lean_attention_inputs(
+    std::vector<torch::Tensor> srcs, std::vector<int64_t> cols, int64_t heads, torch::Tensor cos, torch::Tensor sin,
+    torch::Tensor keys, torch::Tensor values) {
+  TORCH_CHECK(srcs.size() == 3 && cols.size() == 3, "attention inputs: q, k and v");
+  TORCH_CHECK(keys.dim() == 4 && keys.size(0) == 1 && values.sizes() == keys.sizes() && keys.stride(3) == 1 &&
+              values.stride(3) == 1 && keys.stride(2) == keys.size(3) && values.stride(2) == values.size(3),
+              "attention inputs: keys and values [1, Hkv, kv, D], each head's positions contiguous");
+  const int64_t n = srcs[0].size(0), kv_heads = keys.size(1), kv = keys.size(2), D = keys.size(3);
+  const auto dtype = keys.scalar_type();
+  for (int i = 0; i < 3; ++i)
+    TORCH_CHECK(srcs[i].dim() == 2 && srcs[i].size(0) == n && srcs[i].stride(1) == 1 &&
+                srcs[i].scalar_type() == dtype && cols[i] + (i ? kv_heads : heads) * D <= srcs[i].size(1),
+                "attention inputs: projections [n, width] in the cache's dtype");
+  TORCH_CHECK(cos.scalar_type() == dtype && sin.scalar_type() == dtype && cos.numel() == n * D && sin.numel() == n * D,
+              "attention inputs: cos and sin [n, D] in the cache's dtype");
+  auto c = cos.reshape({n, D}).contiguous(), s = sin.reshape({n, D}).contiguous();
+  auto q = torch::empty({n, heads, D}, keys.options().dtype(torch::kFloat32));
+  auto new_keys = torch::empty({1, kv_heads, kv + n, D}, keys.options());
+  auto new_values = torch::empty({1, kv_heads, kv + n, D}, keys.options());
+  by_dtype(dtype, "attention inputs", [&](auto t) {
+    using T = decltype(t);
+    using Raw = typename Io<T>::Raw;
+    const Raw* src[3];
+    for (int i = 0; i < 3; ++i) src[i] = raw<T>(srcs[i]) + cols[i];
+    rotary_wide<T>(src[0], n, heads, D, srcs[0].stride(0), D, raw<T>(c), raw<T>(s), q.data_ptr<float>(), heads * D, D);
+    Raw* nk = raw_out<T>(new_keys);
+    Raw* nv = raw_out<T>(new_values);
+    const Raw* ok = raw<T>(keys);
+    const Raw* ov = raw<T>(values);
+    for (int64_t h = 0; h < kv_heads; ++h) {   // per head: the old positions, then the new rows after them
+      std::memcpy(nk + h * (kv + n) * D, ok + h * keys.stride(1), kv * D * sizeof(Raw));   // a cropped cache: a view
+      std::memcpy(nv + h * (kv + n) * D, ov + h * values.stride(1), kv * D * sizeof(Raw));
+      for (int64_t r = 0; r < n; ++r)
+        std::memcpy(nv + (h * (kv + n) + kv + r) * D, src[2] + r * srcs[2].stride(0) + h * D, D * sizeof(Raw));
+    }
+    rotary_rows<T>(src[1], n, kv_heads, D, srcs[1].stride(0), D, raw<T>(c), raw<T>(s), nk + kv * D, D, (kv + n) * D);
+  });
+  return {q, new_keys, new_values};
+}
+
+// a + b (a residual add) into a, both [n, W] of one dtype, a contiguous; returns a.
+torch::Tensor lean_add_(torch::Tensor a, torch::Tensor b) {
+  TORCH_CHECK(a.sizes() == b.sizes() && a.dim() == 2 && a.scalar_type() == b.scalar_type() && a.is_contiguous() &&
+              b.stride(1) == 1, "add: a [n, W] contiguous and b of its shape and dtype");
+  by_dtype(a.scalar_type(), "add", [&](auto t) {
+    using T = decltype(t);
+    add_rows<T>(raw_out<T>(a), raw<T>(b), a.size(0), a.size(1), a.stride(0), b.stride(0));
+  });
+  return a;
+}
+
+// a * b (silu(gate) * up) into a, both [n, W] of one dtype with a contiguous last dim; returns a.
+torch::Tensor lean_mul_(torch::Tensor a, torch::Tensor b) {
+  TORCH_CHECK(a.sizes() == b.sizes() && a.dim() == 2 && a.scalar_type() == b.scalar_type() && a.stride(1) == 1 &&
+              b.stride(1) == 1, "mul: a and b [n, W] of one dtype");
+  by_dtype(a.scalar_type(), "mul", [&](auto t) {
+    using T = decltype(t);
+    mul_rows<T>(raw_out<T>(a), raw<T>(b), a.size(0), a.size(1), a.stride(0), b.stride(0));
+  });
+  return a;
+}
+
+// fp32 x -> dtype (x itself where dtype is fp32).
+torch::Tensor lean_narrow(torch::Tensor x, torch::ScalarType dtype) {
+  TORCH_CHECK(x.scalar_type() == torch::kFloat32, "narrow: fp32 in");
+  if (dtype == torch::kFloat32) return x;
+  TORCH_CHECK(dtype == torch::kBFloat16, "narrow: to fp32 or bf16");
+  x = x.contiguous();
+  auto out = torch::empty(x.sizes(), x.options().dtype(dtype));
+  narrow_rows<at::BFloat16>(x.data_ptr<float>(), x.numel(), raw_out<at::BFloat16>(out));
+  return out;
 }
 
 }  // namespace specviz

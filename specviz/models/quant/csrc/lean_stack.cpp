@@ -3,9 +3,12 @@
 // Why: with the products, the attention and the elementwise tails in this extension, what was left of a one-token
 // step outside them was Python: ~40 tensor calls a layer through PyTorch's Python bindings, ~270 us a layer of the
 // 1.5B target and ~220 us of the 0.5B draft on the 2-core Zen 4 (5-8 ms a step, a quarter of the draft's). Here the
-// same calls are made from C++, in the same order, on the same values: the ATen ones (the norm's mean, silu, the
-// KV cache's cat, the residual adds, the dtype casts) are ATen's own operators, so every bit is what the Python
-// stack computes, and that is transformers' forward bit for bit (tests/test_models_lean_forward.py).
+// same steps are made from C++, in the same order, on the same values: ATen's own operators where a reduction or a
+// transcendental decides the bits (the norms' sums, silu), the extension's elementwise calls for the rest, each
+// rounding as the ATen operators it replaces (csrc/lean_ops.cpp): the rotary embedding, the norms' other six
+// operations, the KV cache's cat, the residual adds, silu(gate) * up and the dtype casts (session 50: ~30 ATen calls
+// a layer down to ~5, one-token steps 0.93 (draft) and 0.98 (target) of their time). So every bit is what the
+// Python stack computes, and that is transformers' forward bit for bit (tests/test_models_lean_forward.py).
 // PyTorch's tensor types and pybind11's casters for them: torch/extension.h (the whole C++ frontend) made the
 // build of the four files 146 s on the 2-core Zen 1, 85 s now with the tiles in files of their own (session 46).
 #include <torch/csrc/utils/pybind.h>
@@ -20,8 +23,13 @@ torch::Tensor q4_linear(torch::Tensor x, torch::Tensor packed, int64_t n, c10::o
                         c10::optional<torch::Tensor> bias, int64_t isa, int64_t kind);        // csrc/q4a8.cpp
 torch::Tensor one_query_attention(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor keys,
                                   torch::Tensor offsets, double scale, int64_t isa);           // csrc/attention.cpp
-torch::Tensor lean_rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin);              // csrc/lean_ops.cpp
-torch::Tensor lean_rms_tail(torch::Tensor h, torch::Tensor mean, torch::Tensor weight, double eps);
+torch::Tensor lean_norm(torch::Tensor x, torch::Tensor weight, double eps);          // csrc/lean_ops.cpp
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lean_attention_inputs(
+    std::vector<torch::Tensor> srcs, std::vector<int64_t> cols, int64_t heads, torch::Tensor cos, torch::Tensor sin,
+    torch::Tensor keys, torch::Tensor values);
+torch::Tensor lean_add_(torch::Tensor a, torch::Tensor b);
+torch::Tensor lean_mul_(torch::Tensor a, torch::Tensor b);
+torch::Tensor lean_narrow(torch::Tensor x, torch::ScalarType dtype);
 
 // (packed weights, width, per-output scales or None, bias or None, kind): one product of lean_forward._Joined.
 using Part = std::tuple<torch::Tensor, int64_t, c10::optional<torch::Tensor>, c10::optional<torch::Tensor>, int64_t>;
@@ -39,6 +47,22 @@ struct Joined {   // lean_forward._Joined: one product where the projections are
     if (outs.size() < widths.size()) return outs[0].split_with_sizes(widths, -1);
     return outs;
   }
+
+  // Each projection's output as (its product's output, its first column): no split.
+  std::pair<std::vector<torch::Tensor>, std::vector<int64_t>> columns(const torch::Tensor& x, int64_t isa) const {
+    std::vector<torch::Tensor> outs;
+    for (const auto& [packed, width, scales, bias, kind] : parts)
+      outs.push_back(q4_linear(x, packed, width, scales, bias, isa, kind));
+    std::vector<torch::Tensor> srcs;
+    std::vector<int64_t> cols;
+    int64_t at = 0;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      srcs.push_back(outs.size() < widths.size() ? outs[0] : outs[i]);
+      cols.push_back(outs.size() < widths.size() ? at : 0);
+      at += widths[i];
+    }
+    return {srcs, cols};
+  }
 };
 
 struct Layer {
@@ -46,13 +70,6 @@ struct Layer {
   double eps;
   Joined qkv, o, gate_up, down;
 };
-
-// lean_forward._rms: h = x in fp32, the mean of h^2 (ATen's), then the tail as one call.
-torch::Tensor rms(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
-  auto h = x.to(torch::kFloat32);
-  auto mean = h.pow(2).mean({-1}, true);
-  return lean_rms_tail(h.reshape({-1, h.size(-1)}), mean.reshape({-1, 1}), weight, eps).view(x.sizes());
-}
 
 }  // namespace
 
@@ -71,25 +88,27 @@ class LeanStack {
 
   // x [n, H] through every layer, after keys[i] / values[i] [1, Hkv, kv, D] (a dynamic cache's tensors); returns
   // the hidden states and each layer's keys and values with the n new positions appended (the cache's new tensors).
+  // The elementwise steps are the extension's own calls (csrc/lean_ops.cpp: each rounds as the ATen operators it
+  // stands for do); ATen's own are the norms' sums, silu and the split of gate and up: ~5 ATen calls a layer, not ~30.
   std::tuple<torch::Tensor, std::vector<torch::Tensor>, std::vector<torch::Tensor>> forward(
       torch::Tensor x, std::vector<torch::Tensor> keys, std::vector<torch::Tensor> values, torch::Tensor cos,
       torch::Tensor sin, torch::Tensor flat, torch::Tensor offsets, int64_t isa) const {
     TORCH_CHECK(keys.size() == layers_.size() && values.size() == layers_.size(), "lean stack: one cache per layer");
     const int64_t n = x.size(0), d = head_dim_;
+    const auto dtype = x.scalar_type();
+    x = x.contiguous();
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& L = layers_[i];
-      auto qkv = L.qkv(rms(x, L.norm1, L.eps), isa);
-      auto q = lean_rotary(qkv[0].view({n, -1, d}), cos, sin);                  // apply_rotary_pos_emb
-      auto k = lean_rotary(qkv[1].view({n, -1, d}), cos, sin);
-      auto v = qkv[2].view({n, -1, d});
-      keys[i] = at::cat({keys[i], k.transpose(0, 1).unsqueeze(0)}, -2);         // DynamicLayer.update
-      values[i] = at::cat({values[i], v.transpose(0, 1).unsqueeze(0)}, -2);
-      auto out = one_query_attention(q.to(torch::kFloat32).contiguous(), keys[i][0].contiguous(),
-                                     values[i][0].contiguous(), flat, offsets, scaling_, 1)
-                     .to(q.scalar_type());                                       // attention.rows_attention
-      x = x + L.o(out.reshape({n, heads_ * d}), isa)[0];
-      auto gate_up = L.gate_up(rms(x, L.norm2, L.eps), isa);
-      x = x + L.down(at::silu(gate_up[0]) * gate_up[1], isa)[0];
+      auto [srcs, cols] = L.qkv.columns(lean_norm(x, L.norm1, L.eps), isa);
+      auto [q, k, v] = lean_attention_inputs(srcs, cols, heads_, cos, sin, keys[i], values[i]);
+      keys[i] = k;
+      values[i] = v;
+      const int64_t kv_heads = k.size(1), length = k.size(2);
+      auto out = one_query_attention(q, k.view({kv_heads, length, d}), v.view({kv_heads, length, d}), flat, offsets,
+                                     scaling_, 1);
+      x = lean_add_(L.o(lean_narrow(out, dtype).view({n, heads_ * d}), isa)[0], x);
+      auto gate_up = L.gate_up(lean_norm(x, L.norm2, L.eps), isa);
+      x = lean_add_(L.down(lean_mul_(at::silu(gate_up[0]), gate_up[1]), isa)[0], x);
     }
     return {x, keys, values};
   }

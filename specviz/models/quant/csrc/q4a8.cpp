@@ -466,7 +466,10 @@ void bind_lean_stack(pybind11::module& mod);
 torch::Tensor one_query_attention(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor keys,
                                   torch::Tensor offsets, double scale, int64_t isa);
 torch::Tensor lean_rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin);
-torch::Tensor lean_rms_tail(torch::Tensor h, torch::Tensor mean, torch::Tensor weight, double eps);
+torch::Tensor lean_norm(torch::Tensor x, torch::Tensor weight, double eps);
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lean_attention_inputs(
+    std::vector<torch::Tensor> srcs, std::vector<int64_t> cols, int64_t heads, torch::Tensor cos, torch::Tensor sin,
+    torch::Tensor keys, torch::Tensor values);
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
@@ -487,8 +490,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
           "each query row [R,H,D] over its own keys of k, v [Hkv,kv,D]: fp32 [R,H,D] (csrc/attention.cpp)",
           pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("rotary", &specviz::lean_rotary, "x * cos + rotate_half(x) * sin, op for op as ATen (csrc/lean_ops.cpp)");
-  mod.def("rms_tail", &specviz::lean_rms_tail,
-          "weight * (h * rsqrt(mean + eps)).to(weight's dtype), op for op as ATen (csrc/lean_ops.cpp)");
+  mod.def("norm", &specviz::lean_norm, "Qwen2RMSNorm of x [n, W] bit for bit: ATen's sum, the rest one call each side");
+  mod.def("attention_inputs", &specviz::lean_attention_inputs,
+          "q rotated in fp32 and the cache's keys and values grown, from q, k, v's product outputs (csrc/lean_ops.cpp)");
   specviz::bind_lean_stack(mod);
   mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
   mod.def("set_prefetch_rows", &set_prefetch_rows, "read ahead of the weights from 1 or 2 rows (no arithmetic changes)");
