@@ -124,6 +124,34 @@ def test_its_attention_inputs_are_the_split_rotary_and_cat_it_replaces(dtype, jo
             assert got.shape == want.shape and got.dtype == want.dtype and torch.equal(got, want), (n, dtype)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_the_cache_grows_in_its_own_buffer_and_never_writes_into_anyone_elses(dtype):
+    """Steps after the first write their rows into the buffer the first made (no copy of the old positions); after a
+    crop the next rows go where the cropped ones were; a cache tensor the extension did not make is never written
+    into, even where its storage runs on past it (a cropped prefill's cat, another tensor's view)."""
+    gen = torch.Generator().manual_seed(5)
+    heads, kv_heads, d = 4, 2, 64
+    big = torch.randn(1, kv_heads, 40, d, generator=gen).to(dtype)
+    before = big.clone()
+    keys = values = big[:, :, :30]            # storage past the view: not the extension's, so never grown in place
+    want_k, want_v = keys.clone(), values.clone()
+    ext, storages = q4a8.extension(), []
+    for step, n in enumerate((1, 3, 1, 8, 2, 1)):
+        qkv = (torch.randn(n, (heads + 2 * kv_heads) * d, generator=gen) * 30).to(dtype)
+        cos, sin = (torch.randn(n, 1, d, generator=gen).to(dtype) for _ in range(2))
+        q, keys, values = ext.attention_inputs([qkv] * 3, [0, heads * d, (heads + kv_heads) * d], heads, cos, sin,
+                                               keys, values)
+        k, v = (t.view(n, kv_heads, d) for t in qkv[:, heads * d:].split(kv_heads * d, dim=-1))
+        want_k = torch.cat([want_k, (k * cos + _rotate_half(k) * sin).transpose(0, 1)[None]], dim=-2)
+        want_v = torch.cat([want_v, v.transpose(0, 1)[None]], dim=-2)
+        assert torch.equal(keys, want_k) and torch.equal(values, want_v), step
+        storages.append(keys.untyped_storage().data_ptr())
+        if step == 3:   # a rejection: the cache cropped back, the next rows overwrite the dropped ones
+            keys, values, want_k, want_v = keys[:, :, :-5], values[:, :, :-5], want_k[:, :, :-5], want_v[:, :, :-5]
+    assert torch.equal(big, before)
+    assert storages[0] != big.untyped_storage().data_ptr() and len(set(storages)) < len(storages)
+
+
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_the_harness_checks_its_rows_and_catches_a_stack_that_differs(family, monkeypatch):
     model = model_of(family, torch.bfloat16)

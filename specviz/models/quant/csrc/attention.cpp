@@ -149,7 +149,6 @@ void run(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
   const float* qp = q.data_ptr<float>();
   const T* kp = k.data_ptr<T>();
   const T* vp = v.data_ptr<T>();
-  const int64_t kv_len = k.size(1);
   const int64_t work = offsets[R] * H * D;   // multiply-adds of the scores: threads only where they pay
   at::parallel_for(0, R * H, work > (1 << 18) ? 1 : R * H, [&](int64_t t0, int64_t t1) {
     std::vector<float> s, row;
@@ -157,8 +156,8 @@ void run(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
       const int64_t r = t / H, h = t % H, g = h / group;
       const int64_t* idx = keys + offsets[r];
       const int64_t n = offsets[r + 1] - offsets[r];
-      const T* kh = kp + g * kv_len * D;
-      const T* vh = vp + g * kv_len * D;
+      const T* kh = kp + g * k.stride(0);   // a head's positions are contiguous; the heads need not be adjacent
+      const T* vh = vp + g * v.stride(0);
       (avx2 ? one_head_avx2<T> : one_head<T>)(qp + (r * H + h) * D, kh, vh, D, idx, n, D, scale,
                                               out + (r * H + h) * D, s, row);
     }
@@ -167,13 +166,14 @@ void run(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
 
 }  // namespace
 
-// q [R, H, D] fp32 contiguous; k, v [Hkv, kv, D] fp32 or bf16 contiguous; keys int64 (every row's key
+// q [R, H, D] fp32 contiguous; k, v [Hkv, kv, D] fp32 or bf16 (each head's kv x D contiguous); keys int64 (every row's key
 // indices, concatenated), offsets int64 [R + 1] -> fp32 [R, H, D]. `isa`: 0 portable, else AVX2 where present.
 torch::Tensor one_query_attention(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor keys,
                                   torch::Tensor offsets, double scale, int64_t isa) {
   TORCH_CHECK(q.dim() == 3 && q.scalar_type() == torch::kFloat32 && q.is_contiguous(), "attention: q fp32 [R, H, D]");
-  TORCH_CHECK(k.dim() == 3 && v.sizes() == k.sizes() && k.scalar_type() == v.scalar_type() && k.is_contiguous() &&
-              v.is_contiguous(), "attention: k and v [Hkv, kv, D], contiguous, one dtype");
+  TORCH_CHECK(k.dim() == 3 && v.sizes() == k.sizes() && k.scalar_type() == v.scalar_type() && k.stride(2) == 1 &&
+              v.stride(2) == 1 && k.stride(1) == k.size(2) && v.stride(1) == v.size(2),
+              "attention: k and v [Hkv, kv, D] of one dtype, each head's positions contiguous");
   TORCH_CHECK(k.scalar_type() == torch::kFloat32 || k.scalar_type() == torch::kBFloat16, "attention: fp32 or bf16");
   const int64_t R = q.size(0), H = q.size(1), D = q.size(2);
   TORCH_CHECK(k.size(2) == D && D % LANES == 0 && H % k.size(0) == 0, "attention: head sizes do not match");

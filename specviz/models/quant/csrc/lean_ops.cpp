@@ -12,9 +12,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <tuple>
 #include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 namespace specviz {
@@ -196,11 +199,59 @@ torch::Tensor lean_norm(torch::Tensor x, torch::Tensor weight, double eps) {
   return out;
 }
 
+// The KV cache's buffers with room to grow: each layer's keys (and values) live in a buffer with spare positions
+// after each head's; while n more fit, a step writes its rows there and returns a longer view, copying nothing of
+// the old positions (a cat copies the whole cache every step: O(length) a layer, ~5 % of a step at 700 positions).
+// Else a new buffer with room for half as many again, the old positions copied once. Only buffers made here are
+// grown in place (a registry of their data, cleared by their deleter), and only past the view's length, so nothing
+// a view of that length shows changes; a longer view kept from before a crop would see the new rows, and the
+// decoder keeps none (a crop is its only way back).
+namespace {
+std::mutex room_lock;
+std::unordered_set<const void*> rooms;
+
+torch::Tensor with_room(const torch::Tensor& t, int64_t length) {   // [1, H, length, D] of a new buffer, t's copied
+  const int64_t H = t.size(1), kv = t.size(2), D = t.size(3), cap = length + length / 2 + 16;
+  const size_t bytes = (size_t(H * cap * D) * t.element_size() + 63) / 64 * 64;
+  void* data = std::aligned_alloc(64, bytes);
+  TORCH_CHECK(data != nullptr, "attention inputs: out of memory for the KV cache");
+  {
+    std::lock_guard<std::mutex> hold(room_lock);
+    rooms.insert(data);
+  }
+  auto buffer = torch::from_blob(data, {1, H, cap, D}, [](void* p) {
+    {
+      std::lock_guard<std::mutex> hold(room_lock);
+      rooms.erase(p);
+    }
+    std::free(p);
+  }, t.options());
+  auto view = buffer.narrow(2, 0, length);
+  view.narrow(2, 0, kv).copy_(t);
+  return view;
+}
+
+// t [1, H, kv, D] (each head's positions contiguous) as [1, H, kv + n, D] whose first kv positions are t's.
+torch::Tensor grown(const torch::Tensor& t, int64_t n) {
+  const int64_t H = t.size(1), kv = t.size(2), D = t.size(3), hs = t.stride(1);
+  bool ours;
+  {
+    std::lock_guard<std::mutex> hold(room_lock);
+    ours = rooms.count(t.storage().data()) > 0;
+  }
+  const int64_t elems = int64_t(t.storage().nbytes() / t.element_size()) - t.storage_offset();
+  if (ours && (H == 1 || (hs % D == 0 && kv + n <= hs / D)) && (H - 1) * hs + (kv + n) * D <= elems)
+    return t.as_strided({1, H, kv + n, D}, {t.stride(0), hs, D, 1});
+  return with_room(t, kv + n);
+}
+}  // namespace
+
 // One layer's attention inputs from its projections' outputs: q, k, v [n, heads * D] at column `cols` of `srcs`
 // (views into one joined product's output, or one output each; the last dim contiguous), rotated as `rotary`, and
 // the dynamic cache's keys and values [1, Hkv, kv, D]: returns q rotated and widened to fp32 [n, H, D] (attention's
-// input: .to(float32) is exact) and the cache's new keys and values [1, Hkv, kv + n, D] (DynamicLayer.update's cat:
-// the old positions, then the n new ones). One call for the split, two rotary calls, two cats and q's widening.
+// input: .to(float32) is exact) and the cache's keys and values [1, Hkv, kv + n, D] (DynamicLayer.update's cat: the
+// old positions, then the n new ones; grown in their buffer, above). One call for the split, two rotary calls, two
+// cats and q's widening.
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lean_attention_inputs(
     std::vector<torch::Tensor> srcs, std::vector<int64_t> cols, int64_t heads, torch::Tensor cos, torch::Tensor sin,
     torch::Tensor keys, torch::Tensor values) {
@@ -218,25 +269,20 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lean_attention_inputs(
               "attention inputs: cos and sin [n, D] in the cache's dtype");
   auto c = cos.reshape({n, D}).contiguous(), s = sin.reshape({n, D}).contiguous();
   auto q = torch::empty({n, heads, D}, keys.options().dtype(torch::kFloat32));
-  auto new_keys = torch::empty({1, kv_heads, kv + n, D}, keys.options());
-  auto new_values = torch::empty({1, kv_heads, kv + n, D}, keys.options());
+  auto new_keys = grown(keys, n), new_values = grown(values, n);
+  const int64_t ks = new_keys.stride(1), vs = new_values.stride(1);
   by_dtype(dtype, "attention inputs", [&](auto t) {
     using T = decltype(t);
     using Raw = typename Io<T>::Raw;
     const Raw* src[3];
     for (int i = 0; i < 3; ++i) src[i] = raw<T>(srcs[i]) + cols[i];
     rotary_wide<T>(src[0], n, heads, D, srcs[0].stride(0), D, raw<T>(c), raw<T>(s), q.data_ptr<float>(), heads * D, D);
-    Raw* nk = raw_out<T>(new_keys);
     Raw* nv = raw_out<T>(new_values);
-    const Raw* ok = raw<T>(keys);
-    const Raw* ov = raw<T>(values);
-    for (int64_t h = 0; h < kv_heads; ++h) {   // per head: the old positions, then the new rows after them
-      std::memcpy(nk + h * (kv + n) * D, ok + h * keys.stride(1), kv * D * sizeof(Raw));   // a cropped cache: a view
-      std::memcpy(nv + h * (kv + n) * D, ov + h * values.stride(1), kv * D * sizeof(Raw));
+    for (int64_t h = 0; h < kv_heads; ++h)   // the new rows after each head's old positions
       for (int64_t r = 0; r < n; ++r)
-        std::memcpy(nv + (h * (kv + n) + kv + r) * D, src[2] + r * srcs[2].stride(0) + h * D, D * sizeof(Raw));
-    }
-    rotary_rows<T>(src[1], n, kv_heads, D, srcs[1].stride(0), D, raw<T>(c), raw<T>(s), nk + kv * D, D, (kv + n) * D);
+        std::memcpy(nv + h * vs + (kv + r) * D, src[2] + r * srcs[2].stride(0) + h * D, D * sizeof(Raw));
+    rotary_rows<T>(src[1], n, kv_heads, D, srcs[1].stride(0), D, raw<T>(c), raw<T>(s), raw_out<T>(new_keys) + kv * D,
+                   D, ks);
   });
   return {q, new_keys, new_values};
 }

@@ -103,9 +103,7 @@ class LeanStack {
       auto [q, k, v] = lean_attention_inputs(srcs, cols, heads_, cos, sin, keys[i], values[i]);
       keys[i] = k;
       values[i] = v;
-      const int64_t kv_heads = k.size(1), length = k.size(2);
-      auto out = one_query_attention(q, k.view({kv_heads, length, d}), v.view({kv_heads, length, d}), flat, offsets,
-                                     scaling_, 1);
+      auto out = one_query_attention(q, k[0], v[0], flat, offsets, scaling_, 1);
       x = lean_add_(L.o(lean_narrow(out, dtype).view({n, heads_ * d}), isa)[0], x);
       auto gate_up = L.gate_up(lean_norm(x, L.norm2, L.eps), isa);
       x = lean_add_(L.down(lean_mul_(at::silu(gate_up[0]), gate_up[1]), isa)[0], x);
