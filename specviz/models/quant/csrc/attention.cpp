@@ -149,8 +149,10 @@ void run(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
   const float* qp = q.data_ptr<float>();
   const T* kp = k.data_ptr<T>();
   const T* vp = v.data_ptr<T>();
-  const int64_t work = offsets[R] * H * D;   // multiply-adds of the scores: threads only where they pay
-  at::parallel_for(0, R * H, work > (1 << 18) ? 1 : R * H, [&](int64_t t0, int64_t t1) {
+  // Multiply-adds of the scores: threads only where they pay (2-core Zen 4: from ~2^14, e.g. one row of the 0.5B
+  // draft over 24 keys, 5.6 us against 6.8 serial; 13.7 against 23.4 us over 150 keys).
+  const int64_t work = offsets[R] * H * D;
+  at::parallel_for(0, R * H, work > (1 << 14) ? 1 : R * H, [&](int64_t t0, int64_t t1) {
     std::vector<float> s, row;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t r = t / H, h = t % H, g = h / group;
