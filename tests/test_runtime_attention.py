@@ -71,6 +71,23 @@ def test_the_portable_and_avx2_paths_agree_bit_for_bit():
     assert torch.equal(run(q, k, v, keys, isa=0), run(q, k, v, keys, isa=1))
 
 
+def test_heads_apart_in_memory_and_either_thread_count_give_the_same_bits():
+    """The lean stack's cache is a view whose heads sit apart (room to grow after each); one thread or two."""
+    q, k, v = inputs(14, 2, 64, 4, 150, torch.bfloat16, seed=3)
+    roomy_k, roomy_v = (torch.zeros(2, 400, 64, dtype=torch.bfloat16) for _ in range(2))
+    roomy_k[:, :150], roomy_v[:, :150] = k, v
+    keys = [147, 148, 149, 150]
+    want = run(q, k, v, keys)
+    threads = torch.get_num_threads()
+    try:
+        for count in (1, 2):
+            torch.set_num_threads(count)
+            assert torch.equal(run(q, roomy_k[:, :150], roomy_v[:, :150], keys), want), count
+            assert torch.equal(run(q[:1], roomy_k[:, :150], roomy_v[:, :150], keys[:1]), want[:1]), count
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_a_row_that_sees_other_keys_gives_other_values():
     """The check above can fail: one key more changes the row (the broken variant of a key list)."""
     q, k, v = inputs(12, 2, 128, 1, 50, torch.float32, seed=3)
