@@ -8,9 +8,11 @@ how far the fastest target alone is from what its bytes allow.
 import json
 
 import pytest
+import torch
 
 from specviz import bench
-from specviz.bench.roofline import bytes_per_token, roofline
+from specviz.bench import roofline as roofline_module
+from specviz.bench.roofline import bytes_per_token, read_bandwidth, roofline
 from specviz.bench.suite import _rooflines
 from specviz.trace.compare import Comparison
 from specviz.trace.records import Trace
@@ -67,6 +69,18 @@ def test_bytes_per_token_count_a_lookup_table_by_its_row():
     emb = model.get_input_embeddings().weight
     whole = sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
     assert bytes_per_token(model) == whole - (emb.numel() - emb.shape[1]) * emb.element_size()
+
+
+@pytest.mark.parametrize("huge", [True, False])
+def test_the_bandwidth_probe_also_reads_2_mb_pages_where_the_weights_live_in_them(huge, monkeypatch):
+    """The target's weights sit in 2 MB pages where the machine allows it; a probe over 4 KB pages only read slower
+    (29.6 against 35.6 GB/s on a Zen 4) and made a roofline the target alone passed."""
+    made = []
+    real_empty = roofline_module.huge_pages.empty
+    monkeypatch.setattr(roofline_module.huge_pages, "available", lambda: huge)
+    monkeypatch.setattr(roofline_module.huge_pages, "empty", lambda *a: made.append(a) or real_empty(*a))
+    assert read_bandwidth(gib=1 / 256, repeats=1) > 0
+    assert made == ([((1 << 20,), torch.float32)] if huge else [])
 
 
 def test_roofline_share_of_the_fastest_target_alone():
