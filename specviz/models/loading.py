@@ -26,6 +26,7 @@ from .quant.kernels import (DRAFT_ENV_VAR, DRAFT_WEIGHTS, ENV_VAR as LINEAR_ENV_
                             probe_linear_paths, resolve_draft_weights, resolve_linear_path, use_linear_path)
 from .quant.weights import (candidate_weights, probe_target_weights, q4a8_fallback, resolve_target_weights,
                             weights_name)
+from .lean_forward import lean_for
 from .quant import q4a8, read_ahead
 from .quant.weights_cache import convert_cached
 from .packaged import PACKAGED_DRAFT, PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, convert_packaged, cache_dir  # noqa: F401
@@ -224,6 +225,8 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     path, probe = _target_kernels(loaded.target, path, weights.linear, target_weights, report)
     draft_weights = _store_draft(loaded.draft, _draft_kind(weights.draft_weights, draft_weights, target_weights),
                                  path, report)
+    for model in (loaded.target, loaded.draft):   # built here, not in a request's first verify or draft step
+        lean_for(model)                           # (0.07-0.5 s each on a 2-core Zen 4: the joined weights' copy)
     report(1.0, step("load.ready"))
     return ModelPair(target=loaded.target, draft=loaded.draft, tokenizer=loaded.tokenizer, name=loaded.name,
                      device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,
