@@ -99,14 +99,14 @@ class LeanStack {
     x = x.contiguous();
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& L = layers_[i];
-      auto [srcs, cols] = L.qkv.columns(lean_norm(x, L.norm1, L.eps), isa);
+      auto [srcs, cols] = L.qkv.columns(lean_norm(x, L.norm1, L.eps), isa);          // input_layernorm, q/k/v_proj
       auto [q, k, v] = lean_attention_inputs(srcs, cols, heads_, cos, sin, keys[i], values[i]);
-      keys[i] = k;
+      keys[i] = k;                                      // apply_rotary_pos_emb, DynamicLayer.update, q in fp32
       values[i] = v;
-      auto out = one_query_attention(q, k[0], v[0], flat, offsets, scaling_, 1);
-      x = lean_add_(L.o(lean_narrow(out, dtype).view({n, heads_ * d}), isa)[0], x);
-      auto gate_up = L.gate_up(lean_norm(x, L.norm2, L.eps), isa);
-      x = lean_add_(L.down(lean_mul_(at::silu(gate_up[0]), gate_up[1]), isa)[0], x);
+      auto out = one_query_attention(q, k[0], v[0], flat, offsets, scaling_, 1);    // attention.rows_attention
+      x = lean_add_(L.o(lean_narrow(out, dtype).view({n, heads_ * d}), isa)[0], x);   // x + o_proj(out)
+      auto gate_up = L.gate_up(lean_norm(x, L.norm2, L.eps), isa);   // post_attention_layernorm, gate/up_proj
+      x = lean_add_(L.down(lean_mul_(at::silu(gate_up[0]), gate_up[1]), isa)[0], x);  // x + down(silu(gate) * up)
     }
     return {x, keys, values};
   }
