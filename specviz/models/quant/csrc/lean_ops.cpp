@@ -287,27 +287,25 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lean_attention_inputs(
   return {q, new_keys, new_values};
 }
 
-// a + b (a residual add) into a, both [n, W] of one dtype, a contiguous; returns a.
-torch::Tensor lean_add_(torch::Tensor a, torch::Tensor b) {
-  TORCH_CHECK(a.sizes() == b.sizes() && a.dim() == 2 && a.scalar_type() == b.scalar_type() && a.is_contiguous() &&
-              b.stride(1) == 1, "add: a [n, W] contiguous and b of its shape and dtype");
-  by_dtype(a.scalar_type(), "add", [&](auto t) {
-    using T = decltype(t);
-    add_rows<T>(raw_out<T>(a), raw<T>(b), a.size(0), a.size(1), a.stride(0), b.stride(0));
-  });
-  return a;
-}
-
-// a * b (silu(gate) * up) into a, both [n, W] of one dtype with a contiguous last dim; returns a.
-torch::Tensor lean_mul_(torch::Tensor a, torch::Tensor b) {
+namespace {
+// a + b (Add) or a * b into a, both [n, W] of one dtype with a contiguous last dim; returns a.
+template <bool Add>
+torch::Tensor combine_into(torch::Tensor a, const torch::Tensor& b, const char* what) {
   TORCH_CHECK(a.sizes() == b.sizes() && a.dim() == 2 && a.scalar_type() == b.scalar_type() && a.stride(1) == 1 &&
-              b.stride(1) == 1, "mul: a and b [n, W] of one dtype");
-  by_dtype(a.scalar_type(), "mul", [&](auto t) {
+              b.stride(1) == 1, what, ": a and b [n, W] of one dtype");
+  by_dtype(a.scalar_type(), what, [&](auto t) {
     using T = decltype(t);
-    mul_rows<T>(raw_out<T>(a), raw<T>(b), a.size(0), a.size(1), a.stride(0), b.stride(0));
+    if constexpr (Add)
+      add_rows<T>(raw_out<T>(a), raw<T>(b), a.size(0), a.size(1), a.stride(0), b.stride(0));
+    else
+      mul_rows<T>(raw_out<T>(a), raw<T>(b), a.size(0), a.size(1), a.stride(0), b.stride(0));
   });
   return a;
 }
+}  // namespace
+
+torch::Tensor lean_add_(torch::Tensor a, torch::Tensor b) { return combine_into<true>(a, b, "add"); }   // residuals
+torch::Tensor lean_mul_(torch::Tensor a, torch::Tensor b) { return combine_into<false>(a, b, "mul"); }  // silu(gate) * up
 
 // fp32 x -> dtype (x itself where dtype is fp32).
 torch::Tensor lean_narrow(torch::Tensor x, torch::ScalarType dtype) {
