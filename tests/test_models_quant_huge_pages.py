@@ -114,7 +114,7 @@ def test_the_joined_projections_of_the_lean_stack_are_placed_too(ext):
 
     linears = [layer() for _ in range(3)]
     values = [m.packed.clone() for m in linears]
-    packed, width, *_ = lean_forward._joined_part(linears)
+    packed, width, *_ = lean_forward._joined_part(linears, torch.float32)
     assert width == 3 * 1024 and advised(packed)
     assert all(torch.equal(m.packed, v) and m.packed.untyped_storage().data_ptr() == packed.untyped_storage().data_ptr()
                for m, v in zip(linears, values))

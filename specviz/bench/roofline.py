@@ -3,8 +3,9 @@
 A one-token forward reads every weight once, so no decoder of the target alone
 can beat bytes_per_token / bandwidth. The benchmark measures the read bandwidth
 in the same run (a streaming sum over 1 GiB, as ../shared/perf/bandwidth.py
-does, and over 1 GiB in 2 MB pages where the weights use them) and reports, for the fastest target alone, the share of that limit it
-reaches: how much room a faster kernel could still find.
+does, and over 1 GiB in 2 MB pages where the weights use them) and reports,
+for the fastest target alone, the share of that limit it reaches: how much
+room a faster kernel could still find.
 """
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ class LeanForward:
         self.eps = cfg.rms_norm_eps
         self.heads = cfg.num_attention_heads
         self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
-        self.layers = [_Layer(layer) for layer in base.layers]
+        self.layers = [_Layer(layer, self.embed.weight.dtype) for layer in base.layers]
         # The same loop in C++ (or None): one extension call a forward instead of ~40 Python tensor calls a layer.
         self.stack = _stack(self.layers, self.heads, self.head_dim, self.embed.weight.dtype)
 
@@ -81,14 +81,9 @@ def _stack(layers: list, heads: int, head_dim: int, dtype: torch.dtype):
     if any(w.dtype != dtype for layer in layers for w in (layer.norm1, layer.norm2)):
         return None
     stack = ext.LeanStack(heads, head_dim, float(layers[0].scaling))
-
-    def parts(joined):   # a bias in the activations' dtype once here, not converted by every product (what it adds)
-        return [(packed, width, scales, None if bias is None else bias.to(dtype), kind)
-                for packed, width, scales, bias, kind in joined.parts]
-
     for layer in layers:
-        stack.add_layer(layer.norm1, layer.norm2, float(layer.eps), parts(layer.qkv), layer.qkv.widths,
-                        parts(layer.o), parts(layer.gate_up), layer.gate_up.widths, parts(layer.down))
+        stack.add_layer(layer.norm1, layer.norm2, float(layer.eps), layer.qkv.parts, layer.qkv.widths, layer.o.parts,
+                        layer.gate_up.parts, layer.gate_up.widths, layer.down.parts)
     return stack
 
 
@@ -123,13 +118,13 @@ def _rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
 class _Layer:
     """One decoder layer's weights, its projections joined where they are of one kind."""
 
-    def __init__(self, layer):
+    def __init__(self, layer, dtype: torch.dtype):
         attn, mlp = layer.self_attn, layer.mlp
         self.norm1, self.norm2 = layer.input_layernorm.weight, layer.post_attention_layernorm.weight
         self.eps = layer.input_layernorm.variance_epsilon
-        self.qkv = _Joined([attn.q_proj, attn.k_proj, attn.v_proj])
-        self.o, self.down = _Joined([attn.o_proj]), _Joined([mlp.down_proj])
-        self.gate_up = _Joined([mlp.gate_proj, mlp.up_proj])
+        self.qkv = _Joined([attn.q_proj, attn.k_proj, attn.v_proj], dtype)
+        self.o, self.down = _Joined([attn.o_proj], dtype), _Joined([mlp.down_proj], dtype)
+        self.gate_up = _Joined([mlp.gate_proj, mlp.up_proj], dtype)
         self.scaling = attn.scaling
 
     def __call__(self, x, cache, index: int, cos, sin, rows, lean: LeanForward) -> torch.Tensor:
@@ -146,13 +141,13 @@ class _Layer:
 class _Joined:
     """Projections of one input as one product where their layers are of one kind, else one product each."""
 
-    def __init__(self, linears: list):
+    def __init__(self, linears: list, dtype: torch.dtype):
         self.widths = [m.out_features for m in linears]
         # One kind, whole tiles before the last, and a bias on all or none (adding a zero bias turns -0.0 into +0.0).
         one_kind = (len({type(m) for m in linears}) == 1 and all(w % q4a8.TILE == 0 for w in self.widths[:-1])
                     and len({m.bias is None for m in linears}) == 1)
         groups = [linears] if one_kind else [[m] for m in linears]
-        self.parts = [_joined_part(group) for group in groups]
+        self.parts = [_joined_part(group, dtype) for group in groups]
 
     def __call__(self, x: torch.Tensor) -> list[torch.Tensor]:
         ext, isa = q4a8.extension(), q4a8.ISAS[q4a8.chosen_isa()]
@@ -161,13 +156,16 @@ class _Joined:
         return list(outs[0].split(self.widths, dim=-1)) if len(outs) < len(self.widths) else outs
 
 
-def _joined_part(linears: list) -> tuple:
+def _joined_part(linears: list, dtype: torch.dtype) -> tuple:
     """(packed, width, scales, bias, kind) of layers of one kind as one product. The modules then hold views into
-    the joined weights, so no second copy stays in memory and transformers' forward still runs on them."""
+    the joined weights, so no second copy stays in memory and transformers' forward still runs on them. The bias is
+    in the activations' `dtype` once here (the product converts it to x's dtype: the draft's q/k/v bias is fp32
+    beside bf16 activations, converted by every product before)."""
     first = linears[0]
     kind = q4a8.KINDS["q8"] if isinstance(first, q4a8.Q8A8Linear) else first.kind
     if len(linears) == 1:
-        return first.packed, first.out_features, getattr(first, "scales", None), first.bias, kind
+        bias = None if first.bias is None else first.bias.to(dtype)
+        return first.packed, first.out_features, getattr(first, "scales", None), bias, kind
     rows = sum(m.packed.shape[0] for m in linears)   # written once, into 2 MB pages as the layers' own at load
     packed = torch.cat([m.packed for m in linears], out=huge_pages.empty((rows, *first.packed.shape[1:]),
                                                                           first.packed.dtype))
@@ -177,7 +175,7 @@ def _joined_part(linears: list) -> tuple:
         m.packed = packed[at:at + tiles]
         at += tiles
     scales = torch.cat([m.scales for m in linears]) if kind == q4a8.KINDS["q8"] else None
-    bias = None if first.bias is None else torch.cat([m.bias for m in linears])
+    bias = None if first.bias is None else torch.cat([m.bias for m in linears]).to(dtype)
     return packed, sum(m.out_features for m in linears), scales, bias, kind
 
 
