@@ -5,7 +5,7 @@
 // them for q and k (~22 us a layer), a norm's tail five. Each op here is elementwise, so it can be spelled exactly
 // as ATen computes it, element by element: a bf16 result is the fp32 result rounded to nearest even once per ATen
 // op (ATen's reduced-precision arithmetic), an fp32 one is the IEEE operation. The logits stay transformers' bit
-// for bit (tests/test_models_lean_forward.py). The norm's mean stays ATen's (a reduction: its order is ATen's).
+// for bit (tests/test_models_lean_forward.py). The norm's sum stays ATen's (a reduction: its order is ATen's).
 // Build with -ffp-contract=off (q4a8.CFLAGS): no multiply and add may fuse.
 // PyTorch's tensor types only: torch/extension.h (the whole C++ frontend) made this file ~2.5x slower to compile.
 #include <torch/types.h>
