@@ -79,3 +79,28 @@ def test_settle_cuts_at_the_first_eos_and_says_which_token_came_from_the_target(
     assert cut.n_accepted == 3                            # the caches keep what the target accepted
     empty = settle([], 0, 4, {3})                         # nothing drafted: the bonus alone
     assert (empty.emitted, empty.rejected_at, empty.eos) == ([4], None, False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_greedy_shortcut_gives_the_general_rules_verdict_bit_for_bit(seed):
+    """Greedy p and q are one-hot, so the residual after a rejection is p itself: `verify` skips computing it. Every
+    tensor of its verdict equals the general path's (the same residual behind a wrapper), over rows that accept
+    everything, reject at each position, and stop early (n_drafted)."""
+    from specviz.engine.sampling import SamplingConfig, probabilities
+    g = torch.Generator().manual_seed(seed)
+    rows, K, vocab = 64, 4, 7
+    greedy = SamplingConfig()
+    P = probabilities(torch.randn(rows, K + 1, vocab, generator=g), greedy)
+    ids = P[:, :K].argmax(-1)   # drafts the target agrees with, then a disagreement at a random place
+    wrong = torch.randint(0, K + 1, (rows,), generator=g)
+    cols = torch.arange(K)
+    ids = torch.where(cols == wrong[:, None], (ids + 1) % vocab, ids)
+    Q = torch.nn.functional.one_hot(ids, vocab).float()
+    n_drafted = torch.randint(0, K + 1, (rows,), generator=g)
+    for drafted in (None, n_drafted):
+        fast = rule.verify(P, Q, ids, torch.Generator().manual_seed(1), True, drafted)
+        general = rule.verify(P, Q, ids, torch.Generator().manual_seed(1), True, drafted,
+                              residual_fn=lambda p, q: rule.residual(p, q))
+        assert (fast.n_accepted == general.n_accepted).all() and (fast.bonus == general.bonus).all()
+        assert {int(n) for n in fast.n_accepted} >= set(range(K)) and not fast.bonus.all() and fast.bonus.any()
+        assert torch.equal(fast.next_dist, general.next_dist) and torch.equal(fast.next_token, general.next_token)

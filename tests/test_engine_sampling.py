@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from specviz.engine.sampling import SamplingConfig, confidence, probabilities, sample
+from specviz.engine.sampling import SamplingConfig, confidence, draw, probabilities, sample
 
 
 def test_greedy_is_one_hot_on_argmax():
@@ -75,3 +75,18 @@ def test_confidence_is_the_inline_untempered_softmax_bit_for_bit(dtype):
     logits = (4 * torch.randn(3, 2000, generator=torch.Generator().manual_seed(2))).to(dtype)
     assert torch.equal(confidence(logits), torch.softmax(logits.float(), -1))
     assert confidence(logits).dtype == torch.float32
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_draw_is_probabilities_then_sample(dtype):
+    """`draw` (one argmax when greedy) gives the q and the token that `probabilities` and `sample` give, ties
+    included (the lowest index, as transformers' greedy search), and sampled rows from the same generator state."""
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(5, 300, generator=g).to(dtype)
+    logits[1, [7, 90]] = logits[1].max() + 1   # an exact tie
+    for config in (SamplingConfig(), SamplingConfig(temperature=0.8, top_k=40)):
+        q, token = draw(logits, config, torch.Generator().manual_seed(3))
+        expected = probabilities(logits, config)
+        assert torch.equal(q, expected) and q.dtype == torch.float32
+        assert torch.equal(token, sample(expected, torch.Generator().manual_seed(3), config.greedy))
+    assert int(draw(logits, SamplingConfig())[1][1]) == 7

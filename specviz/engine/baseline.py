@@ -13,7 +13,7 @@ from ..runtime.token_text import decode_tokens
 from ..runtime.decoding import (PrefillStopped, forward_logits, prefill, start_run,
                                 vocab_size, warm_up)
 from .options import DecodeOptions, decode_options
-from .sampling import probabilities, sample
+from .sampling import draw
 from ..trace.records import Step
 
 
@@ -44,8 +44,7 @@ def autoregressive_generate(target, input_ids: Sequence[int] | torch.Tensor, opt
         if index and run.stopped():   # between tokens, as the speculative loop between rounds
             return
         t_start = clock()
-        probs = probabilities(forward_logits(target, pending, cache, 1)[:, :vocab].to(device), sampling)
-        pending = sample(probs, run.generator, sampling.greedy)
+        probs, pending = draw(forward_logits(target, pending, cache, 1)[:, :vocab].to(device), sampling, run.generator)
         token, p = torch.stack([pending[0].float(), probs[0, pending[0]]]).tolist()
         token = int(token)
         yield Step(index, token, decode_tokens(tokenizer, [token])[0] if tokenizer else "", p, clock() - t_start)

@@ -19,7 +19,7 @@ from ..runtime.attention import use_row_invariant_attention
 from ..runtime.decoding import (KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, vocab_size,
                                 warm_up)
 from .options import Chain
-from .sampling import SamplingConfig, probabilities, sample
+from .sampling import SamplingConfig, draw
 from . import vocab_trim
 from .vocab_trim import trimmed_head
 
@@ -125,8 +125,8 @@ class ModelDrafter:
         n_drafted = torch.zeros(B, dtype=torch.long, device=tokens.device)
         for _ in range(k):
             logits = self._step_logits(pending, tokens.device)
-            q = probabilities(logits, sampling)
-            pending = sample(q, generator, sampling.greedy)[:, None]
+            q, drawn = draw(logits, sampling, generator)
+            pending = drawn[:, None]
             ids.append(pending)
             qs.append(q)
             logits_seen.append(logits)

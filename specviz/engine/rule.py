@@ -35,6 +35,9 @@ def residual(P: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
     return torch.where(mass > 0, r / mass.clamp_min(1e-30), P)
 
 
+_RULES_RESIDUAL = residual   # the shortcut below holds for this residual only, not for a test's broken one
+
+
 @dataclass
 class Verdict:
     """The outcome of verifying B rows of K drafts; every tensor stays on the device."""
@@ -69,9 +72,14 @@ def verify(P: torch.Tensor, Q: torch.Tensor, draft_ids: torch.Tensor, generator:
     drafted = torch.arange(K, device=P.device) < n_drafted[:, None]
     n_accepted = ((u < accept_prob) & drafted).long().cumprod(-1).sum(-1)
     bonus = n_accepted == n_drafted
-    # Row j < K of `after` is the residual after rejecting x_j; row K is p_{K+1}.
-    after = torch.cat([residual_fn(P[:, :K], Q), P[:, K:]], dim=1)
-    next_dist = torch.where(bonus[:, None], P[rows, n_accepted], after[rows, n_accepted])
+    if greedy and residual_fn is _RULES_RESIDUAL:
+        # One-hot p and q: a rejected x_j has p(x_j) = 0 and q = its one-hot, so max(0, p - q) = p, normalised by 1:
+        # the residual is p_j itself, bit for bit (the [K, V] residual it saves is ~1 % of a CPU round).
+        next_dist = P[rows, n_accepted]
+    else:
+        # Row j < K of `after` is the residual after rejecting x_j; row K is p_{K+1}.
+        after = torch.cat([residual_fn(P[:, :K], Q), P[:, K:]], dim=1)
+        next_dist = torch.where(bonus[:, None], P[rows, n_accepted], after[rows, n_accepted])
     next_token = sample(next_dist, generator, greedy)
     return Verdict(accept_prob, u, n_accepted, next_dist, next_token, bonus)
 

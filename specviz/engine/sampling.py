@@ -84,10 +84,7 @@ def probabilities(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
     """Rows of logits [..., V] -> rows of sampling probabilities [..., V] in float32."""
     logits = logits.float()
     if config.greedy:
-        # One-hot on the argmax; argmax picks the lowest index on exact ties,
-        # the same as transformers' greedy search, so outputs compare 1:1.
-        onehot = torch.zeros_like(logits)
-        return onehot.scatter_(-1, logits.argmax(dim=-1, keepdim=True), 1.0)
+        return _one_hot(logits.argmax(dim=-1), logits.shape)
     shape = logits.shape
     scores = logits.reshape(-1, shape[-1])
     for warp in config._warpers():
@@ -95,6 +92,27 @@ def probabilities(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
         # handled independently, so K+1 positions go through in one call.
         scores = warp(None, scores)
     return torch.softmax(scores, dim=-1).reshape(shape)
+
+
+def draw(logits: torch.Tensor, config: SamplingConfig, generator: torch.Generator | None = None
+         ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(probabilities(logits, config), one token drawn from each row): what a one-token step samples and from what.
+
+    Greedy takes the argmax once (the one-hot q has its 1 there, so `sample` would find the same index again: 0.16 ms
+    of a 152k-token row each time, ~1 % of a draft step); sampled rows go through `probabilities` and `sample`.
+    """
+    if not config.greedy:
+        q = probabilities(logits, config)
+        return q, sample(q, generator)
+    logits = logits.float()   # fp32's argmax: the same index as bf16's, and ~3x faster on a CPU
+    token = logits.argmax(dim=-1)
+    return _one_hot(token, logits.shape), token
+
+
+def _one_hot(token: torch.Tensor, shape) -> torch.Tensor:
+    """fp32 rows of `shape` with a 1 at `token` [...]: greedy's distribution. argmax picks the lowest index on exact
+    ties, the same as transformers' greedy search, so outputs compare 1:1."""
+    return torch.zeros(shape, dtype=torch.float32, device=token.device).scatter_(-1, token[..., None], 1.0)
 
 
 def confidence(logits: torch.Tensor) -> torch.Tensor:
