@@ -327,7 +327,7 @@ class PageDriver:
 
         values = dict(prompt=prompt, raw=False, k=self.args.k, adaptive=False, temperature=0.0, top_k=0, top_p=1.0,
                       max_new=max_new_tokens, seed=self.args.seed, pair=inputs.PACKAGED, draft_id="", target_id="",
-                      compare_switch=True, drafter="model", compile="auto")
+                      compare_switch=True, drafter="model", compile="auto", lookup_k=None)
         return [values[name] for name in inputs.RUN_FORM]
 
     def run(self, prompt: str, max_new_tokens: int, taps: Taps) -> Result:
