@@ -19,10 +19,10 @@ try:
         except Exception:
             time.sleep(1)
     def app_run():
-        job = c.submit(PROMPT, False, 4, False, 0.0, 0, 1.0, 96, 0, "packaged", "", "", False, api_name="/generate")
-        out = job.result(timeout=900)
-        status = out[0] if isinstance(out, (list, tuple)) else out
-        return float(re.search(r"([\d.]+) tokens/s", re.sub("<[^>]+>", "", str(status))).group(1))
+        # The API's /generate (named parameters, see specviz.ui.api.Api.generate): the same settings as the CLI's.
+        out = c.predict(prompt=PROMPT, k=4, max_new_tokens=96, temperature=0.0, seed=0, drafter="model",
+                        compare=False, api_name="/generate")
+        return float(out["metrics"]["tokens_per_s"])
     app_run()  # loads models, warms up
     for i in range(2):
         a = app_run()

@@ -3,6 +3,7 @@ import statistics, time
 import torch
 from transformers import DynamicCache
 from specviz.models.loading import load_pair
+from specviz.engine.vocab_trim import trimmed_head
 pair = load_pair(); T, D = pair.target, pair.draft
 ids = torch.tensor([pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")])
 def med(f, n=9):
@@ -19,11 +20,11 @@ with torch.inference_mode():
         def body():
             M.model(input_ids=x, cache=cache, use_cache=True); cache.crop(-(cache.get_seq_length() - n))
         h = torch.randn(1, M.config.hidden_size, dtype=pair.dtype)
-        W = M.lm_head.weight
-        head = lambda: h @ W.T
-        Wsub = W[:32768].contiguous()
-        sub = lambda: h @ Wsub.T
-        print(f"{name}: full fwd {med(full)*1e3:.1f} ms, body only {med(body)*1e3:.1f} ms, lm_head {med(head)*1e3:.1f} ms, lm_head over first 32k rows {med(sub)*1e3:.1f} ms; params head {W.numel()/1e6:.0f}M of {sum(p.numel() for p in M.parameters())/1e6:.0f}M (tied={M.config.tie_word_embeddings})")
+        W = M.lm_head.weight   # dense values (a packed 4-bit layer dequantizes them): for the parameter count
+        head = lambda: M.lm_head(h)   # the output layer on its own kernel path (q4a8 where the load chose it)
+        trimmed = trimmed_head(M, torch.arange(32768))   # the trimmed drafter's head, on the same path
+        sub = lambda: trimmed(h)
+        print(f"{name}: full fwd {med(full)*1e3:.1f} ms, body only {med(body)*1e3:.1f} ms, lm_head {med(head)*1e3:.1f} ms, lm_head over first 32k rows {med(sub)*1e3:.1f} ms; head {W.numel()/1e6:.0f}M weights (tied={M.config.tie_word_embeddings})")
     V = T.config.vocab_size
     p = torch.softmax(torch.randn(1, V), -1); g = torch.Generator().manual_seed(0)
     print(f"multinomial {med(lambda: torch.multinomial(p, 1, generator=g))*1e3:.2f} ms; argmax {med(lambda: p.argmax(-1))*1e3:.3f} ms; "
