@@ -10,6 +10,7 @@ a lesson is named after).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -182,9 +183,12 @@ def run(pair, spec: dict, seed: int) -> Trace:
                  device=str(pair.device), dtype=str(pair.dtype).replace("torch.", ""))
 
 
-def main() -> None:
+def main(argv=None) -> None:
     """All lessons; `--only NAME ...` re-records those and keeps every other lesson's file and index entry."""
-    only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else None
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])   # --help says so, and records nothing
+    ap.add_argument("--only", nargs="+", metavar="NAME", choices=[spec["name"] for spec in LESSONS],
+                    help="re-record these lessons only (the others keep their files and index entries)")
+    only = ap.parse_args(argv).only
     pair = load_pair(progress=lambda f, m: print(f"[{f * 100:3.0f}%] {m}", file=sys.stderr, flush=True))
     kept = {e["name"]: e for e in json.loads((LESSONS_DIR / "index.json").read_text(encoding="utf-8"))["lessons"]} \
         if only else {}
