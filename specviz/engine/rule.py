@@ -54,7 +54,8 @@ def verify(P: torch.Tensor, Q: torch.Tensor, draft_ids: torch.Tensor, generator:
            greedy: bool, n_drafted: torch.Tensor | None = None, *, accept_fn=None, residual_fn=None) -> Verdict:
     """Apply the rule to B rows: P [B, K+1, V] (target), Q [B, K, V] (draft), draft_ids [B, K].
 
-    `n_drafted` [B] gives rows that drafted fewer than K tokens (the adaptive
+    `greedy`: P and Q are greedy's one-hot rows (`sampling.probabilities`, `draw`, a lookup's one-hot q), and a
+    correction is p's own row (below). `n_drafted` [B] gives rows that drafted fewer than K tokens (the adaptive
     stop); their later columns are ignored and their bonus comes from p at
     position n_drafted (causal attention makes P[:, :n+1] independent of the rest).
     `accept_fn` / `residual_fn` replace the two rules: only the classroom's teaching
