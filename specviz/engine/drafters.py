@@ -19,7 +19,7 @@ from ..runtime.attention import use_row_invariant_attention
 from ..runtime.decoding import (KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, vocab_size,
                                 warm_up)
 from .options import Chain
-from .sampling import SamplingConfig, draw
+from .sampling import SamplingConfig, confidence, draw
 from . import vocab_trim
 from .vocab_trim import trimmed_head
 
@@ -132,7 +132,7 @@ class ModelDrafter:
             logits_seen.append(logits)
             if self.threshold is not None:   # only the adaptive stop tracks rows: no extra launches otherwise
                 n_drafted += active
-                sure = torch.softmax(logits.float(), -1) if sampling.greedy else q
+                sure = confidence(logits) if sampling.greedy else q
                 active &= sure.gather(-1, pending).squeeze(-1) >= self.threshold
                 if not bool(active.any()):  # a host sync per draft token: the price of stopping early
                     break
