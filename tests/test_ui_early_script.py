@@ -50,7 +50,16 @@ def test_other_responses_pass_untouched():
     assert "first()" not in c.post("/").text
 
 
-def test_the_shipped_script_is_the_raf_guard():
+def test_the_shipped_scripts_are_the_pages_table_the_raf_guard_and_the_first_view():
     html = early_script.early_html().decode()
-    assert html.startswith("<script>") and "window.__svRaf" in html and "</script>" in html
-    assert html.count("</script>") == len(early_script.SCRIPTS)   # no file closes its own element early
+    assert html.startswith("<script>window.__svPages = ") and "</script>" in html
+    assert html.index("window.__svRaf") < html.index("__theme")   # the guard first, then first_view.js
+    assert html.count("</script>") == len(early_script.SCRIPTS) + 1   # no file closes its own element early
+
+
+def test_the_pages_table_names_the_root_language_and_the_others_paths():
+    from specviz.strings import LANGUAGES
+
+    table = early_script.pages()
+    assert table["default"] == LANGUAGES[0] and table["pages"][LANGUAGES[0]] == ""
+    assert all(table["pages"][code] == code for code in LANGUAGES[1:]) and set(table["pages"]) == set(LANGUAGES)

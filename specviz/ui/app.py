@@ -167,6 +167,7 @@ def launch_app(demo: gr.Blocks, **kwargs):
     kwargs.setdefault("theme", gr.themes.Soft(primary_hue="blue"))
     app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
     app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), early_script.middleware()]
+    # A fallback only: assets/first_view.js sets ?__theme=light before Gradio starts, where the middleware runs.
     kwargs.setdefault("js", "() => { const u = new URL(window.location); if (u.searchParams.get('__theme') !== 'light') "
                             "{ u.searchParams.set('__theme', 'light'); window.location.href = u.href; } }")
     return demo.queue(default_concurrency_limit=4).launch(app_kwargs=app_kwargs, **kwargs)

@@ -2,20 +2,33 @@
 
 Why (issue 27): Gradio's `head=` is added by Gradio's JavaScript after its modules have loaded, too late for
 `assets/raf_guard.js`, which has to be in place before Gradio's status tracker keeps its reference to
-`requestAnimationFrame`. So the middleware puts it into the HTML of the page itself, as the first element of
-<head>; every other response passes through untouched.
+`requestAnimationFrame`, and for `assets/first_view.js`, which sets the theme and follows the browser's language
+before Gradio starts (either one later costs a reload). So the middleware puts them into the HTML of the page itself,
+as the first elements of <head>; every other response passes through untouched.
 """
 from __future__ import annotations
+
+import json
 
 from starlette.middleware import Middleware
 
 from ..limits import ASSETS
-SCRIPTS = ("raf_guard.js",)
+from ..strings import LANGUAGES
+SCRIPTS = ("raf_guard.js", "first_view.js")
+
+
+def pages() -> dict:
+    """What first_view.js knows of the app's pages: the default language and each language's path below the root
+    (the default's page is the root; the others are at /<code>, as specviz.ui.app builds them)."""
+    root = LANGUAGES[0]
+    return {"default": root, "pages": {code: "" if code == root else code for code in LANGUAGES}}
 
 
 def early_html() -> bytes:
-    """The <script> elements the page's <head> starts with."""
-    return "".join(f"<script>{(ASSETS / name).read_text(encoding='utf-8')}</script>" for name in SCRIPTS).encode()
+    """The <script> elements the page's <head> starts with: the pages' table, then each script."""
+    table = f"<script>window.__svPages = {json.dumps(pages())};</script>"
+    return (table + "".join(f"<script>{(ASSETS / name).read_text(encoding='utf-8')}</script>"
+                            for name in SCRIPTS)).encode()
 
 
 class EarlyScript:

@@ -19,7 +19,9 @@ class Page:
     """A page of the app with the few actions the tests need; fails on any JS dialog (an XSS would alert)."""
 
     def __init__(self, browser, url, shots):
-        self.ctx = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+        # An English browser: the root page follows the browser's language on a tab's first view (first_view.js).
+        self.ctx = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True,
+                                       locale="en-US")
         self.page = self.ctx.new_page()
         self.dialogs: list[str] = []
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
