@@ -46,7 +46,8 @@ def css() -> str:
 
 
 def language_redirect_js(lang: str) -> str:
-    """?lang=xx on a page of another language: go to that language's page, keeping the other parameters."""
+    """?lang=xx on a page of another language: go to that language's page, keeping the other parameters (a fallback:
+    assets/first_view.js does it before the page loads, where the middleware serves it)."""
     pages = json.dumps({code: ("" if code == LANGUAGES[0] else code) for code in LANGUAGES})
     return ("() => { const pages = " + pages + ", here = " + json.dumps(lang) + "; "
             "const u = new URL(window.location.href); "

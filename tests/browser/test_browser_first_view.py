@@ -112,3 +112,13 @@ def test_a_browser_preferring_an_unserved_language_then_spanish_gets_spanish(bro
         assert page.locator("#sv-run").inner_text().strip() == t("ui.generate", "es")
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize("start, asked, lands", [("", "es", "es"), ("es", "en", ""), ("es", "es", "es")])
+def test_lang_in_the_address_goes_to_its_page_before_either_loads(visit, server, start, asked, lands):
+    v = visit("en-US").open(server + start + f"?lang={asked}&lesson=none")
+    path = v.page.url.split("?")[0]
+    assert path == server + lands, v.page.url
+    assert "lesson=none" in v.page.url and "__theme=light" in v.page.url   # the other parameters kept
+    assert v.run_label() == t("ui.generate", asked)
+    assert len(v.loads) == 1, v.loads   # before: the page loaded, rendered, then its js sent it on
