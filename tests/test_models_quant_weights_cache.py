@@ -1,4 +1,6 @@
 """Converted weights kept on disk: read back only when they are what a fresh conversion gives."""
+import json
+
 import pytest
 import torch
 from transformers import AutoModelForCausalLM
@@ -60,8 +62,9 @@ def test_a_cached_copy_that_differs_from_a_fresh_conversion_is_dropped(saved, mo
     with safe_open(str(path), framework="pt") as f:
         meta = f.metadata()
     tensors = load_file(str(path))
-    key = next(k for k in tensors if k.endswith("::scales_and_zeros"))
-    tensors[key] = tensors[key] * 2   # a corrupted first layer
+    (name, _, _), = weights_cache.checked_slots(weights_cache._linear_slots(saved()), json.loads(meta["layers"]))
+    key = f"{name}::scales_and_zeros"
+    tensors[key] = tensors[key] * 2   # a corrupted layer, the one a load converts afresh
     save_file(tensors, str(path), metadata=meta)
     calls = count_conversions(monkeypatch)
     again = saved()
@@ -110,6 +113,18 @@ def test_a_q4a8_copy_with_q4k_scales_is_read_back_and_keyed_by_them(tmp_path, mo
     assert convert_cached(second, "q4a8") == counts and counts["q4k"] == 7 and calls == ["q4a8"]
     assert sum(isinstance(m, q4a8.Q4KA8Linear) for m in second.modules()) == 7
     assert torch.equal(logits(first), logits(second))
+    # The load converted afresh the smallest layer of each stored class, not the output layer (the largest).
+    from safetensors import safe_open
+
+    with safe_open(str(entry_path(second, "q4a8", True)), framework="pt") as f:
+        layers = json.loads(f.metadata()["layers"])
+    slots = weights_cache._linear_slots(load())
+    checked = weights_cache.checked_slots(slots, layers)
+    classes = {info["class"] for info in layers.values()}
+    assert {layers[name]["class"] for name, _, _ in checked} == classes and len(checked) == len(classes) >= 2
+    sizes = {name: getattr(parent, attr).in_features * getattr(parent, attr).out_features for name, parent, attr in slots}
+    for name, _, _ in checked:
+        assert sizes[name] == min(sizes[n] for n in layers if layers[n]["class"] == layers[name]["class"])
     key = entry_path(second, "q4a8", True)
     (folder / q4k.SIDECAR).unlink()
     assert entry_path(second, "q4a8", True) != key

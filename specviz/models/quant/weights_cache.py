@@ -6,8 +6,8 @@ sizes, modification times), the storage kind and torch's version (the packed 4-b
 torch's own), so new weights or a new torch make a new entry. The folder's Q4_K scales
 (q4k.SIDECAR and SIDECAR6, *.safetensors files too) count among those files, and q4a8 entries add the packed
 layout's version (q4a8.LAYOUT): a copy written before either existed is never read as the new
-one. Before a cached copy is trusted, its first layer is converted afresh from the loaded weights
-and must match it bit for bit; otherwise the entry is dropped and everything is converted again. Models that do not come
+one. Before a cached copy is trusted, the smallest layer of each stored class is converted afresh from the loaded
+weights and must match it bit for bit; otherwise the entry is dropped and everything is converted again. Models that do not come
 from a local folder of safetensors files (nothing to key them by) are converted every time.
 
 Each new key leaves the old entry behind (1-1.5 GB for the packaged target), so writing an entry also removes those no
@@ -119,6 +119,22 @@ def _rebuilt(info: dict, tensors: dict, prefix: str) -> torch.nn.Module:
     return module
 
 
+def checked_slots(slots: list, layers: dict) -> list:
+    """The layers a load converts afresh before it trusts a cached entry: the smallest of each stored class, so every
+    conversion path the entry holds (Q4_K codes, Q6_K codes, a grid of our own, int8, ...) is checked once. Not the
+    first in module order: that is the output layer, the largest (converting it again took ~5 of the packaged pair's
+    ~10 s load)."""
+    smallest: dict[str, tuple[int, tuple]] = {}
+    for slot in slots:
+        name, parent, attr = slot
+        layer = getattr(parent, attr)
+        size = layer.in_features * layer.out_features   # nn.Linear and OneDNNLinear alike
+        kind = layers[name]["class"]
+        if kind not in smallest or size < smallest[kind][0]:
+            smallest[kind] = (size, slot)
+    return [slot for _, slot in smallest.values()]
+
+
 def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | None:
     from safetensors import safe_open
 
@@ -132,14 +148,16 @@ def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | N
         slots = _linear_slots(model)
         if sorted(name for name, _, _ in slots) != sorted(layers):
             raise ValueError("the model's layers are not the cached ones")
-        first, parent, attr = slots[0]
-        q4k = load_scales(model, {first}).get(first) if kind == "q4a8" else None
-        q6k = load_scales(model, {first}, Q6K_PARTS).get(first) if kind == "q4a8" else None
-        fresh, _ = converted_linear(getattr(parent, attr), kind, strict_grid, q4k, q6k)
-        cached = _rebuilt(layers[first], tensors, first)
-        pairs = list(zip(fresh.buffers(), cached.buffers()))
-        if len(pairs) != len(list(fresh.buffers())) or not all(torch.equal(a, b) for a, b in pairs):
-            raise ValueError("the cached first layer differs from a fresh conversion")
+        checked = checked_slots(slots, layers)
+        names = {name for name, _, _ in checked}
+        q4k = load_scales(model, names) if kind == "q4a8" else {}
+        q6k = load_scales(model, names, Q6K_PARTS) if kind == "q4a8" else {}
+        for name, parent, attr in checked:
+            fresh, _ = converted_linear(getattr(parent, attr), kind, strict_grid, q4k.get(name), q6k.get(name))
+            cached = _rebuilt(layers[name], tensors, name)
+            pairs = list(zip(fresh.buffers(), cached.buffers()))
+            if len(pairs) != len(list(fresh.buffers())) or not all(torch.equal(a, b) for a, b in pairs):
+                raise ValueError(f"the cached {name} differs from a fresh conversion")
     except Exception:   # noqa: BLE001 - a stale, cut or foreign entry: convert afresh and write it again
         path.unlink(missing_ok=True)
         return None
