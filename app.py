@@ -1,7 +1,8 @@
 """specviz web app: `python app.py` serves it on 0.0.0.0:7860 (Hugging Face Spaces runs this file).
 
-The packaged Qwen2.5-Coder 0.5B -> 1.5B pair loads on the first Generate (about
-a minute or two the very first time, a few seconds once converted and cached).
+The packaged Qwen2.5-Coder 0.5B -> 1.5B pair starts loading at once, in the background (about
+a minute or two the very first time, a few seconds once converted and cached); a Generate
+meanwhile follows the load's progress. SPECVIZ_PRELOAD=0 leaves the load to the first Generate.
 Environment: GRADIO_SERVER_NAME, GRADIO_SERVER_PORT / PORT override the address;
 SPECVIZ_DEFAULT_PAIR picks the pair the page starts on (e.g. qwen2.5-0.5b-7b on a
 GPU Space; a GPU preset is only offered, and only taken, where CUDA is). On a
@@ -16,8 +17,9 @@ if os.environ.get("SPACES_ZERO_GPU", "").strip().lower() in ("1", "t", "true"):
 from specviz.ui import PageSettings, build_app, launch_app
 from specviz.ui.gpu_calls import preload
 
-demo = build_app(settings=PageSettings(pair=os.environ.get("SPECVIZ_DEFAULT_PAIR") or None))
+# First, so the pair loads (on the models' thread; on ZeroGPU now) while the page is built and the server starts.
 preload(os.environ.get("SPECVIZ_DEFAULT_PAIR") or None)
+demo = build_app(settings=PageSettings(pair=os.environ.get("SPECVIZ_DEFAULT_PAIR") or None))
 
 if __name__ == "__main__":
     launch_app(demo, server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),

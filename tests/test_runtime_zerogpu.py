@@ -94,15 +94,25 @@ def test_on_zero_gpu_a_long_request_is_announced_and_the_call_is_timed(monkeypat
     assert len(warned) == 1 and f"{ZEROGPU_MAX_DURATION_S} s" in warned[0]
 
 
-def test_the_start_up_pair_loads_before_any_visitor_on_zero_gpu_only(monkeypatch):
-    loads = []
+def test_the_start_up_pair_loads_before_any_visitor_now_on_zero_gpu_in_the_background_elsewhere(monkeypatch):
+    loads, background = [], []
 
     class Cache:
         def get(self, draft, target, progress):
             loads.append((draft, target))
 
+        def preload(self, draft, target, submit):
+            background.append((draft, target, submit))
+            return True
+
     monkeypatch.delenv("SPACES_ZERO_GPU", raising=False)
-    assert not gpu_calls.preload("qwen2.5-0.5b-7b", Cache(), say=lambda m: None) and loads == []
+    monkeypatch.setattr(gpu_calls, "gpu_available", lambda: False)
+    monkeypatch.setenv("SPECVIZ_PRELOAD", "0")
+    assert not gpu_calls.preload("qwen2.5-0.5b-7b", Cache(), say=lambda m: None) and loads == background == []
+    monkeypatch.delenv("SPECVIZ_PRELOAD")
+    submit = object()
+    assert gpu_calls.preload("qwen2.5-0.5b-7b", Cache(), say=lambda m: None, submit=submit) and loads == []
+    assert background == [(None, None, submit)]   # a GPU preset on a CPU: the packaged pair, on the given thread
     monkeypatch.setenv("SPACES_ZERO_GPU", "1")
     assert gpu_calls.preload("qwen2.5-0.5b-7b", Cache(), say=lambda m: None)
     assert loads == [("Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-7B-Instruct")]

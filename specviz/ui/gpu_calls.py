@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import time
 from typing import Any, Callable, Mapping, Sequence
 
@@ -21,8 +22,10 @@ import gradio as gr
 from ..runtime import zerogpu
 from ..limits import APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_RACE_TOKENS, APP_MAX_SWEEP_TOKENS, ZEROGPU_MAX_DURATION_S
 from ..strings import DEFAULT_LANG, t
+from ..models.devices import gpu_available
 from .inputs import default_pair, pair_ids
 from .session import default_cache
+from .worker import torch_thread
 
 
 def _int(form: Mapping[str, Any], name: str, default: int, hi: int) -> int:
@@ -139,12 +142,25 @@ def _warning(message: str) -> None:
     gr.Warning(message)
 
 
-def preload(choice: str | None, cache=None, say: Callable[[str], Any] = print) -> bool:
-    """On ZeroGPU, load the start-up pair (SPECVIZ_DEFAULT_PAIR) now, before any visitor and outside the decorated
-    calls, so the first visitor waits only for the graphs' capture; True when something was loaded."""
-    if not zerogpu.on_zero_gpu():
+PRELOAD_ENV_VAR = "SPECVIZ_PRELOAD"   # "0": the start-up pair loads at the first Generate, as it once did
+
+
+def preload(choice: str | None, cache=None, say: Callable[[str], Any] = print,
+            submit: Callable[[Callable[[], None]], None] | None = None) -> bool:
+    """Load the start-up pair (SPECVIZ_DEFAULT_PAIR) before any visitor asks; True when a load was done or started.
+
+    On ZeroGPU now, outside the decorated calls, so the first visitor waits only for the graphs' capture. Elsewhere on
+    the models' thread in the background (`submit`, default the worker's; the one thread that may run models,
+    ui/worker.py), while the server starts and the first visitor reads the page: the first Generate finds the pair
+    loaded or follows the rest of the load in its status (waiting.load). SPECVIZ_PRELOAD=0 leaves it to that Generate.
+    """
+    cache = cache or default_cache()
+    if zerogpu.on_zero_gpu():
+        draft, target = pair_ids(default_pair(choice, gpu=True), None, None)
+        say(f"specviz: loading {target or 'the packaged pair'} at start-up (ZeroGPU)")
+        cache.get(draft, target, lambda fraction, message: None)
+        return True
+    if os.environ.get(PRELOAD_ENV_VAR, "").strip() == "0":
         return False
-    draft, target = pair_ids(default_pair(choice, gpu=True), None, None)
-    say(f"specviz: loading {target or 'the packaged pair'} at start-up (ZeroGPU)")
-    (cache or default_cache()).get(draft, target, lambda fraction, message: None)
-    return True
+    draft, target = pair_ids(default_pair(choice, gpu=gpu_available()), None, None)
+    return cache.preload(draft, target, submit or torch_thread.submit)

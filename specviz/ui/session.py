@@ -31,6 +31,17 @@ def default_pair_loader(draft: str | None, target: str | None, progress) -> Any:
     return loading.load_pair(draft, target, device=load_device(), progress=progress, allow_local=False)
 
 
+class _Preload:
+    """A load started before anyone asked (`PairCache.preload`): its latest progress, then its end."""
+
+    def __init__(self):
+        self.fraction, self.message, self.failed = 0.0, None, False
+        self.done = threading.Event()
+
+    def report(self, fraction: float, message) -> None:
+        self.fraction, self.message = fraction, message
+
+
 class PairCache:
     """Model pairs by (draft, target); loaded once per process, under one lock."""
 
@@ -38,6 +49,8 @@ class PairCache:
         self.loader, self.max_pairs = loader, max_pairs
         self._lock = threading.Lock()
         self._pairs: OrderedDict[tuple, Any] = OrderedDict()
+        self._preloads: dict[tuple, _Preload] = {}   # read without `_lock`, which a load holds throughout
+        self._preloads_lock = threading.Lock()
 
     def get(self, draft: str | None, target: str | None, progress=None) -> Any:
         key = (draft, target)
@@ -53,6 +66,47 @@ class PairCache:
             pair = self.loader(draft, target, progress or (lambda f, m: None))
             self._pairs[key] = pair
             return pair
+
+    def preload(self, draft: str | None, target: str | None, submit: Callable[[Callable[[], None]], None]) -> bool:
+        """Load (draft, target) now by `submit` (the app's models' thread), before anyone asks for it: the first
+        Generate then finds it loaded, or follows the rest of the load (`follow`). A failed preload says nothing; the
+        next `get` loads again and says why. False where it is loaded or preloading already."""
+        key, preload = (draft, target), _Preload()
+        with self._preloads_lock:
+            if key in self._preloads or key in self._pairs:
+                return False
+            self._preloads[key] = preload
+
+        def body() -> None:
+            try:
+                self.get(draft, target, preload.report)
+            except BaseException:  # noqa: BLE001 - said by the next get, which loads again
+                preload.failed = True
+            finally:
+                with self._preloads_lock:
+                    self._preloads.pop(key, None)
+                preload.done.set()
+        submit(body)
+        return True
+
+    def preloading(self, draft: str | None, target: str | None) -> bool:
+        with self._preloads_lock:
+            return (draft, target) in self._preloads
+
+    def follow(self, draft: str | None, target: str | None, progress=None, poll_s: float = 0.2) -> Any:
+        """Wait for a preload of (draft, target), passing its progress on (`progress` may raise to stop waiting);
+        the pair once it is loaded, None where no preload brought it (none under way, or it failed). Never loads, so
+        it may run on any thread."""
+        with self._preloads_lock:
+            preload = self._preloads.get((draft, target))
+        if preload is not None:
+            last = None
+            while not preload.done.wait(poll_s):
+                now = (preload.fraction, preload.message)
+                if progress is not None and now[1] is not None and now != last:
+                    progress(*now)
+                    last = now
+        return self._pairs.get((draft, target))   # one dict read (atomic): not under the lock a load holds
 
 
 _DEFAULT_CACHE: PairCache | None = None
@@ -201,6 +255,11 @@ class AppContext:
     def load(self, pair_ids: tuple[str | None, str | None], progress: Callable[[float, str], None]) -> Any:
         """The (cached) pair; the loader reports `progress(fraction, message)`, the message in the page's language."""
         return self.cache.get(*pair_ids, lambda fraction, message: progress(fraction, step_text(message, self.lang)))
+
+    def follow(self, pair_ids: tuple[str | None, str | None], progress: Callable[[float, str], None]) -> Any:
+        """The pair a start-up preload is loading, once loaded (None where it failed), its progress passed on as
+        `load` passes a load's (PairCache.follow)."""
+        return self.cache.follow(*pair_ids, lambda fraction, message: progress(fraction, step_text(message, self.lang)))
 
     def sweep(self) -> Callable:
         if self.sweep_fn is not None:

@@ -143,8 +143,13 @@ def load(ctx: AppContext, run: Run, pair_ids, say: Say) -> Iterator[dict]:
         return t("status.loading_step", lang, step=p.message, percent=f"{100 * p.fraction:.0f}%", seconds=seconds)
 
     yield say(line(None, "0"), "run")
-    outcome = yield from wait_for(ctx, run, worker.call(lambda progress: ctx.load(pair_ids, progress), run),
-                                  line, say, "status.stopping_load")
+    outcome = None
+    if ctx.cache.preloading(*pair_ids):   # loading since start-up: follow it from a thread of its own (no model step)
+        outcome = yield from wait_for(ctx, run, worker.call(lambda progress: ctx.follow(pair_ids, progress), run,
+                                                            models=False), line, say, "status.stopping_load")
+    if not (isinstance(outcome, Result) and outcome.value is not None) and not run.stop.is_set():
+        outcome = yield from wait_for(ctx, run, worker.call(lambda progress: ctx.load(pair_ids, progress), run),
+                                      line, say, "status.stopping_load")
     if isinstance(outcome, Result) and not run.stop.is_set():
         return outcome.value
     if isinstance(outcome, Failed) and not isinstance(outcome.error, Stopped) and not run.stop.is_set():
