@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from specviz.bench import default_prompts_file, forward_costs, load_prompts, run_method
+from specviz.bench import METHODS, default_prompts_file, forward_costs, load_prompts, run_method
 from specviz.engine.options import Chain, decode_options
 from specviz.engine.sampling import SamplingConfig, draw, probabilities
 from specviz.engine.speculative import speculative_generate
@@ -26,22 +26,25 @@ from specviz.models.loading import load_pair
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", type=int, default=3, help="draft tokens a round (default 3)")
-    ap.add_argument("--drafter", default="model", help="the profiled runs' drafter: model, ngram, hybrid, trimmed, "
-                    "hybrid_trimmed (default model)")
-    ap.add_argument("--methods", nargs="+", default=["target", "specviz_notrace", "specviz"],
+    ap.add_argument("--drafter", default="model", choices=("model", "ngram", "hybrid", "trimmed", "hybrid_trimmed"),
+                    help="the profiled runs' drafter (default model)")
+    ap.add_argument("--methods", nargs="+", default=["target", "specviz_notrace", "specviz"], choices=METHODS,
                     help="the bench methods run side by side (default: target specviz_notrace specviz)")
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--temperature", type=float, default=0.0)
     ap.add_argument("--prompt-index", type=int, default=0, help="which bench prompt (default the first)")
     ap.add_argument("--no-profile", action="store_true", help="skip the profiled runs")
     args = ap.parse_args()
+    prompts = load_prompts(default_prompts_file())
+    if not 0 <= args.prompt_index < len(prompts):
+        ap.error(f"--prompt-index must be between 0 and {len(prompts) - 1}")
 
     t = time.perf_counter()
     pair = load_pair()
     print(f"load {time.perf_counter() - t:.1f}s  {pair.name} {pair.device} {pair.dtype} "
           f"threads={torch.get_num_threads()}", flush=True)
     T, D = pair.target, pair.draft
-    ids = pair.encode_chat(load_prompts(default_prompts_file())[args.prompt_index].text)
+    ids = pair.encode_chat(prompts[args.prompt_index].text)
     sampling = SamplingConfig(args.temperature)
     options = decode_options(None, sampling=sampling, max_new_tokens=args.max_new_tokens, ignore_eos=True,
                              tokenizer=pair.tokenizer, drafting=Chain(args.k, None, args.drafter))

@@ -35,7 +35,7 @@ class _Preload:
     """A load started before anyone asked (`PairCache.preload`): its latest progress, then its end."""
 
     def __init__(self):
-        self.fraction, self.message, self.failed = 0.0, None, False
+        self.fraction, self.message = 0.0, None
         self.done = threading.Event()
 
     def report(self, fraction: float, message) -> None:
@@ -80,8 +80,8 @@ class PairCache:
         def body() -> None:
             try:
                 self.get(draft, target, preload.report)
-            except BaseException:  # noqa: BLE001 - said by the next get, which loads again
-                preload.failed = True
+            except BaseException:  # noqa: BLE001 - said by the next get, which loads again (follow returns None)
+                pass
             finally:
                 with self._preloads_lock:
                     self._preloads.pop(key, None)
