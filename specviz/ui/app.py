@@ -48,7 +48,7 @@ def css() -> str:
 def language_redirect_js(lang: str) -> str:
     """?lang=xx on a page of another language: go to that language's page, keeping the other parameters (a fallback:
     assets/first_view.js does it before the page loads, where the middleware serves it)."""
-    pages = json.dumps({code: ("" if code == LANGUAGES[0] else code) for code in LANGUAGES})
+    pages = json.dumps(early_script.pages()["pages"])   # the same table as first_view.js
     return ("() => { const pages = " + pages + ", here = " + json.dumps(lang) + "; "
             "const u = new URL(window.location.href); "
             "const want = (u.searchParams.get('lang') || '').toLowerCase().slice(0, 2); "
