@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -41,12 +42,54 @@ class FakeTokenizer:
         return [ord(c) % len(VOCAB) for c in text][:48] or [0]
 
 
+class Hold:
+    """Holds the target's forwards, once armed, until every run that was going when it first held is stopped.
+
+    A test of Stop proves Stop, not a race with the run's own end: `arm(after=n)` lets n more target forwards
+    through, then the next one waits until Stop (or a newer run, or the page closing) has halted the run it belongs
+    to; that forward then goes on and the run ends at its next round. `limit_s` bounds the wait (a test that never
+    presses Stop fails on its own assertions instead of hanging the suite)."""
+
+    def __init__(self, limit_s: float = 120.0):
+        self._lock = threading.Lock()
+        self._left: int | None = None     # forwards still let through; None: not armed
+        self.limit_s = limit_s
+        self.held = 0                     # forwards that waited here (the test checks the hold took effect)
+
+    def arm(self, after: int) -> None:
+        with self._lock:
+            self._left, self.held = after, 0
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._left = None
+
+    def wait(self) -> None:
+        with self._lock:
+            if self._left is None:
+                return
+            if self._left > 0:
+                self._left -= 1
+                return
+            self.held += 1
+        from specviz.ui import session
+
+        with session._RUNS_LOCK:
+            going = [s.run for s in session._SESSIONS.values() if s.run is not None and s.run.active]
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < self.limit_s and not all(run.stop.is_set() for run in going):
+            time.sleep(0.01)
+
+
+HOLD = Hold()   # one per process: the browser tests serve the tiny app in their own process
+
+
 class Slow:
     """A model wrapper that sleeps before each forward (so a browser can see the stream): `delay` per forward plus
     `position_delay` per position it reads (a long prompt's prefill then takes seconds, as a real model's does)."""
 
-    def __init__(self, model, delay: float, position_delay: float = 0.0):
-        self._model, self._delay, self._position_delay = model, delay, position_delay
+    def __init__(self, model, delay: float, position_delay: float = 0.0, hold: Hold | None = None):
+        self._model, self._delay, self._position_delay, self._hold = model, delay, position_delay, hold
 
     def __getattr__(self, name):
         return getattr(self._model, name)
@@ -56,6 +99,8 @@ class Slow:
         pause = self._delay + (self._position_delay * ids.shape[-1] if ids is not None else 0.0)
         if pause:
             time.sleep(pause)
+        if self._hold is not None:
+            self._hold.wait()
         return self._model(*args, **kwargs)
 
 
@@ -72,7 +117,7 @@ class TinyPair(ModelPair):
                 p.add_(0.3 * p.std() * torch.randn(p.shape, generator=g))
         # A draft is cheaper than its target (here 10×), which is what makes speculative decoding pay off.
         draft_name, target_name = "tiny-draft <i>x</i>", 'tiny-target "&"'
-        super().__init__(target=Slow(target, delay, position_delay), draft=Slow(draft, delay / 10, position_delay / 10),
+        super().__init__(target=Slow(target, delay, position_delay, HOLD), draft=Slow(draft, delay / 10, position_delay / 10),
                          tokenizer=FakeTokenizer(),
                          name=f"{draft_name} → {target_name}", device=torch.device("cpu"), dtype=torch.float32,
                          load_seconds=0.0, draft_name=draft_name, target_name=target_name)
