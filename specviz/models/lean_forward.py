@@ -44,9 +44,9 @@ class LeanForward:
         self.eps = cfg.rms_norm_eps
         self.heads = cfg.num_attention_heads
         self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
-        self.layers = [_Layer(layer, self.embed.weight.dtype) for layer in base.layers]
+        self.layers = [_Layer(layer, _embedding_dtype(self.embed)) for layer in base.layers]
         # The same loop in C++ (or None): one extension call a forward instead of ~40 Python tensor calls a layer.
-        self.stack = _stack(self.layers, self.heads, self.head_dim, self.embed.weight.dtype)
+        self.stack = _stack(self.layers, self.heads, self.head_dim, _embedding_dtype(self.embed))
 
     def __call__(self, ids: torch.Tensor, cache, keep: int, positions: torch.Tensor | None = None,
                  allowed: torch.Tensor | None = None) -> torch.Tensor:
@@ -177,6 +177,11 @@ def _joined_part(linears: list, dtype: torch.dtype) -> tuple:
     scales = torch.cat([m.scales for m in linears]) if kind == q4a8.KINDS["q8"] else None
     bias = None if first.bias is None else torch.cat([m.bias for m in linears]).to(dtype)
     return packed, sum(m.out_features for m in linears), scales, bias, kind
+
+
+def _embedding_dtype(embed) -> torch.dtype:
+    """The activations' dtype: the embedding's (a table in its GGUF form says it without a dense weight)."""
+    return embed.dtype if hasattr(embed, "dense") else embed.weight.dtype
 
 
 def eligible(model) -> bool:

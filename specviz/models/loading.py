@@ -29,7 +29,9 @@ from .quant.weights import (candidate_weights, probe_target_weights, q4a8_fallba
 from .lean_forward import lean_for
 from .quant import q4a8, read_ahead
 from .quant.weights_cache import convert_cached
-from .packaged import PACKAGED_DRAFT, PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, convert_packaged, cache_dir  # noqa: F401
+from .packaged import PACKAGED_DRAFT, PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, cache_dir, packaged_gguf  # noqa: F401
+from .gguf_file import GGUFModelFile, first_vocab_difference, is_gguf_path, models_dir
+from . import gguf_loader
 from . import memory   # memory.check_pair read at call time: tests stand in for it
 
 log = logging.getLogger(__name__)
@@ -124,6 +126,12 @@ class ModelPair:
         if self.target_source is None:
             raise ModelLoadError("this pair does not know where its target came from")
         kind = resolve_target_weights(weights, self.device, self.dtype)
+        if isinstance(self.target_source, GGUFModelFile):   # dequantized in memory, layer by layer, never cached
+            kind = q4a8_fallback("q4a8" if kind == "auto" else kind)
+            model, _ = gguf_loader.load_gguf_model(self.target_source, kind, self.dtype)
+            if kind == "as-loaded":
+                use_linear_path(model, resolve_linear_path("auto", self.device, self.dtype, probe_model=model))
+            return _placed(model, self.device)
         model = _load_model(self.target_source, "target", self.device, _load_dtype(kind, self.dtype), auto_map=False)
         kind, _, _, _ = _store_target(model, kind, self.device, self.dtype, _noop)
         if kind == "as-loaded":
@@ -139,6 +147,9 @@ class ModelPair:
         kernels): the peers' assistant in the benchmark when specviz drafts with int8 weights."""
         if self.draft_weights == "as-loaded" or self.draft_source is None:
             return self.draft
+        if isinstance(self.draft_source, GGUFModelFile):
+            model, _ = gguf_loader.load_gguf_model(self.draft_source, "as-loaded", self.dtype)
+            return use_linear_path(_placed(model, self.device), self.linear_path)
         model = _load_model(self.draft_source, "draft", self.device, self.dtype, auto_map=False)
         return use_linear_path(model, self.linear_path)
 
@@ -220,6 +231,9 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
 
     if (draft is None) != (target is None):
         raise ModelLoadError("give both a draft and a target model, or neither for the packaged pair")
+    if draft is None or is_gguf_path(draft) or is_gguf_path(target):
+        return _load_gguf_pair(draft, target, dev, dt, path, weights, draft_weights, target_weights, allow_local,
+                               report, t0)
     loaded = _load_both(draft, target, dev, dt, _load_dtype(target_weights, dt), allow_local, report)
     target_weights, target_probe, target_layers, ahead = _store_target(loaded.target, target_weights, dev, dt, report)
     path, probe = _target_kernels(loaded.target, path, weights.linear, target_weights, report)
@@ -249,21 +263,8 @@ class _Loaded:
     target_source: object
 
 
-def _load_both(draft: str | None, target: str | None, dev, dt, target_dt, allow_local: bool, report) -> _Loaded:
-    """The packaged pair (both None) or two Hub ids / folders, loaded in `dt` (the target in `target_dt`)."""
-    if draft is None:
-        draft_dir = convert_packaged(PACKAGED_DRAFT, with_tokenizer=False, progress=report, lo=0.0, hi=0.3)
-        # The two GGUFs carry the same Qwen2.5 tokenizer; convert it once, with the target.
-        target_dir = convert_packaged(PACKAGED_TARGET, with_tokenizer=True, progress=report, lo=0.3, hi=0.7)
-        report(0.7, step("load.tokenizer"))
-        tokenizer = _load_tokenizer(target_dir, "target")
-        report(0.72, step("load.draft"))
-        draft_model = _load_model(draft_dir, "draft", dev, dt, auto_map=False)
-        report(0.8, step("load.target"))
-        target_model = _load_model(target_dir, "target", dev, target_dt,
-                                   auto_map=dev.type == "cuda" and dev.index is None)
-        return _Loaded(target_model, draft_model, tokenizer, PACKAGED_PAIR_NAME, PACKAGED_DRAFT.label,
-                       PACKAGED_TARGET.label, draft_dir, target_dir)
+def _load_both(draft: str, target: str, dev, dt, target_dt, allow_local: bool, report) -> _Loaded:
+    """Two Hub ids / folders, loaded in `dt` (the target in `target_dt`)."""
     report(0.0, step("load.checking_ids"))
     dsrc = resolve_source(draft, "draft", allow_local)
     tsrc = resolve_source(target, "target", allow_local)
@@ -367,3 +368,112 @@ def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict 
         report(0.93, step("load.timing_read_ahead"))
         ahead = read_ahead.choose(model)
     return choice, probe, layers, ahead
+
+
+# --------------------------------------------------------------------------- #
+# GGUF files: the packaged pair and a user's own
+# --------------------------------------------------------------------------- #
+
+
+def gguf_file(spec: str, role: str, allow_local: bool) -> GGUFModelFile:
+    """A GGUF file named by a user, checked. Where folders are not allowed (the app's visitors), only the files inside
+    the server's SPECVIZ_MODELS_DIR are: a visitor never reads another server path by naming it."""
+    path = Path(str(spec).strip()).expanduser()
+    if not allow_local:
+        root = models_dir()
+        inside = root is not None and root in path.resolve().parents and path.resolve().is_file()
+        if not inside:
+            raise ModelLoadError(key="gguf.outside", role=role_word(role), name=path.name[:80])
+    return GGUFModelFile(path, role)
+
+
+def _load_gguf_pair(draft, target, dev, dt, path, weights: WeightOptions, draft_weights, target_weights,
+                    allow_local: bool, report, t0: float) -> ModelPair:
+    """The packaged pair (both None) or two GGUF files, each tensor placed for its kernel (specviz.models.gguf_loader)."""
+    if draft is None:
+        dfile = GGUFModelFile(packaged_gguf("draft", report, 0.0, 0.15), "draft")
+        tfile = GGUFModelFile(packaged_gguf("target", report, 0.15, 0.4), "target")
+        name, draft_name, target_name = PACKAGED_PAIR_NAME, PACKAGED_DRAFT.label, PACKAGED_TARGET.label
+    else:
+        if not (is_gguf_path(draft) and is_gguf_path(target)):
+            raise ModelLoadError(key="gguf.both")
+        dfile, tfile = gguf_file(draft, "draft", allow_local), gguf_file(target, "target", allow_local)
+        name, draft_name, target_name = f"{dfile.label} → {tfile.label}", dfile.label, tfile.label
+    for file, at in ((tfile, 0.42), (dfile, 0.46)):
+        report(at, step("load.reading_metadata", name=file.label))
+        file.meta_folder()
+    report(0.5, step("load.tokenizer"))
+    tokenizer = _load_tokenizer(tfile.meta_folder(), "target")
+    if draft is not None:
+        first = first_vocab_difference(_load_tokenizer(dfile.meta_folder(), "draft"), tokenizer)
+        if first is not None:
+            raise ModelLoadError(key="load.vocab_first", draft=dfile.label, target=tfile.label, first=first)
+        refused = memory.check_files(dfile, tfile, dev, dt)
+        if refused:
+            raise ModelLoadError(refused)
+    probe = None
+    if target_weights in ("auto", "q4a8") and dev.type == "cpu":
+        _ready_q4a8(report)
+    if target_weights == "auto" and dev.type == "cpu":
+        report(0.55, step("load.timing_weights"))
+        probe = _probe_gguf(tfile)
+        target_weights = probe["choice"]
+    target_weights = q4a8_fallback(target_weights)
+    if target_weights == "bf16" and dt == torch.bfloat16:
+        target_weights = "as-loaded"
+    report(0.6, step("load.target_named", name=tfile.label))
+    target_model, layers = gguf_loader.load_gguf_model(tfile, target_weights, dt, True, report, 0.6, 0.85)
+    kind = _draft_kind(weights.draft_weights, draft_weights, target_weights)
+    if kind == "q4a8":
+        _ready_q4a8(report)
+        kind = q4a8_fallback(kind)
+    report(0.86, step("load.draft_named", name=dfile.label))
+    draft_stored = kind if kind in gguf_loader.KINDS else "as-loaded"
+    draft_model, _ = gguf_loader.load_gguf_model(dfile, draft_stored, dt, False, report, 0.86, 0.95)
+    target_model, draft_model = _placed(target_model, dev), _placed(draft_model, dev)
+    path, linear_probe = _target_kernels(target_model, path, weights.linear, target_weights, report)
+    if draft_stored == "as-loaded":
+        use_linear_path(draft_model, path)
+    ahead = None
+    if target_weights == "q4a8":   # one row's read-ahead, timed on these very products (the draft's follow it)
+        report(0.96, step("load.timing_read_ahead"))
+        ahead = read_ahead.choose(target_model)
+    for model in (target_model, draft_model):   # built here, not in a request's first verify or draft step
+        lean_for(model)
+    report(1.0, step("load.ready"))
+    return ModelPair(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name, device=dev, dtype=dt,
+                     load_seconds=time.perf_counter() - t0, draft_name=draft_name, target_name=target_name,
+                     linear_path=path, linear_probe=linear_probe, draft_weights=kind, draft_source=dfile,
+                     target_weights=target_weights, target_probe=probe,
+                     target_layers=layers if target_weights != "as-loaded" else None, read_ahead=ahead,
+                     target_source=tfile)
+
+
+def _probe_gguf(file: GGUFModelFile) -> dict:
+    """The load's weight probe (weights.probe_layer) on the file's largest linear layer, dequantized alone."""
+    from .quant.q4k import block_scales
+    from .quant.weights import candidate_weights, probe_layer
+
+    _, t = gguf_loader.largest_linear(file)
+    layer = torch.nn.Linear(t.cols, t.rows, bias=False, device="meta")
+    layer.weight = torch.nn.Parameter(gguf_loader.dequantized(t), requires_grad=False)
+    q4k = None
+    if t.type_name == "Q4_K":
+        scales = block_scales(t.data, t.rows)
+        q4k = (scales["d"], scales["sc"], scales["dmin"], scales["m"])
+    result = probe_layer(layer, candidate_weights("cpu", torch.float32), q4k)
+    result["layer"] = f"{t.cols}x{t.rows}"
+    return result
+
+
+def _placed(model, device):
+    """A model built on the CPU, on `device`; elsewhere than a CPU its embedding table dense (the lookup dequantizes
+    with numpy)."""
+    if torch.device(device).type == "cpu":
+        return model
+    emb = model.get_input_embeddings()
+    if isinstance(emb, gguf_loader.GGUFEmbedding):
+        dense = torch.nn.Embedding(emb.num_embeddings, emb.embedding_dim, device="meta")
+        dense.weight = torch.nn.Parameter(emb.dense(), requires_grad=False)
+        model.set_input_embeddings(dense)
+    return model.to(device)

@@ -89,3 +89,14 @@ def check_pair(draft_ref: str, target_ref: str, device: torch.device, dtype: tor
     except Exception:  # noqa: BLE001 - an unreadable config: loading will say what is wrong
         return None
     return refusal(pair_fit(configs, params, dtype, free_bytes(device)), f"{draft_ref} → {target_ref}", dtype, device)
+
+
+def check_files(draft_file, target_file, device: torch.device, dtype: torch.dtype) -> str | None:
+    """`refusal` for two GGUF files (specviz.models.gguf_file.GGUFModelFile): their bytes as they lie on disk (the
+    kernels hold about as many), with headroom, plus both KV caches."""
+    from transformers import AutoConfig
+
+    configs = [AutoConfig.from_pretrained(str(f.meta_folder())) for f in (draft_file, target_file)]
+    cache = sum(kv_cache_bytes(c, MEMORY_KV_TOKENS, dtype) for c in configs)
+    fit = Fit((draft_file.size + target_file.size) * MEMORY_HEADROOM, cache, free_bytes(device))
+    return refusal(fit, f"{draft_file.label} → {target_file.label}", dtype, device)

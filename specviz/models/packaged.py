@@ -369,7 +369,7 @@ def add_missing_q4k_scales(specs: tuple[_PackagedModel, ...] = (PACKAGED_DRAFT, 
             _add_q4k_scales(spec, folder)
 
 
-def packaged_gguf(role: str = "target") -> Path:
+def packaged_gguf(role: str = "target", progress: Progress | None = None, lo: float = 0.0, hi: float = 1.0) -> Path:
     """The packaged model's whole GGUF file (for llama.cpp, the bench's peer), assembled and verified once.
 
     Kept at ``<cache>/gguf/<label>-<sha8>.gguf`` (about 1 GB for the target). It is
@@ -381,13 +381,24 @@ def packaged_gguf(role: str = "target") -> Path:
     final = folder / f"{spec.label}-{spec.sha256[:8]}.gguf"
     if final.is_file():
         return final
+    report = progress or (lambda f, m: None)
+    report(lo, step("load.locating", name=spec.label))
     parts = _locate_parts(spec.dists, spec.version)
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f"{spec.label}-", suffix=".part", dir=folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f"{spec.label}-", suffix=".part", dir=folder)
+    except OSError as e:
+        raise ModelLoadError(f"cannot write the model cache at {cache_dir()}: {e.strerror or e}; "
+                             f"set SPECVIZ_CACHE to a writable folder") from None
     os.close(fd)
     try:
-        _assemble(parts, Path(tmp), spec.sha256)
+        report(lo, step("load.assembling_parts", name=spec.label, n=len(parts)))
+        _assemble(parts, Path(tmp), spec.sha256,
+                  lambda f: report(lo + (hi - lo) * f, step("load.assembling", name=spec.label)))
         os.replace(tmp, final)
+    except OSError as e:  # disk full, permissions, ...
+        raise ModelLoadError(f"assembling packaged model {spec.label} into {folder} failed: "
+                             f"{e.strerror or e}; free space (~1.5 GB) or set SPECVIZ_CACHE") from None
     finally:
         Path(tmp).unlink(missing_ok=True)
     return final

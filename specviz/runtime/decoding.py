@@ -44,8 +44,10 @@ def as_id_tensor(input_ids: Sequence[int] | torch.Tensor, device) -> torch.Tenso
 
 
 def input_device(model) -> torch.device:
-    # With accelerate's device_map the embedding may sit on another device than model.device.
-    return model.get_input_embeddings().weight.device
+    # With accelerate's device_map the embedding may sit on another device than model.device. A table kept in its
+    # GGUF form (models.gguf_loader.GGUFEmbedding) says where it is without a dense weight.
+    embedding = model.get_input_embeddings()
+    return embedding.device if hasattr(embedding, "dense") else embedding.weight.device
 
 
 def vocab_size(model) -> int:

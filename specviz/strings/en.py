@@ -695,6 +695,20 @@ STRINGS: dict[str, str] = {
     "load.cannot_load_tokenizer": "cannot load the tokenizer of {role} model {ref} (the server's log says why)",
     "load.vocab": ("draft {draft} and target {target} do not share a vocabulary ({draft_n} vs {target_n:token|tokens}, "
                    "{diff} differ); pick models from the same family"),
+    "load.placing": "placing {name}'s weights for the kernels ({done} of {total} layers)",
+    "load.reading_gguf": "reading {name}",
+    "load.reading_metadata": "reading the configuration and tokenizer of {name} (once)",
+    "load.vocab_first": ("draft {draft} and target {target} do not share a vocabulary (first difference at {first}); "
+                         "pick models from the same family"),
+    "gguf.both": "give both the draft and the target as GGUF files, or neither as one",
+    "gguf.missing": "{role} model file {path} does not exist",
+    "gguf.unreadable": "{role} model {name} is not a complete GGUF file (cut short or not GGUF)",
+    "gguf.architecture": ("{role} model {name} is a {arch} model; specviz runs GGUF files of these architectures: "
+                          "{supported}"),
+    "gguf.type": ("{role} model {name} stores {tensor} as {type}; specviz reads these GGUF types: {supported}"),
+    "gguf.metadata": "cannot read the configuration or tokenizer of {role} model {name}: {reason}",
+    "gguf.tensor_missing": "GGUF file {name} has no tensor for {tensor}",
+    "gguf.outside": "{role} model {name} is not one of the GGUF files this server offers",
     "load.empty": "{role} model is empty; give a Hub id like Qwen/Qwen2.5-0.5B-Instruct",
     "load.no_folders": "{role} model {spec}: local folders are not allowed here; use a Hub id",
     "load.offline": "{role} model {repo} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set",

@@ -733,6 +733,20 @@ STRINGS: dict[str, str] = {
                                    "servidor dice por qué)"),
     "load.vocab": ("el borrador {draft} y el objetivo {target} no comparten vocabulario ({draft_n} frente a "
                    "{target_n:token|tokens}, {diff} distintos); elige modelos de la misma familia"),
+    "load.placing": "colocando los pesos de {name} para los núcleos ({done} de {total} capas)",
+    "load.reading_gguf": "leyendo {name}",
+    "load.reading_metadata": "leyendo la configuración y el tokenizador de {name} (una sola vez)",
+    "load.vocab_first": ("el borrador {draft} y el objetivo {target} no comparten vocabulario (primera diferencia en "
+                         "{first}); elige modelos de la misma familia"),
+    "gguf.both": "indica el borrador y el objetivo como archivos GGUF, o ninguno de los dos",
+    "gguf.missing": "el archivo del modelo {role} {path} no existe",
+    "gguf.unreadable": "el modelo {role} {name} no es un archivo GGUF completo (cortado o no es GGUF)",
+    "gguf.architecture": ("el modelo {role} {name} es un modelo {arch}; specviz ejecuta archivos GGUF de estas "
+                          "arquitecturas: {supported}"),
+    "gguf.type": ("el modelo {role} {name} guarda {tensor} como {type}; specviz lee estos tipos GGUF: {supported}"),
+    "gguf.metadata": "no se puede leer la configuración o el tokenizador del modelo {role} {name}: {reason}",
+    "gguf.tensor_missing": "el archivo GGUF {name} no tiene tensor para {tensor}",
+    "gguf.outside": "el modelo {role} {name} no es uno de los archivos GGUF que ofrece este servidor",
     "load.empty": "el modelo {role} está vacío; indica un id del Hub como Qwen/Qwen2.5-0.5B-Instruct",
     "load.no_folders": "modelo {role} {spec}: aquí no se permiten carpetas locales; usa un id del Hub",
     "load.offline": ("el modelo {role} {repo} no está en la caché local de Hugging Face y HF_HUB_OFFLINE está "

@@ -171,3 +171,33 @@ def exact_codes(weight: torch.Tensor, scales, rows: int = 512) -> torch.Tensor |
             return None
         codes[r:r + rows] = c.to(torch.int32)
     return codes.reshape(n, k)
+
+
+def q4k_parts(blocks: np.ndarray, rows: int) -> tuple[torch.Tensor, ...]:
+    """A Q4_K tensor's raw blocks ([rows, super-blocks * 144] uint8, straight from the GGUF) -> (codes [rows, K]
+    int32 0..15, d, sc, dmin, m) as Q4KA8Linear packs them: the values gguf's dequantizer reads, without forming one
+    weight. A group whose step is 0 gets code 0, as `exact_codes` gives it (its weights are its minimum either way)."""
+    blocks = np.ascontiguousarray(blocks).reshape(-1, BLOCK_BYTES)
+    qs = blocks[:, 16:].reshape(-1, 4, 1, 32) >> np.array([0, 4], dtype=np.uint8).reshape(1, 1, 2, 1)
+    codes = torch.from_numpy((qs & np.uint8(15)).reshape(rows, -1)).to(torch.int32)   # [rows, K]: gguf's order
+    scales = block_scales(blocks, rows)
+    step = scales["sc"].float() * scales["d"].float().repeat_interleave(8, 1)
+    if bool((step <= 0).any()):
+        codes = torch.where((step > 0).repeat_interleave(32, 1), codes, 0)
+    return codes, scales["d"], scales["sc"], scales["dmin"], scales["m"]
+
+
+def q6k_parts(blocks: np.ndarray, rows: int) -> tuple[torch.Tensor, ...]:
+    """A Q6_K tensor's raw blocks ([rows, super-blocks * 210] uint8) -> (codes [rows, K] int32 0..63, the GGUF's
+    q + 32; d fp16; sc int8) as Q6KA8Linear packs them. A sub-block whose step is 0 gets code 32 (q = 0), as
+    `exact_q6k_codes` gives it."""
+    blocks = np.ascontiguousarray(blocks).reshape(-1, Q6_BLOCK_BYTES)
+    ql = (blocks[:, :128].reshape(-1, 2, 1, 64) >> np.array([0, 4], dtype=np.uint8).reshape(1, 1, 2, 1)) & 15
+    qh = (blocks[:, 128:192].reshape(-1, 2, 1, 32) >> np.array([0, 2, 4, 6], dtype=np.uint8).reshape(1, 1, 4, 1)) & 3
+    q = ql.reshape(-1, 8, 32) | (qh.reshape(-1, 8, 32) << np.uint8(4))
+    codes = torch.from_numpy(q.reshape(rows, -1)).to(torch.int32)
+    scales = q6k_block_scales(blocks, rows)
+    step = scales["q6k_sc"].float() * scales["q6k_d"].float().repeat_interleave(16, 1)
+    if bool((step == 0).any()):
+        codes = torch.where((step != 0).repeat_interleave(16, 1), codes, 32)
+    return codes, scales["q6k_d"], scales["q6k_sc"]

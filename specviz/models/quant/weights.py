@@ -326,6 +326,11 @@ def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
         return {"choice": "as-loaded", "reason": "no linear layers"}
     name, layer = max(linears, key=lambda nm: dense_weight(nm[1]).numel())
     q4k = load_scales(model, {name}).get(name) if "q4a8" in kinds else None   # as the load will store it
+    return probe_layer(layer, kinds, q4k, repeats)
+
+
+def probe_layer(layer: torch.nn.Module, kinds: list[str], q4k=None, repeats: int = 7) -> dict:
+    """`probe_target_weights` on one linear layer (`q4k`: its GGUF Q4_K scales, as the load will store it)."""
     variants = {"as-loaded": layer}
     for kind in kinds:
         if kind != "as-loaded":

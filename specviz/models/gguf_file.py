@@ -1,0 +1,208 @@
+"""A GGUF file as specviz reads it: checked in one sentence, its configuration and tokenizer kept once in the cache.
+
+Why this exists: CPU users keep their models as GGUF files (llama.cpp, LM Studio, Ollama), and the packaged pair ships
+as two of them. Reading the file itself (memory-mapped, through the `gguf` package) lets every linear layer go
+straight into the form its kernel runs (specviz.models.gguf_loader) instead of through an fp32 copy of the model.
+
+What a file must be to load: a complete GGUF of a supported architecture (`ARCHITECTURES`) whose tensors are all of
+supported types (`TYPES`). Anything else is refused in one sentence that names what is supported, before any weight
+is read. The configuration, generation configuration and tokenizer transformers derives from the file's metadata
+take seconds to parse (the tokenizer's 150 k strings); they are written once to ``<cache>/gguf-meta/<key>/``,
+keyed by the file's path, size and modification time, and read from there in well under a second afterwards.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelLoadError, role as role_word
+from .packaged import cache_dir
+
+# llama covers the Llama 2/3.x family and the many GGUFs written in its format (Mistral's among them).
+ARCHITECTURES = ("qwen2", "llama")
+META_VERSION = 1
+_META_FILES = ("config.json", "generation_config.json")
+_MARKER = "specviz-meta.json"
+
+
+def _types():
+    from gguf import GGMLQuantizationType as T
+
+    # Q4_K and Q6_K go into specviz's kernels in their own form; F32/F16/BF16 as they are; the others are
+    # dequantized one layer at a time and stored as the load asks (never the whole model in fp32).
+    return {T.F32: "F32", T.F16: "F16", T.BF16: "BF16", T.Q4_0: "Q4_0", T.Q4_1: "Q4_1", T.Q5_0: "Q5_0",
+            T.Q5_1: "Q5_1", T.Q8_0: "Q8_0", T.Q2_K: "Q2_K", T.Q3_K: "Q3_K", T.Q4_K: "Q4_K", T.Q5_K: "Q5_K",
+            T.Q6_K: "Q6_K"}
+
+
+def supported_types() -> str:
+    return ", ".join(_types().values())
+
+
+def _reader(path: Path):
+    """gguf's GGUFReader over a plain view of the mapped file (numpy's memmap subclass costs ~10 µs a slice: 13 s for
+    a tokenizer's strings; ~4 s this way, the same bytes and the same parse)."""
+    from gguf import GGUFReader
+
+    class Reader(GGUFReader):
+        def _build_fields(self, offs, count):
+            self.data = self.data.view(np.ndarray)
+            return super()._build_fields(offs, count)
+
+    return Reader(str(path))
+
+
+@dataclass(frozen=True)
+class GGUFTensor:
+    """One tensor of the file: its raw bytes (a read-only view of the mapped file), type and logical shape."""
+
+    name: str
+    kind: object          # gguf.GGMLQuantizationType
+    rows: int             # output features (the logical shape's last entry in GGUF's order)
+    cols: int             # input features (1 for a vector)
+    data: np.ndarray      # [rows, bytes per row] uint8 for quantized types, the values for F32/F16/BF16
+
+    @property
+    def type_name(self) -> str:
+        return self.kind.name
+
+
+class GGUFModelFile:
+    """A GGUF file on disk, checked: `architecture`, `tensors` (by GGUF name), its `meta_folder()`."""
+
+    def __init__(self, path: str | Path, role: str = "target"):
+        self.path = Path(path).expanduser().resolve()
+        self.role = role
+        if not self.path.is_file():
+            raise ModelLoadError(key="gguf.missing", role=role_word(role), path=str(path))
+        try:
+            self.reader = _reader(self.path)
+            tensors = list(self.reader.tensors)
+            end = max((int(t.data_offset) + int(t.n_bytes) for t in tensors), default=0)
+        except Exception:   # noqa: BLE001 - gguf raises ValueError, IndexError, struct errors on a cut or foreign file
+            raise ModelLoadError(key="gguf.unreadable", role=role_word(role), name=self.path.name) from None
+        if not tensors or end > self.path.stat().st_size:
+            raise ModelLoadError(key="gguf.unreadable", role=role_word(role), name=self.path.name)
+        self.architecture = self._field("general.architecture") or "?"
+        if self.architecture not in ARCHITECTURES:
+            raise ModelLoadError(key="gguf.architecture", role=role_word(role), name=self.path.name,
+                                 arch=str(self.architecture)[:40], supported=", ".join(ARCHITECTURES))
+        known = _types()
+        for t in tensors:
+            if t.tensor_type not in known:
+                raise ModelLoadError(key="gguf.type", role=role_word(role), name=self.path.name, tensor=t.name,
+                                     type=t.tensor_type.name, supported=supported_types())
+        self._raw = {t.name: t for t in tensors}
+
+    def _field(self, key: str):
+        field = self.reader.fields.get(key)
+        if field is None:
+            return None
+        value = field.parts[field.data[0]]
+        return bytes(value).decode("utf-8", "replace") if value.dtype == np.uint8 else value.tolist()[0]
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+    @property
+    def label(self) -> str:
+        return self.path.name
+
+    def tensor(self, name: str) -> GGUFTensor | None:
+        """The tensor `name` (GGUF's own name, e.g. "blk.0.attn_q.weight"), or None."""
+        t = self._raw.get(name)
+        if t is None:
+            return None
+        shape = [int(x) for x in t.shape]       # GGUF's order: inputs first
+        cols, rows = (shape[0], int(np.prod(shape[1:]))) if len(shape) > 1 else (shape[0], 1)
+        data = t.data
+        if data.ndim == 1 and len(shape) == 1:
+            data = data.reshape(1, -1)
+        return GGUFTensor(name, t.tensor_type, rows, cols, data.reshape(rows, -1) if len(shape) > 1 else data)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._raw)
+
+    @cached_property
+    def key(self) -> str:
+        st = self.path.stat()
+        text = json.dumps([META_VERSION, str(self.path), st.st_size, st.st_mtime_ns])
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+    def meta_folder(self) -> Path:
+        """A folder holding the file's config.json, generation_config.json and tokenizer, written once (seconds)."""
+        folder = cache_dir() / "gguf-meta" / f"{self.path.stem[:60]}-{self.key}"
+        if (folder / _MARKER).is_file():
+            return folder
+        from transformers import AutoConfig, AutoTokenizer, GenerationConfig
+
+        work = Path(tempfile.mkdtemp(prefix="meta-", dir=_tmp_root()))
+        try:
+            try:
+                config = AutoConfig.from_pretrained(str(self.path.parent), gguf_file=self.path.name)
+                tokenizer = AutoTokenizer.from_pretrained(str(self.path.parent), gguf_file=self.path.name)
+            except Exception as e:   # noqa: BLE001 - transformers' own reading of the metadata failed
+                raise ModelLoadError(key="gguf.metadata", role=role_word(self.role), name=self.path.name,
+                                     reason=str(e).strip().splitlines()[0][:160] if str(e).strip() else
+                                     type(e).__name__) from None
+            if hasattr(config, "quantization_config"):   # the weights are ours to place, not transformers'
+                del config.quantization_config
+            config.save_pretrained(work)
+            GenerationConfig.from_model_config(config).save_pretrained(work)
+            tokenizer.save_pretrained(work)
+            (work / _MARKER).write_text(json.dumps({"file": str(self.path), "size": self.size, "key": self.key}))
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                work.rename(folder)
+            except OSError:   # another process finished first: keep its folder
+                if not (folder / _MARKER).is_file():
+                    shutil.rmtree(folder, ignore_errors=True)
+                    work.rename(folder)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return folder
+
+
+def _tmp_root() -> Path:
+    root = cache_dir() / "tmp"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ModelLoadError(f"cannot write the model cache at {cache_dir()}: {e.strerror or e}; "
+                             f"set SPECVIZ_CACHE to a writable folder") from None
+    return root
+
+
+def is_gguf_path(spec: str) -> bool:
+    """Whether a model reference names a GGUF file (by its suffix)."""
+    return isinstance(spec, str) and spec.strip().lower().endswith(".gguf")
+
+
+def first_vocab_difference(draft_tok, target_tok) -> str | None:
+    """The first token id whose text the two tokenizers disagree on, as a short phrase; None when they agree."""
+    dv, tv = draft_tok.get_vocab(), target_tok.get_vocab()
+    if dv == tv:
+        return None
+    d_by_id = {i: s for s, i in dv.items()}
+    t_by_id = {i: s for s, i in tv.items()}
+    for i in range(max(len(d_by_id), len(t_by_id)) + 1):
+        a, b = d_by_id.get(i), t_by_id.get(i)
+        if a != b:
+            return f"id {i}: {a!r} vs {b!r}"[:120]
+    return None
+
+
+def models_dir() -> Path | None:
+    """The folder the server's owner names for GGUF files (SPECVIZ_MODELS_DIR), or None."""
+    value = os.environ.get("SPECVIZ_MODELS_DIR", "").strip()
+    return Path(value).expanduser().resolve() if value else None

@@ -1,0 +1,204 @@
+"""A transformers model built from a GGUF file, each tensor placed in the form its kernel runs.
+
+Why this exists: transformers loads a GGUF by dequantizing every tensor to fp32, so a 1.5B Q4_K_M target (1 GB on
+disk) passed through a 6 GB fp32 copy and a 7B one would need ~30 GB of RAM, although specviz's kernels need only the
+file's own 4-bit bytes. Here the model is built on the meta device from the file's own configuration and filled
+tensor by tensor from the memory-mapped file:
+
+- a linear layer stored as "q4a8" (specviz's kernels): a Q4_K tensor keeps its codes and 6-bit scales
+  (Q4KA8Linear), a Q6_K tensor of a target its own (Q6KA8Linear): read from the blocks, no weight formed; any other
+  layer is dequantized alone to fp32 and stored as `weights.converted_linear` stores it (the q4a8 rules: int8 or a
+  4-bit grid of our own), then dropped;
+- stored as bf16 / int8 / int4: dequantized alone to fp32, converted, dropped; as loaded: kept as an fp32
+  `nn.Linear` (the as-loaded reference the fidelity script and the bench compare with, built in memory when asked);
+- the token embedding in the file's own form (`GGUFEmbedding`: a row is dequantized when its token is looked up);
+  an output layer tied to it (no `output.weight` in the file) is built from the same tensor;
+- norms and biases as fp32 parameters, then the whole model in the pair's dtype, as transformers' load would leave it.
+
+Every value is what gguf's own dequantizer (the one transformers uses) gives, so a model built here computes what the
+old route through the fp32 copy computed, bit for bit: the same kernels holding the same values
+(tests/test_models_gguf.py). llama's q and k rows are un-permuted as transformers does (llama.cpp's converter
+interleaves them for its rotary layout); a row permutation moves whole quantized rows, so it is done on the bytes.
+"""
+from __future__ import annotations
+
+import gc
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ..errors import ModelLoadError, step
+from .gguf_file import GGUFModelFile, GGUFTensor
+from .quant.kernels import Int8WeightLinear
+from .quant.q4a8 import Q4KA8Linear, Q6KA8Linear, usable
+from .quant.q4k import q4k_parts, q6k_parts
+from .quant.weights import STORED_KINDS, converted_linear, record_target_weights
+
+Progress = Callable[[float, str], None]
+KINDS = ("as-loaded",) + STORED_KINDS
+
+
+def dequantized(t: GGUFTensor) -> torch.Tensor:
+    """[rows, cols] fp32: gguf's own dequantization of the tensor (F32 as it is)."""
+    from gguf import dequantize
+
+    values = np.ascontiguousarray(dequantize(t.data, t.kind), dtype=np.float32)
+    if not values.flags.writeable:   # F32 comes back as a view of the mapped file
+        values = values.copy()
+    return torch.from_numpy(values).reshape(t.rows, t.cols)
+
+
+def _unpermuted(t: GGUFTensor, heads: int) -> GGUFTensor:
+    """llama's q/k rows back in transformers' order (LlamaTensorProcessor._reverse_permute_weights, on whole rows)."""
+    dim = t.rows // heads // 2
+    order = np.arange(t.rows).reshape(heads, dim, 2).swapaxes(2, 1).reshape(-1)
+    return GGUFTensor(t.name, t.kind, t.rows, t.cols, np.ascontiguousarray(t.data[order]))
+
+
+class GGUFEmbedding(torch.nn.Module):
+    """The token embedding in the GGUF's own form: the rows a step looks up are dequantized then (a few microseconds
+    a token), the rest stay at the file's bytes (the 1.5B target's 151,936 x 1,536 table: 131 MB in Q4_K against
+    933 MB in fp32). A row is gguf's dequantization in fp32, then the model's dtype: the values an fp32 table cast
+    to that dtype would hold."""
+
+    def __init__(self, t: GGUFTensor):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim, self.kind = t.rows, t.cols, t.kind
+        self.register_buffer("raw", torch.from_numpy(np.array(t.data, copy=True)))
+        self.register_buffer("anchor", torch.zeros(0))   # follows model.to(dtype): the dtype rows come out in
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.anchor.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.anchor.device
+
+    def dense(self) -> torch.Tensor:
+        """The whole table, dequantized (seconds: a step never asks for it; there is no `weight`, so that code which
+        reads one fails at once instead of dequantizing the table on every call)."""
+        return self.rows(torch.arange(self.num_embeddings))
+
+    def rows(self, ids: torch.Tensor) -> torch.Tensor:
+        from gguf import dequantize
+
+        picked = self.raw.index_select(0, ids.reshape(-1).to(self.raw.device)).numpy()
+        values = torch.from_numpy(np.ascontiguousarray(dequantize(picked, self.kind), dtype=np.float32))
+        return values.reshape(-1, self.embedding_dim).to(self.anchor.dtype)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.rows(ids).reshape(*ids.shape, self.embedding_dim).to(self.anchor.device)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, weights={self.kind.name} (dequantized on lookup)"
+
+
+def placed_linear(t: GGUFTensor, bias: torch.Tensor | None, kind: str, strict_grid: bool) -> tuple[torch.nn.Module, str]:
+    """The linear layer of tensor `t` stored as `kind`, and the name its layer count goes by (weights.converted_linear's
+    names; "fp32" as loaded)."""
+    if kind == "q4a8" and usable(t.cols):
+        if t.type_name == "Q4_K":       # the GGUF's own codes and scales: no weight is formed
+            return Q4KA8Linear(_shape(t), bias, q4k_parts(t.data, t.rows)), "q4k"
+        if t.type_name == "Q6_K" and strict_grid:
+            return Q6KA8Linear(_shape(t), bias, q6k_parts(t.data, t.rows)), "q6k"
+    linear = torch.nn.Linear(t.cols, t.rows, bias=bias is not None, device="meta")
+    linear.weight = torch.nn.Parameter(dequantized(t), requires_grad=False)
+    if bias is not None:
+        linear.bias = torch.nn.Parameter(bias, requires_grad=False)
+    if kind == "as-loaded":
+        return linear, "fp32"
+    if kind == "q4a8" and not usable(t.cols):
+        return Int8WeightLinear(linear), "int8"
+    return converted_linear(linear, kind, strict_grid)
+
+
+def _shape(t: GGUFTensor) -> torch.Tensor:
+    return torch.empty(t.rows, t.cols, device="meta")   # the layers read only its shape
+
+
+def _name_map(file: GGUFModelFile, layers: int):
+    from gguf import MODEL_ARCH_NAMES, get_tensor_name_map
+
+    arch = next(k for k, v in MODEL_ARCH_NAMES.items() if v == file.architecture)
+    return get_tensor_name_map(arch, layers)
+
+
+def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_grid: bool = True,
+                    progress: Progress | None = None, lo: float = 0.0, hi: float = 1.0):
+    """The model in `file`, its linear layers stored as `kind` (see KINDS), the rest in `dtype`; returns (model,
+    layer counts by storage). `strict_grid=False` (a draft): q4a8 requantizes every layer that is not Q4_K to a 4-bit
+    grid of its own, as weights.converted_linear does for a draft."""
+    from accelerate import init_empty_weights
+    from transformers import AutoConfig, AutoModelForCausalLM, GenerationConfig
+
+    if kind not in KINDS:
+        raise ValueError(f"unknown weights {kind!r}")
+    report = progress or (lambda f, m: None)
+    folder = file.meta_folder()
+    config = AutoConfig.from_pretrained(str(folder))
+    with init_empty_weights(include_buffers=False):
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.generation_config = GenerationConfig.from_pretrained(str(folder))
+    model.config._name_or_path = str(file.path)
+    text = config.get_text_config()
+    names = _name_map(file, text.num_hidden_layers)
+    heads = {"q_proj": text.num_attention_heads, "k_proj": text.num_key_value_heads}
+
+    def gguf_tensor(hf_name: str) -> GGUFTensor | None:
+        stem, _, suffix = hf_name.rpartition(".")
+        found = names.get_name(stem)
+        return None if found is None else file.tensor(f"{found}.{suffix}")
+
+    counts: dict[str, int] = {}
+    slots = [(prefix, parent, name, child) for prefix, parent in model.named_modules()
+             for name, child in parent.named_children() if type(child) in (torch.nn.Linear, torch.nn.Embedding)]
+    for i, (prefix, parent, name, child) in enumerate(slots):
+        full = f"{prefix}.{name}" if prefix else name
+        t = gguf_tensor(f"{full}.weight")
+        if t is None and child is model.get_output_embeddings():   # tied: the output layer is the embedding table
+            t = gguf_tensor(f"{_embedding_name(model)}.weight")
+        if t is None:
+            raise ModelLoadError(key="gguf.tensor_missing", name=file.label, tensor=f"{full}.weight")
+        if type(child) is torch.nn.Embedding:
+            setattr(parent, name, GGUFEmbedding(t))
+            continue
+        if file.architecture == "llama" and name in heads:
+            t = _unpermuted(t, heads[name])
+        b = gguf_tensor(f"{full}.bias")
+        bias = None if b is None else dequantized(b).reshape(-1).clone()
+        layer, got = placed_linear(t, bias, kind, strict_grid)
+        setattr(parent, name, layer)
+        counts[got] = counts.get(got, 0) + 1
+        if i % 16 == 0:
+            report(lo + (hi - lo) * i / len(slots), step("load.placing", name=file.label, done=i, total=len(slots)))
+    for hf_name, param in list(model.named_parameters()):
+        if param.is_meta:
+            t = gguf_tensor(hf_name)
+            if t is None:
+                raise ModelLoadError(key="gguf.tensor_missing", name=file.label, tensor=hf_name)
+            owner, _, attr = hf_name.rpartition(".")
+            setattr(model.get_submodule(owner), attr,
+                    torch.nn.Parameter(dequantized(t).reshape(param.shape).clone(), requires_grad=False))
+    if kind in STORED_KINDS:
+        record_target_weights(model, kind)
+    model.to(dtype)
+    gc.collect()
+    return model.eval(), counts
+
+
+def _embedding_name(model) -> str:
+    emb = model.get_input_embeddings()
+    return next(n for n, m in model.named_modules() if m is emb)
+
+
+def largest_linear(file: GGUFModelFile) -> tuple[str, GGUFTensor]:
+    """The file's largest linear tensor other than the output layer (what the load's weight probe times)."""
+    best = None
+    for n in file.names:
+        if n.startswith("blk.") and n.endswith(".weight"):
+            t = file.tensor(n)
+            if t.cols > 1 and t.rows > 1 and (best is None or t.rows * t.cols > best[1].rows * best[1].cols):
+                best = (n, t)
+    return best
