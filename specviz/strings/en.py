@@ -466,6 +466,8 @@ STRINGS: dict[str, str] = {
     "lab.preparing": "Computing p and q (one forward of each model)…",
     "lab.progress": "{n} of {total:sample|samples}…",
     "lab.done": "{n} of {total:sample|samples}: done.",
+    "lab.stopped": "Stopped after {n} of {total:sample|samples}.",
+    "lab.stopped_none": "Stopped before any sample was drawn.",
     "lab.stats": "total variation {tv} · chi-square p-value {pvalue} · sampling noise alone gives TV ≈ {noise}",
     "lab.consistent": "consistent with p: the histogram is the target's distribution",
     "lab.biased": "biased: the histogram is not p (p-value below 0.001)",

@@ -459,6 +459,8 @@ STRINGS: dict[str, str] = {
     "lab.preparing": "Calculando p y q (una pasada de cada modelo)…",
     "lab.progress": "{n} de {total:muestra|muestras}…",
     "lab.done": "{n} de {total:muestra|muestras}: hecho.",
+    "lab.stopped": "Detenido tras {n} de {total:muestra|muestras}.",
+    "lab.stopped_none": "Detenido antes de extraer ninguna muestra.",
     "lab.stats": ("variación total {tv} · valor p de chi-cuadrado {pvalue} · el ruido de muestreo solo da "
                   "VT ≈ {noise}"),
     "lab.consistent": "compatible con p: el histograma es la distribución del objetivo",
