@@ -619,6 +619,12 @@ STRINGS: dict[str, str] = {
     # --- the API a program sees (issue 22)
     "api.flag": "“{name}” takes true or false, not {value}.",
     "api.text": "“{name}” takes text.",
+    "api.arguments": ("“{endpoint}” takes {n:value|values} in “data”, in this order: {names} (this call gave "
+                      "{got})."),
+    "api.body_for": ("The body must be a JSON object whose “data” is the list of “{endpoint}”'s "
+                     "{n:value|values}, in this order: {names}."),
+    "api.body": ("The body must be a JSON object whose “data” is a list of the endpoint's values, in order "
+                 "(GET /gradio_api/info lists them)."),
     "api.no_trace": "Give a trace: the object generate returned, or the text of a trace file (.json).",
     "api.not_a_trace": "it is not a trace object",
     # --- draft trees (issue 21)

@@ -653,6 +653,12 @@ STRINGS: dict[str, str] = {
     # --- the API a program sees (issue 22)
     "api.flag": "«{name}» admite true o false, no {value}.",
     "api.text": "«{name}» admite texto.",
+    "api.arguments": ("«{endpoint}» recibe {n:valor|valores} en «data», en este orden: {names} (esta llamada dio "
+                      "{got})."),
+    "api.body_for": ("El cuerpo debe ser un objeto JSON cuyo «data» sea la lista de {n:valor|valores} de "
+                     "«{endpoint}», en este orden: {names}."),
+    "api.body": ("El cuerpo debe ser un objeto JSON cuyo «data» sea una lista con los valores del punto de acceso, "
+                 "en orden (GET /gradio_api/info los enumera)."),
     "api.no_trace": "Da una traza: el objeto que devolvió generate, o el texto de un archivo de traza (.json).",
     "api.not_a_trace": "no es un objeto de traza",
     # --- draft trees (issue 21)
