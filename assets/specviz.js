@@ -47,15 +47,21 @@
   window.addEventListener("scroll", () => { if (owner) place(owner); }, true);
 })();
 
-// specviz (issue 30): a number box that reads as 0 in the browser (1e-400, a denormal's underflow) sends 0 while it
-// still shows its text, so a run went greedy under "1e-400". When the box is left, it shows the number it sends.
+// specviz: a number box whose text is not zero but reads as 0 in the browser (1e-400, an underflow) would send 0:
+// a run went greedy under "1e-400", with no word. The server cannot tell that 0 from a typed 0, so when the box is
+// left it sends the least number of the text's sign instead (5e-324, a float's smallest; -5e-324), and shows it:
+// the server's checks then refuse it as the non-zero number it is (a temperature: the sentence of 0.005), or take it
+// as the tiny number it is where a range allows one.
 (() => {
   if (window.__svZeroBox) return;
   window.__svZeroBox = true;
   document.addEventListener("change", (e) => {
     const el = e.target;
     if (!(el instanceof HTMLInputElement) || el.type !== "number" || el.value === "") return;
-    const mantissa = el.value.split(/e/i)[0];
-    if (Number(el.value) === 0 && /[1-9]/.test(mantissa)) el.value = "0";
+    const text = el.value.trim();
+    const mantissa = text.split(/e/i)[0];
+    if (Number(text) !== 0 || !/[1-9]/.test(mantissa)) return;
+    el.value = (text.startsWith("-") ? "-" : "") + Number.MIN_VALUE;
+    el.dispatchEvent(new Event("input", { bubbles: true }));   // the box's value follows its text on "input"
   }, true);
 })();

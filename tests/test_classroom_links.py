@@ -72,7 +72,7 @@ def _fake_costs(ratios):
     """forward_costs that returns the given ratios in turn (target over K+1 positions / over 1)."""
     seq = iter(ratios)
 
-    def fake(target, draft, ids, ks, repeats=3, compile="off"):
+    def fake(target, draft, ids, ks, repeats=3, compile="off", stop=None):
         r = next(seq)
         ks = list(ks)
         return bench_costs.ForwardCosts(0.01, 0.002, {k: 0.01 * (1 + (r - 1) * k / ks[-1]) for k in ks})
@@ -118,6 +118,40 @@ def test_a_premise_cut_short_says_how_far_it_got_not_too_noisy(lang, stopped, bu
     three = vw.premise_html(whatif.premise_spread(_repeat([1.1, 1.2, 1.3])), "cpu", lang, done=3, total=5,
                             ended="stopped")
     assert 'data-verdict="holds"' in three      # enough repetitions for a verdict: it keeps it
+
+
+def test_why_fast_stops_inside_a_repetition_within_one_timed_forward(monkeypatch):
+    """The real timing on the tiny pair, each timed forward slowed to 0.1 s: a repetition lasts ~2.5 s (as one does
+    on a busy CPU). Stop pressed at the third timed forward of the second repetition is answered within about one
+    forward (before: after the ~20 left), that repetition not counted."""
+    import time
+
+    from specviz.bench import costs
+    from specviz.ui import session
+
+    forward, second = costs.forward_logits, {"calls": 0, "stopped_at": None}
+    request = SimpleNamespace(session_hash="why-4")
+
+    def slow(*args, **kwargs):
+        if second["calls"] is not None:
+            second["calls"] += 1
+            if second["calls"] == 3:
+                second["stopped_at"] = time.monotonic()
+                session.stop_run(request)
+        time.sleep(0.1)
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(costs, "forward_logits", slow)
+    gen = why_tab.why_fast(_tiny_pair_ctx(), 4, "def f(x):", "packaged", "", "", request, lambda *a, **k: None)
+    second["calls"] = None   # not counted while the pair loads and the first repetition runs
+    t0 = time.monotonic()
+    first = next(gen)
+    assert 'data-done="1"' in first["why_text"] and time.monotonic() - t0 > 2.0
+    second["calls"] = 0
+    rest = list(gen)
+    answered = time.monotonic() - second["stopped_at"]
+    assert len(rest) == 1 and "Stopped after 1 of 5" in rest[0]["why_text"]
+    assert answered < 1.0, f"Stop answered {answered:.2f} s after it was pressed"
 
 
 def test_why_fast_starts_no_repetition_past_its_time_budget(monkeypatch):

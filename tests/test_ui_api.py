@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import urllib.request
 
 import pytest
@@ -302,3 +303,50 @@ def test_the_race_refuses_out_of_range_values_with_the_pages_sentence_never_clam
     assert _refusal(client, "/race", prompt=long) == t("input.prompt_chars", n=len(long), limit=APP_MAX_RACE_PROMPT_CHARS)
     assert _refusal(client, "/race", prompt=12) == t("api.text", name="prompt")
     assert _refusal(client, "/race", prompt="x", pair="nope") == t("input.pair", value="nope")
+
+
+# ---------------------------------------------------------------- the HTTP edge: a body the routes cannot use
+def _post(app, path: str, body: bytes) -> tuple[int, dict]:
+    request = urllib.request.Request(app + path, data=body, headers={"Content-Type": "application/json"},
+                                     method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+
+
+def _call(app, name: str, data) -> str:
+    """POST /gradio_api/call/<name> as curl would (no client), then read its event stream: the raw text."""
+    status, answer = _post(app, f"gradio_api/call/{name}", json.dumps({"data": data}).encode())
+    assert status == 200, answer
+    with urllib.request.urlopen(f"{app}gradio_api/call/{name}/{answer['event_id']}", timeout=60) as response:
+        return response.read().decode()
+
+
+GENERATE = PARAMETERS["/generate"]
+
+
+def test_a_call_with_too_few_or_too_many_values_gets_one_sentence_naming_the_parameters(app, capfd):
+    for data in (["Hi"], ["Hi", 2], ["Hi", 2, 12, 0.0, 0, 1.0, 0, "model", False, False, "packaged", "", "", "auto",
+                                    False, 0, "one too many"]):
+        stream = _call(app, "generate", data)
+        event, payload = re.match(r"event: (\w+)\ndata: (.*)\n", stream).groups()
+        said = t("api.arguments", endpoint="generate", n=len(GENERATE), names=", ".join(GENERATE), got=len(data))
+        assert event == "error" and json.loads(payload)["error"] == said, stream
+        assert "prompt, k, max_new_tokens" in said and said.count(".") == 1           # one sentence
+    status, answer = _post(app, "gradio_api/run/what_if", json.dumps({"data": [0.5]}).encode())
+    assert answer["error"] == t("api.arguments", endpoint="what_if", n=3, names="alpha, k, c", got=1)
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "didn't receive enough input values" not in out + err
+    assert "event: complete" in _call(app, "what_if", [0.78, 5, 8 / 70])                # the right count runs
+
+
+@pytest.mark.parametrize("body", [b'{"data": "Hi"}', b"not json", b'{"prompt": "Hi"}', b"[1, 2]", b""],
+                         ids=["data not a list", "not json", "no data", "not an object", "empty"])
+def test_a_malformed_body_gets_a_json_sentence_not_pydantics_bare_422(app, body):
+    status, answer = _post(app, "gradio_api/call/generate", body)
+    assert status == 422 and set(answer) == {"error"}
+    assert answer["error"] == t("api.body_for", endpoint="generate", n=len(GENERATE), names=", ".join(GENERATE))
+    status, answer = _post(app, "gradio_api/queue/join", body)          # no endpoint named: the general sentence
+    assert status == 422 and answer == {"error": t("api.body")}

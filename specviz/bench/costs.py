@@ -47,8 +47,8 @@ def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3,
 
     `compile` (off | on | graphs | auto, as in `speculative_generate`) times the
     replayed path: static caches and CUDA-graph forwards, captured before any timing;
-    `stop()` ends that capture between calls, the prompt's prefill between chunks and the timing between repeats
-    (`decoding.PrefillStopped`), as it ends a run's.
+    `stop()` ends that capture between calls, the prompt's prefill between chunks and the timing between timed
+    forwards (`decoding.PrefillStopped`), as it ends a run's: a Stop waits for one forward, never a whole repeat.
     """
     ks = sorted(set(int(k) for k in ks))
     # Time the forwards decoding runs: a run's start gives the target the row-invariant attention (and with it, on
@@ -74,6 +74,8 @@ def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3,
     extra = ids[-1:].repeat(max(ks, default=0) + 1)
 
     def timed(model, cache, length) -> float:
+        if stop is not None and stop():
+            raise PrefillStopped()
         t0 = clock()
         forward_logits(model, extra[:length], cache, length)
         dt = clock() - t0
@@ -84,8 +86,6 @@ def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3,
     timed(target, caches["target"], 1)   # one untimed pass each: allocator and kernels warm
     timed(draft, caches["draft"], 1)
     for _ in range(max(1, repeats)):
-        if stop is not None and stop():
-            raise PrefillStopped()
         samples["t1"].append(timed(target, caches["target"], 1))
         samples["d1"].append(timed(draft, caches["draft"], 1))
         for k in ks:

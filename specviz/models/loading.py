@@ -336,7 +336,8 @@ def _ready_q4a8(report) -> None:
     PyTorch's kernels run instead (a q4a8 choice becomes int4, auto leaves q4a8 out)."""
     if not q4a8.built():
         report(0.86, step("load.building_kernels"))
-    why = q4a8.unavailable()
+    with q4a8.reporting_build_waits(lambda seconds: report(0.86, step("load.waiting_kernels", seconds=seconds))):
+        why = q4a8.unavailable()
     if why is not None:
         report(0.87, step("load.kernels_unavailable", reason=why))
 

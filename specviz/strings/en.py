@@ -466,6 +466,8 @@ STRINGS: dict[str, str] = {
     "lab.preparing": "Computing p and q (one forward of each model)…",
     "lab.progress": "{n} of {total:sample|samples}…",
     "lab.done": "{n} of {total:sample|samples}: done.",
+    "lab.stopped": "Stopped after {n} of {total:sample|samples}.",
+    "lab.stopped_none": "Stopped before any sample was drawn.",
     "lab.stats": "total variation {tv} · chi-square p-value {pvalue} · sampling noise alone gives TV ≈ {noise}",
     "lab.consistent": "consistent with p: the histogram is the target's distribution",
     "lab.biased": "biased: the histogram is not p (p-value below 0.001)",
@@ -617,6 +619,12 @@ STRINGS: dict[str, str] = {
     # --- the API a program sees (issue 22)
     "api.flag": "“{name}” takes true or false, not {value}.",
     "api.text": "“{name}” takes text.",
+    "api.arguments": ("“{endpoint}” takes {n:value|values} in “data”, in this order: {names} (this call gave "
+                      "{got})."),
+    "api.body_for": ("The body must be a JSON object whose “data” is the list of “{endpoint}”'s "
+                     "{n:value|values}, in this order: {names}."),
+    "api.body": ("The body must be a JSON object whose “data” is a list of the endpoint's values, in order "
+                 "(GET /gradio_api/info lists them)."),
     "api.no_trace": "Give a trace: the object generate returned, or the text of a trace file (.json).",
     "api.not_a_trace": "it is not a trace object",
     # --- draft trees (issue 21)
@@ -681,6 +689,7 @@ STRINGS: dict[str, str] = {
     "load.timing_read_ahead": "timing the target's products with and without read-ahead",
     "load.storing_target": "storing the target's weights as {weights}",
     "load.building_kernels": "building specviz's 4-bit CPU kernels (once; about a minute)",
+    "load.waiting_kernels": "waiting for another process's kernel build ({seconds} s)",
     "load.kernels_unavailable": "specviz's 4-bit kernels are unavailable here ({reason}); PyTorch's kernels run instead",
     "weights.q4a8": "4-bit with int8 activations (q4a8)",
     "load.locating": "locating packaged parts of {name}",

@@ -459,6 +459,8 @@ STRINGS: dict[str, str] = {
     "lab.preparing": "Calculando p y q (una pasada de cada modelo)…",
     "lab.progress": "{n} de {total:muestra|muestras}…",
     "lab.done": "{n} de {total:muestra|muestras}: hecho.",
+    "lab.stopped": "Detenido tras {n} de {total:muestra|muestras}.",
+    "lab.stopped_none": "Detenido antes de extraer ninguna muestra.",
     "lab.stats": ("variación total {tv} · valor p de chi-cuadrado {pvalue} · el ruido de muestreo solo da "
                   "VT ≈ {noise}"),
     "lab.consistent": "compatible con p: el histograma es la distribución del objetivo",
@@ -651,6 +653,12 @@ STRINGS: dict[str, str] = {
     # --- the API a program sees (issue 22)
     "api.flag": "«{name}» admite true o false, no {value}.",
     "api.text": "«{name}» admite texto.",
+    "api.arguments": ("«{endpoint}» recibe {n:valor|valores} en «data», en este orden: {names} (esta llamada dio "
+                      "{got})."),
+    "api.body_for": ("El cuerpo debe ser un objeto JSON cuyo «data» sea la lista de {n:valor|valores} de "
+                     "«{endpoint}», en este orden: {names}."),
+    "api.body": ("El cuerpo debe ser un objeto JSON cuyo «data» sea una lista con los valores del punto de acceso, "
+                 "en orden (GET /gradio_api/info los enumera)."),
     "api.no_trace": "Da una traza: el objeto que devolvió generate, o el texto de un archivo de traza (.json).",
     "api.not_a_trace": "no es un objeto de traza",
     # --- draft trees (issue 21)
@@ -717,6 +725,7 @@ STRINGS: dict[str, str] = {
     "load.timing_read_ahead": "cronometrando los productos del objetivo con y sin lectura anticipada",
     "load.storing_target": "guardando los pesos del objetivo como {weights}",
     "load.building_kernels": "compilando los núcleos de 4 bits de specviz para CPU (una vez; alrededor de un minuto)",
+    "load.waiting_kernels": "esperando a que otro proceso termine de compilar los núcleos ({seconds} s)",
     "load.kernels_unavailable": ("los núcleos de 4 bits de specviz no están disponibles aquí ({reason}); se usan los "
                                  "de PyTorch"),
     "weights.q4a8": "4 bits con activaciones int8 (q4a8)",

@@ -34,7 +34,7 @@ from ..trace.records import Round, Step, Trace
 from ..trace.files import TraceFormatError
 from ..viz.format import strip_special
 from ..viz.html import plain_rounds_text
-from . import classroom_inputs, inputs, worker
+from . import api_edge, classroom_inputs, inputs, worker
 from .gpu_calls import gpu
 from .inputs import InputError
 from .run import collect, job_of, make_trace
@@ -65,6 +65,14 @@ class Blocks(gr.Blocks):
         if page in self.language_pages:
             page = ""
         return super().get_api_info(all_endpoints=all_endpoints, page=page)
+
+    def validate_inputs(self, block_fn, inputs):
+        """A program's call with too few or too many values gets one sentence naming the endpoint's parameters and
+        no traceback in the log (`api_edge`); Gradio's own check covers the page's events."""
+        refused_call = api_edge.arguments_refused(block_fn, inputs)
+        if refused_call is not None:
+            raise refused_call
+        super().validate_inputs(block_fn, inputs)
 
     def get_config_file(self):
         config = super().get_config_file()

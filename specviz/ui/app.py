@@ -20,7 +20,7 @@ from ..viz import classroom as vc
 from ..viz import classroom_tree as vct
 from ..viz import race as vr
 from ..viz import html as vh
-from . import api, api_race, early_script
+from . import api, api_edge, api_race, early_script
 from .session import AppContext, PairCache, PairLoader, default_cache
 from .events import listen
 from .inputs import default_pair as _default_pair
@@ -168,6 +168,8 @@ def launch_app(demo: gr.Blocks, **kwargs):
     kwargs.setdefault("theme", gr.themes.Soft(primary_hue="blue"))
     app_kwargs = dict(kwargs.pop("app_kwargs", None) or {})
     app_kwargs["middleware"] = [*app_kwargs.get("middleware", []), early_script.middleware()]
+    # A body Gradio's routes cannot read: one sentence in JSON, not pydantic's bare 422 (`api_edge`).
+    app_kwargs["exception_handlers"] = {**api_edge.exception_handlers(), **app_kwargs.get("exception_handlers", {})}
     # A fallback only: assets/first_view.js sets ?__theme=light before Gradio starts, where the middleware runs.
     kwargs.setdefault("js", "() => { const u = new URL(window.location); if (u.searchParams.get('__theme') !== 'light') "
                             "{ u.searchParams.set('__theme', 'light'); window.location.href = u.href; } }")

@@ -273,14 +273,14 @@ def lab_figure(bins: list[tuple[int, float, float]], texts, n: int, variant: str
     return fig
 
 
-def lab_stats_html(fit, total: int, variant: str, done: bool, lang: str = DEFAULT_LANG) -> str:
-    """TV, chi-square p-value, the noise floor, and the verdict in words and glyph."""
+def lab_stats_html(fit, total: int, variant: str, done: bool, lang: str = DEFAULT_LANG, stopped: bool = False) -> str:
+    """TV, chi-square p-value, the noise floor, and the verdict in words and glyph; `stopped`: a run Stop ended."""
     if fit is None:
         return ""
     biased = fit.p_value < BIASED_P
     verdict = (f'<span class="sv-cls-verdict-bad" data-biased="true">✗ {esc(t("lab.biased", lang))}</span>' if biased
                else f'<span class="sv-cls-verdict-ok" data-biased="false">✓ {esc(t("lab.consistent", lang))}</span>')
-    progress = t("lab.done" if done else "lab.progress", lang, n=fit.n, total=total)
+    progress = t("lab.stopped" if stopped else "lab.done" if done else "lab.progress", lang, n=fit.n, total=total)
     return (f'<div class="sv-cls-panel" data-tv="{fit.tv:.4f}" data-pvalue="{fit.p_value:.3g}" data-n="{fit.n}">'
             f'<div>{esc(progress)}</div>'
             f'<div>{esc(t("lab.stats", lang, tv=display_number(fit.tv), pvalue=display_number(fit.p_value), noise=display_number(fit.noise_tv)))}</div>'

@@ -154,6 +154,29 @@ def test_out_of_range_values_are_refused_beside_the_field(page, field, value, ne
     assert not any("Round" in s or "Loading" in s for s in page.page.evaluate("window.__svSeen"))
 
 
+@pytest.mark.parametrize("typed, shown, needle", [
+    ("1e-400", "5e-324", "Temperature must be 0 (greedy) or between 0.01 and 2."),
+    ("0.005", "0.005", "Temperature must be 0 (greedy) or between 0.01 and 2."),
+    ("-1e-400", "-5e-324", "Temperature must be between 0 and 2"),
+])
+def test_a_temperature_typed_non_zero_that_the_browser_reads_as_0_is_refused_not_run_greedy(page, typed, shown,
+                                                                                               needle):
+    """The box's "1e-400" reads as 0 in the browser, which would send 0 and run greedy without a word: it is
+    sent as the least non-zero number of its sign instead, shown as such, and refused as 0.005 is."""
+    page.page.evaluate(WATCH_STATUS)
+    box = page.page.locator("#sv-temp input")
+    box.fill(typed)
+    box.press("Tab")
+    page.page.wait_for_function("(v) => document.querySelector('#sv-temp input').value === v", arg=shown,
+                                timeout=5_000)
+    page.page.click("#sv-run")
+    page.page.wait_for_selector("#sv-status [data-kind=error]", timeout=10_000)
+    assert needle in status(page)
+    assert needle in page.page.locator("#sv-temp .validation-error").first.inner_text()
+    page.page.wait_for_timeout(800)
+    assert rounds_shown(page) == 0                                               # nothing ran
+
+
 def test_a_long_prompt_is_refused_not_cut(page):
     page.set_prompt("x" * 9000)
     kind, _ = page.run()

@@ -31,7 +31,8 @@ sub-scale per 16 inputs, an fp16 d per 256; per half-group idot = sum(code * x) 
 acc = fma(float(idot), (sc * d) * step, acc), its own fixed sequence (q4a8_layout.q6k_reference).
 
 The extension is built by PyTorch's own tooling at first use and cached beside the model cache,
-keyed by its source and torch's version (one .so for every x86-64 CPU: no -march flags). Where no
+keyed by its source and torch's version (one .so for every x86-64 CPU: no -march flags); one process builds at a
+time, and a build killed midway leaves nothing that blocks the next (specviz.models.quant.q4a8_build). Where no
 compiler is present or the build fails, `unavailable()` says why in one line and the caller runs
 PyTorch's kernels instead (weights.resolve_target_weights).
 """
@@ -52,6 +53,7 @@ from ..packaged import cache_dir
 from .q4a8_layout import (GROUP, ROWS, TILE, fp16_grid, pack_q4, pack_q4h, pack_q4k,  # noqa: F401 - re-exported
                           pack_q6k, pack_q8, q4_reference, q6k_reference, q8_reference, quantize_reference, unpack_q4,
                           unpack_q4h, unpack_q4k, unpack_q6k, unpack_q8)
+from .q4a8_build import build_turn, reporting_build_waits, staged_sources  # noqa: F401 - re-exported
 from .q4k import q4k_grid
 
 # One extension: the products (their tiles per instruction set in files of their own, which the builder compiles in
@@ -68,7 +70,9 @@ CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 ste
 
 def _key() -> str:
     # sys.prefix: PyTorch's headers live in the environment, so another venv would rewrite the build file and
-    # rebuild (~30 s) on every switch between the two; one build per environment instead.
+    # rebuild (~30 s) on every switch between the two; one build per environment instead. The key holds the
+    # sources' bytes, never their path, and the build compiles copies inside its folder (`staged_sources`): two
+    # checkouts of one source sharing one environment (one sys.prefix) share one build.
     text = (b"".join(path.read_bytes() for path in SOURCES + HEADERS) + " ".join(CFLAGS).encode() + torch.__version__.encode()
             + sys.prefix.encode())
     return hashlib.sha256(text).hexdigest()[:16]
@@ -104,9 +108,10 @@ def extension():
         from torch.utils.cpp_extension import load
 
         folder = build_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        return load(name=f"specviz_q4a8_{_key()}", sources=[str(path) for path in SOURCES],
-                    build_directory=str(folder), extra_cflags=CFLAGS, extra_ldflags=["-fopenmp"], verbose=False)
+        with build_turn(folder):
+            sources = [str(path) for path in staged_sources(folder, SOURCES, HEADERS)]
+            return load(name=f"specviz_q4a8_{_key()}", sources=sources,
+                        build_directory=str(folder), extra_cflags=CFLAGS, extra_ldflags=["-fopenmp"], verbose=False)
     except Exception as e:   # noqa: BLE001 - no compiler, a failed build, an unwritable cache: all fall back
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
         _FAILURE.append(f"{type(e).__name__}: {first[:200]}")

@@ -7,6 +7,7 @@ the samplers and the teaching variants are pure, in specviz/classroom/lab.py.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 
 import gradio as gr
 
@@ -21,7 +22,21 @@ from ..inputs import InputError
 from ..session import AppContext, session_id
 
 # ---------------------------------------------------------------- the losslessness lab
-_LAB_STOPS: dict[str, threading.Event] = {}
+@dataclass
+class _LabRun:
+    """A session's running lab: its stop flag, and what its status says once stopped (kept up to date by the run,
+    so that Stop answers at once with how far it got)."""
+
+    lang: str
+    stop: threading.Event = field(default_factory=threading.Event)
+    stopped: str = ""
+    superseded: bool = False   # a newer lab run of the session took over the views: this one ends without a word
+
+    def __post_init__(self):
+        self.stopped = self.stopped or vh.status_html(t("lab.stopped_none", self.lang), "warn")
+
+
+_LAB_RUNS: dict[str, _LabRun] = {}
 _LAB_LOCK = threading.Lock()
 
 
@@ -59,28 +74,40 @@ LAB_FORM = ("lab_models", "lab_variant", "lab_prompt", "lab_temp", "lab_n", "lab
 
 
 def lab_wire(ctx: AppContext, c: dict) -> None:
-    event = listen_form(c["lab_run"].click, lab_run, ctx, c, LAB_FORM, ["lab_plot", "lab_stats", "lab_compare"],
+    listen_form(c["lab_run"].click, lab_run, ctx, c, LAB_FORM, ["lab_plot", "lab_stats", "lab_compare"],
                         gpu=True, concurrency_limit=None, show_progress="minimal")
-    listen(c["lab_stop"].click, lab_stop, ctx, c, [], [], cancels=[event], queue=False)
+    # No `cancels`: the run hears the flag within one chunk of samples and says where it stopped (a cancelled run
+    # could not), as the app's other Stops do; Stop's own answer says it at once, whatever the run is doing.
+    listen(c["lab_stop"].click, lab_stop, ctx, c, [], ["lab_stats"], queue=False)
 
 
-def _lab_stop_flag(request) -> threading.Event:
-    """A fresh stop flag for the session's lab run; its previous one is told to stop."""
-    flag = threading.Event()
+def _lab_start(request, lang: str) -> _LabRun:
+    """A fresh run record for the session's lab run; its previous one is told to stop."""
+    run = _LabRun(lang)
     with _LAB_LOCK:
-        old = _LAB_STOPS.get(session_id(request))
+        old = _LAB_RUNS.get(session_id(request))
         if old is not None:
-            old.set()
-        _LAB_STOPS[session_id(request)] = flag
-    return flag
+            old.superseded = True
+            old.stop.set()
+        _LAB_RUNS[session_id(request)] = run
+    return run
 
 
-def lab_stop(ctx: AppContext, request: gr.Request):
+def _lab_end(request, run: _LabRun) -> None:
     with _LAB_LOCK:
-        flag = _LAB_STOPS.get(session_id(request))
-    if flag is not None:
-        flag.set()
-    return {}
+        if _LAB_RUNS.get(session_id(request)) is run:
+            del _LAB_RUNS[session_id(request)]
+
+
+def lab_stop(ctx: AppContext, request: gr.Request) -> dict:
+    """Stop the session's lab run; the status says so now, with the samples drawn so far (nothing to say, and
+    nothing changed, when no lab run is going)."""
+    with _LAB_LOCK:
+        run = _LAB_RUNS.get(session_id(request))
+    if run is None:
+        return {}
+    run.stop.set()
+    return {"lab_stats": run.stopped}
 
 
 def lab_settings(models, variant, temperature, n, seed, lang: str):
@@ -93,7 +120,15 @@ def lab_run(ctx: AppContext, form: dict, request: gr.Request, progress=gr.Progre
 
     `form`: the inputs named in LAB_FORM."""
     lang = ctx.lang
-    stop = _lab_stop_flag(request)
+    run = _lab_start(request, lang)
+    try:
+        yield from _lab_run(ctx, form, run, progress)
+    finally:
+        _lab_end(request, run)
+
+
+def _lab_run(ctx: AppContext, form: dict, run: _LabRun, progress):
+    lang, stop = ctx.lang, run.stop
     try:
         models, variant, sampling, n, seed, text = classroom_inputs.lab_settings(
             form["lab_models"], form["lab_variant"], form["lab_temp"], form["lab_n"], form["lab_seed"], lang,
@@ -111,18 +146,24 @@ def lab_run(ctx: AppContext, form: dict, request: gr.Request, progress=gr.Progre
             ids = inputs.encode_prompt(pair, text, False, 1, 1, lang)
             d = worker.torch_thread.run(lab.distributions, pair.target, pair.draft, ids, sampling,
                                         lambda i: pair.decode([i]))
-        note = t("lab.t1_note", lang) if variant == "untempered_q" and sampling.temperature == 1.0 else ""
+        note = vh.status_html(t("lab.t1_note", lang), "warn") if (variant == "untempered_q"
+                                                                  and sampling.temperature == 1.0) else ""
         # The sampling and its tests work on whole-vocabulary tensors: on the models' thread (`worker`'s doc says why).
-        samples = lab.sample_counts(d, variant, n, seed, stop)
+        samples, plot = lab.sample_counts(d, variant, n, seed, stop), {}
         while (counts := worker.torch_thread.run(next, samples, None)) is not None:
             f, bins = worker.torch_thread.run(lambda: (lab.fit(counts, d.p, seed), lab.top_bins(counts, d.p)))
-            stats = vc.lab_stats_html(f, n, variant, f.n >= n, lang)
-            yield {"lab_plot": vc.lab_figure(bins, d.texts, f.n, variant, lang),
-                   "lab_stats": stats + (vh.status_html(note, "warn") if note else "")}
-        if not stop.is_set():
-            # Why not just compare tokens: the same N drafts through the rule and through exact matching, on
-            # this position's full p and q (the lab's temperature is never 0, so both tests are random).
-            measured = worker.torch_thread.run(lab_compare.measure, d.p, d.q, n, seed)
-            yield {"lab_compare": vc.lab_compare_html(measured, lang)}
+            plot = {"lab_plot": vc.lab_figure(bins, d.texts, f.n, variant, lang)}
+            run.stopped = vc.lab_stats_html(f, n, variant, f.n >= n, lang, stopped=True) + note
+            if stop.is_set():   # Stop came while this chunk was drawn: the stopped status below counts it
+                break
+            yield {**plot, "lab_stats": vc.lab_stats_html(f, n, variant, f.n >= n, lang) + note}
+        if stop.is_set():
+            if not run.superseded:
+                yield {**plot, "lab_stats": run.stopped}
+            return
+        # Why not just compare tokens: the same N drafts through the rule and through exact matching, on
+        # this position's full p and q (the lab's temperature is never 0, so both tests are random).
+        measured = worker.torch_thread.run(lab_compare.measure, d.p, d.q, n, seed)
+        yield {"lab_compare": vc.lab_compare_html(measured, lang)}
     except Exception as e:  # noqa: BLE001 - keep serving; say what went wrong
         yield {"lab_stats": vh.status_html(t("lab.failed", lang, error=inputs.error_message(e, lang)), "error")}

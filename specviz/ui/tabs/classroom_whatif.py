@@ -3,8 +3,8 @@
 Split from the classroom tab (specviz/ui/tabs/classroom.py) to keep each file on one job; the arithmetic
 and the verdict are pure, in specviz/classroom/whatif.py, the drawing in specviz/viz/classroom_whatif.py.
 "Why it is fast" repeats its measurement (so the page can show the spread and refuse a verdict the noise
-decided), yields after each repetition, ends at the session's Stop, and never starts a repetition past
-its time budget.
+decided), yields after each repetition, ends at the session's Stop (within one timed forward: a repetition,
+seconds on a CPU, is cut short and not counted), and never starts a repetition past its time budget.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import gradio as gr
 from ...bench import costs as bench_costs   # bench_costs.forward_costs read at call time: tests stand in for it
 from ...classroom import whatif
 from ...limits import APP_WHY_MAX_K, APP_WHY_MAX_S, APP_WHY_REPEATS
+from ...runtime.decoding import PrefillStopped
 from ...strings import t
 from ...viz import classroom_whatif as vw
 from ...viz import html as vh
@@ -112,7 +113,10 @@ def why_fast(ctx: AppContext, k, prompt, choice, draft_id, target_id, request: g
                 break
             try:
                 costs = worker.torch_thread.run(lambda: bench_costs.forward_costs(
-                    pair.target, pair.draft, ids, ks=range(0, kk + 1), repeats=3))
+                    pair.target, pair.draft, ids, ks=range(0, kk + 1), repeats=3, stop=run.stop.is_set))
+            except PrefillStopped:   # Stop, heard between two forwards of this repetition
+                ended = "stopped"
+                break
             except Exception as e:  # noqa: BLE001
                 yield _failed(lang, e)
                 return
