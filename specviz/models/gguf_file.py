@@ -76,38 +76,68 @@ class GGUFTensor:
 
 
 class GGUFModelFile:
-    """A GGUF file on disk, checked: `architecture`, `tensors` (by GGUF name), its `meta_folder()`."""
+    """A GGUF file on disk, checked: `architecture`, `tensor(name)` (by GGUF name), its `meta_folder()`.
+
+    The first time a file is seen, gguf's reader parses its header (seconds: the tokenizer's strings) and the checks
+    run; what the load needs of it (the architecture, each tensor's type, shape and place in the file) is then kept in
+    the cache beside its metadata, so later loads map the file and read no header at all."""
 
     def __init__(self, path: str | Path, role: str = "target"):
         self.path = Path(path).expanduser().resolve()
         self.role = role
         if not self.path.is_file():
             raise ModelLoadError(key="gguf.missing", role=role_word(role), path=str(path))
+        index = self._kept_index()
+        if index is None:
+            index = self._read_index()
+            self._keep_index(index)
+        self.architecture = index["architecture"]
+        self._raw = {t[0]: t[1:] for t in index["tensors"]}   # name -> (type, shape, offset, bytes)
+        self._map = np.memmap(self.path, dtype=np.uint8, mode="r").view(np.ndarray)
+
+    def _index_path(self) -> Path:
+        return cache_dir() / "gguf-meta" / f"{self.path.stem[:60]}-{self.key}.tensors.json"
+
+    def _kept_index(self) -> dict | None:
         try:
-            self.reader = _reader(self.path)
-            tensors = list(self.reader.tensors)
+            index = json.loads(self._index_path().read_text())
+        except (OSError, ValueError):
+            return None
+        return index if index.get("version") == META_VERSION and index.get("size") == self.size else None
+
+    def _keep_index(self, index: dict) -> None:
+        path = self._index_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.partial")
+            partial.write_text(json.dumps(index))
+            os.replace(partial, path)
+        except OSError:   # a read-only cache: the next load parses the header again
+            pass
+
+    def _read_index(self) -> dict:
+        role = role_word(self.role)
+        try:
+            reader = _reader(self.path)
+            tensors = list(reader.tensors)
             end = max((int(t.data_offset) + int(t.n_bytes) for t in tensors), default=0)
         except Exception:   # noqa: BLE001 - gguf raises ValueError, IndexError, struct errors on a cut or foreign file
-            raise ModelLoadError(key="gguf.unreadable", role=role_word(role), name=self.path.name) from None
-        if not tensors or end > self.path.stat().st_size:
-            raise ModelLoadError(key="gguf.unreadable", role=role_word(role), name=self.path.name)
-        self.architecture = self._field("general.architecture") or "?"
-        if self.architecture not in ARCHITECTURES:
-            raise ModelLoadError(key="gguf.architecture", role=role_word(role), name=self.path.name,
-                                 arch=str(self.architecture)[:40], supported=", ".join(ARCHITECTURES))
+            raise ModelLoadError(key="gguf.unreadable", role=role, name=self.path.name) from None
+        if not tensors or end > self.size:
+            raise ModelLoadError(key="gguf.unreadable", role=role, name=self.path.name)
+        field = reader.fields.get("general.architecture")
+        arch = bytes(field.parts[field.data[0]]).decode("utf-8", "replace") if field is not None else "?"
+        if arch not in ARCHITECTURES:
+            raise ModelLoadError(key="gguf.architecture", role=role, name=self.path.name, arch=arch[:40],
+                                 supported=", ".join(ARCHITECTURES))
         known = _types()
         for t in tensors:
             if t.tensor_type not in known:
-                raise ModelLoadError(key="gguf.type", role=role_word(role), name=self.path.name, tensor=t.name,
+                raise ModelLoadError(key="gguf.type", role=role, name=self.path.name, tensor=t.name,
                                      type=t.tensor_type.name, supported=supported_types())
-        self._raw = {t.name: t for t in tensors}
-
-    def _field(self, key: str):
-        field = self.reader.fields.get(key)
-        if field is None:
-            return None
-        value = field.parts[field.data[0]]
-        return bytes(value).decode("utf-8", "replace") if value.dtype == np.uint8 else value.tolist()[0]
+        return {"version": META_VERSION, "size": self.size, "architecture": arch,
+                "tensors": [[t.name, int(t.tensor_type), [int(x) for x in t.shape], int(t.data_offset),
+                             int(t.n_bytes)] for t in tensors]}
 
     @property
     def size(self) -> int:
@@ -118,16 +148,22 @@ class GGUFModelFile:
         return self.path.name
 
     def tensor(self, name: str) -> GGUFTensor | None:
-        """The tensor `name` (GGUF's own name, e.g. "blk.0.attn_q.weight"), or None."""
-        t = self._raw.get(name)
-        if t is None:
+        """The tensor `name` (GGUF's own name, e.g. "blk.0.attn_q.weight"), or None: a read-only view of the mapped
+        file, typed as gguf's reader types it (F32 and F16 as values, every other type as bytes), [rows, -1]."""
+        from gguf import GGMLQuantizationType
+
+        found = self._raw.get(name)
+        if found is None:
             return None
-        shape = [int(x) for x in t.shape]       # GGUF's order: inputs first
-        cols, rows = (shape[0], int(np.prod(shape[1:]))) if len(shape) > 1 else (shape[0], 1)
-        data = t.data
-        if data.ndim == 1 and len(shape) == 1:
-            data = data.reshape(1, -1)
-        return GGUFTensor(name, t.tensor_type, rows, cols, data.reshape(rows, -1) if len(shape) > 1 else data)
+        kind, shape, offset, size = found
+        kind = GGMLQuantizationType(kind)
+        cols, rows = shape[0], int(np.prod(shape[1:])) if len(shape) > 1 else 1   # GGUF's order: inputs first
+        data = self._map[offset:offset + size]
+        if kind == GGMLQuantizationType.F32:
+            data = data.view(np.float32)
+        elif kind == GGMLQuantizationType.F16:
+            data = data.view(np.float16)
+        return GGUFTensor(name, kind, rows, cols, data.reshape(rows, -1))
 
     @property
     def names(self) -> list[str]:

@@ -22,7 +22,7 @@ interleaves them for its rotary layout); a row permutation moves whole quantized
 """
 from __future__ import annotations
 
-import gc
+import hashlib
 from typing import Callable
 
 import numpy as np
@@ -30,9 +30,9 @@ import torch
 
 from ..errors import ModelLoadError, step
 from .gguf_file import GGUFModelFile, GGUFTensor
+from .packaged import cache_dir
 from .quant.kernels import Int8WeightLinear
-from .quant.q4a8 import Q4KA8Linear, Q6KA8Linear, usable
-from .quant.q4k import q4k_parts, q6k_parts
+from .quant.q4a8 import Q4KA8Linear, Q6KA8Linear, extension, usable
 from .quant.weights import STORED_KINDS, converted_linear, record_target_weights
 
 Progress = Callable[[float, str], None]
@@ -99,10 +99,13 @@ def placed_linear(t: GGUFTensor, bias: torch.Tensor | None, kind: str, strict_gr
     """The linear layer of tensor `t` stored as `kind`, and the name its layer count goes by (weights.converted_linear's
     names; "fp32" as loaded)."""
     if kind == "q4a8" and usable(t.cols):
-        if t.type_name == "Q4_K":       # the GGUF's own codes and scales: no weight is formed
-            return Q4KA8Linear(_shape(t), bias, q4k_parts(t.data, t.rows)), "q4k"
+        # The GGUF's own codes and scales, repacked from its blocks into the products' tiles: no weight is formed
+        # (the extension's repack_q4k / repack_q6k, byte for byte q4a8_layout's pack_q4k / pack_q6k).
+        raw = torch.from_numpy(np.array(t.data, copy=True))   # the mapped file is read-only
+        if t.type_name == "Q4_K":
+            return Q4KA8Linear.from_packed(t.rows, t.cols, bias, extension().repack_q4k(raw)), "q4k"
         if t.type_name == "Q6_K" and strict_grid:
-            return Q6KA8Linear(_shape(t), bias, q6k_parts(t.data, t.rows)), "q6k"
+            return Q6KA8Linear.from_packed(t.rows, t.cols, bias, extension().repack_q6k(raw)), "q6k"
     linear = torch.nn.Linear(t.cols, t.rows, bias=bias is not None, device="meta")
     linear.weight = torch.nn.Parameter(dequantized(t), requires_grad=False)
     if bias is not None:
@@ -112,10 +115,6 @@ def placed_linear(t: GGUFTensor, bias: torch.Tensor | None, kind: str, strict_gr
     if kind == "q4a8" and not usable(t.cols):
         return Int8WeightLinear(linear), "int8"
     return converted_linear(linear, kind, strict_grid)
-
-
-def _shape(t: GGUFTensor) -> torch.Tensor:
-    return torch.empty(t.rows, t.cols, device="meta")   # the layers read only its shape
 
 
 def _name_map(file: GGUFModelFile, layers: int):
@@ -151,28 +150,32 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
         found = names.get_name(stem)
         return None if found is None else file.tensor(f"{found}.{suffix}")
 
-    counts: dict[str, int] = {}
-    slots = [(prefix, parent, name, child) for prefix, parent in model.named_modules()
-             for name, child in parent.named_children() if type(child) in (torch.nn.Linear, torch.nn.Embedding)]
-    for i, (prefix, parent, name, child) in enumerate(slots):
-        full = f"{prefix}.{name}" if prefix else name
+    def place(full: str, child) -> tuple[torch.nn.Module, str]:
         t = gguf_tensor(f"{full}.weight")
         if t is None and child is model.get_output_embeddings():   # tied: the output layer is the embedding table
             t = gguf_tensor(f"{_embedding_name(model)}.weight")
         if t is None:
             raise ModelLoadError(key="gguf.tensor_missing", name=file.label, tensor=f"{full}.weight")
         if type(child) is torch.nn.Embedding:
-            setattr(parent, name, GGUFEmbedding(t))
-            continue
-        if file.architecture == "llama" and name in heads:
-            t = _unpermuted(t, heads[name])
+            return GGUFEmbedding(t), "embedding"
+        if file.architecture == "llama" and full.rpartition(".")[2] in heads:
+            t = _unpermuted(t, heads[full.rpartition(".")[2]])
         b = gguf_tensor(f"{full}.bias")
-        bias = None if b is None else dequantized(b).reshape(-1).clone()
-        layer, got = placed_linear(t, bias, kind, strict_grid)
+        return placed_linear(t, None if b is None else dequantized(b).reshape(-1).clone(), kind, strict_grid)
+
+    slots = [(f"{prefix}.{name}" if prefix else name, parent, name, child) for prefix, parent in model.named_modules()
+             for name, child in parent.named_children() if type(child) in (torch.nn.Linear, torch.nn.Embedding)]
+    kept = _KeptLayers(file, kind, strict_grid, {full: child for full, _, _, child in slots}, place)
+    counts: dict[str, int] = {}
+    for i, (full, parent, name, child) in enumerate(slots):
+        layer, got = kept.get(full) or place(full, child)
         setattr(parent, name, layer)
-        counts[got] = counts.get(got, 0) + 1
+        kept.made(full, layer, got)
+        if got != "embedding":
+            counts[got] = counts.get(got, 0) + 1
         if i % 16 == 0:
             report(lo + (hi - lo) * i / len(slots), step("load.placing", name=file.label, done=i, total=len(slots)))
+    kept.save()
     for hf_name, param in list(model.named_parameters()):
         if param.is_meta:
             t = gguf_tensor(hf_name)
@@ -184,7 +187,6 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
     if kind in STORED_KINDS:
         record_target_weights(model, kind)
     model.to(dtype)
-    gc.collect()
     return model.eval(), counts
 
 
@@ -202,3 +204,64 @@ def largest_linear(file: GGUFModelFile) -> tuple[str, GGUFTensor]:
             if t.cols > 1 and t.rows > 1 and (best is None or t.rows * t.cols > best[1].rows * best[1].cols):
                 best = (n, t)
     return best
+
+
+# Layers requantized at load (a draft's Q5_0 / Q8_0 / Q6_K layers onto a 4-bit grid of its own: ~6 s of the packaged
+# draft's load on 2 cores) are kept in the cache; the layers repacked from their blocks (Q4_K, a target's Q6_K) and
+# the embedding are not: they take no longer to place than to read back.
+REQUANTIZED = ("q4h", "q4a8", "q8a8", "int8", "int4", "bf16")
+
+
+class _KeptLayers:
+    """A model's requantized layers as stored in ``<cache>/converted/gguf-<key>.safetensors`` (weights_cache's
+    format), keyed by the file (path, size, modification time), the storage kind, the grid and torch's and the
+    layouts' versions. Before an entry is trusted, the smallest layer of each stored class is placed afresh from the
+    file and must match it bit for bit; otherwise the entry is dropped and the layers are made again."""
+
+    def __init__(self, file: GGUFModelFile, kind: str, strict_grid: bool, slots: dict, place):
+        from .quant import weights_cache
+        from .quant.q4a8 import LAYOUT
+
+        self._cache = weights_cache
+        key = f"{file.key}-{kind}-{int(strict_grid)}-{LAYOUT}-{weights_cache.VERSION}-{torch.__version__}"
+        self.path = cache_dir() / "converted" / f"gguf-{hashlib.sha256(key.encode()).hexdigest()[:24]}.safetensors"
+        self.layers: dict[str, tuple[torch.nn.Module, str]] = {}
+        self._made: dict[str, tuple[torch.nn.Module, str]] = {}
+        self._wanted = kind != "as-loaded"
+        if self._wanted:
+            self.layers = self._read(slots, place)
+
+    def _read(self, slots: dict, place) -> dict:
+        found = self._cache.read_layers(self.path)
+        if found is None:
+            return {}
+        layers, counted = found
+        smallest: dict[str, tuple[int, str]] = {}
+        for name, (layer, got) in layers.items():
+            size = layer.in_features * layer.out_features
+            if name not in slots:
+                return self._drop()
+            if got not in smallest or size < smallest[got][0]:
+                smallest[got] = (size, name)
+        for _, name in smallest.values():
+            fresh, _ = place(name, slots[name])
+            pairs = list(zip(fresh.buffers(), layers[name][0].buffers()))
+            if type(fresh) is not type(layers[name][0]) or not all(torch.equal(a, b) for a, b in pairs):
+                return self._drop()
+        self._cache.touch(self.path)
+        return layers
+
+    def _drop(self) -> dict:
+        self.path.unlink(missing_ok=True)
+        return {}
+
+    def get(self, name: str) -> tuple[torch.nn.Module, str] | None:
+        return self.layers.get(name)
+
+    def made(self, name: str, layer: torch.nn.Module, got: str) -> None:
+        if self._wanted and not self.layers and got in REQUANTIZED:
+            self._made[name] = (layer, got)
+
+    def save(self) -> None:
+        if self._made:
+            self._cache.save_layers(self._made, self.path)

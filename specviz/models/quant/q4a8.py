@@ -57,9 +57,11 @@ from .q4a8_build import build_turn, reporting_build_waits, staged_sources  # noq
 from .q4k import q4k_grid
 
 # One extension: the products (their tiles per instruction set in files of their own, which the builder compiles in
-# parallel), the one-query attention, the lean stack's elementwise tails and its loop.
+# parallel), the one-query attention, the lean stack's elementwise tails and its loop, a GGUF's 4- and 6-bit blocks
+# repacked into the products' tiles.
 SOURCES = [Path(__file__).parent / "csrc" / name for name in
-           ("q4a8.cpp", "q4a8_avx2.cpp", "q4a8_vnni.cpp", "attention.cpp", "lean_ops.cpp", "lean_stack.cpp")]
+           ("q4a8.cpp", "q4a8_avx2.cpp", "q4a8_vnni.cpp", "attention.cpp", "lean_ops.cpp", "lean_stack.cpp",
+            "gguf_repack.cpp")]
 HEADERS = [Path(__file__).parent / "csrc" / "q4a8.h"]   # no source of their own: in the build's key only
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
@@ -214,6 +216,16 @@ class Q4A8Linear(torch.nn.Module):
         self.in_features, self.out_features = weight.shape[1], weight.shape[0]
         self.register_buffer("packed", self.pack(*grid))
         self.register_buffer("bias", bias)
+
+    @classmethod
+    def from_packed(cls, out_features: int, in_features: int, bias: torch.Tensor | None, packed: torch.Tensor):
+        """A layer over bytes already in this layout (a GGUF's blocks repacked by the extension: gguf_loader)."""
+        layer = cls.__new__(cls)
+        torch.nn.Module.__init__(layer)
+        layer.in_features, layer.out_features = in_features, out_features
+        layer.register_buffer("packed", packed)
+        layer.register_buffer("bias", bias)
+        return layer
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # One call does product(x) -> to(x.dtype) -> + bias, op for op (csrc/q4a8.cpp's `linear`).

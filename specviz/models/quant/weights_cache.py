@@ -169,3 +169,50 @@ def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | N
     except OSError:
         pass
     return counts
+
+
+# ---------------------------------------------------------------- single layers (models.gguf_loader's requantized ones)
+
+def save_layers(layers: dict, path: Path) -> None:
+    """{name: (stored layer, count name)} into `path`, in this module's format; a full or read-only cache is left
+    alone (the next load makes them again)."""
+    tensors, info = {}, {}
+    for name, (module, got) in layers.items():
+        attrs = {a: v for a, v in vars(module).items()
+                 if not a.startswith("_") and a != "training" and isinstance(v, (int, float, str, bool))}
+        info[name] = {"class": type(module).__name__, "attrs": attrs, "buffers": list(module._buffers), "got": got}
+        tensors.update({f"{name}::{b}": t.contiguous() for b, t in module._buffers.items() if t is not None})
+    from safetensors.torch import save_file
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        save_file(tensors, str(partial), metadata={"layers": json.dumps(info)})
+        os.replace(partial, path)   # a reader never sees half a file
+        prune(path.parent, keep=path)
+    except OSError:
+        pass
+
+
+def read_layers(path: Path) -> tuple[dict, dict] | None:
+    """`save_layers`' entry read back: ({name: (layer, count name)}, its metadata), or None (none, or unreadable:
+    then removed)."""
+    if not path.is_file():
+        return None
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            info = json.loads(f.metadata()["layers"])
+            tensors = {key: huge_pages.copy(f.get_tensor(key)) for key in f.keys()}
+        return {name: (_rebuilt(i, tensors, name), i["got"]) for name, i in info.items()}, info
+    except Exception:   # noqa: BLE001 - a cut or foreign entry
+        path.unlink(missing_ok=True)
+        return None
+
+
+def touch(path: Path) -> None:
+    try:
+        os.utime(path)   # read now: not stale (prune)
+    except OSError:
+        pass

@@ -463,6 +463,7 @@ torch::Tensor q4_linear(torch::Tensor x, torch::Tensor packed, int64_t n, c10::o
   return linear(x, packed, n, scales, bias, isa, kind);
 }
 void bind_lean_stack(pybind11::module& mod);
+void bind_gguf_repack(pybind11::module& mod);
 torch::Tensor one_query_attention(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor keys,
                                   torch::Tensor offsets, double scale, int64_t isa);
 torch::Tensor lean_rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin);
@@ -494,6 +495,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
   mod.def("attention_inputs", &specviz::lean_attention_inputs,
           "q rotated in fp32 and the cache's keys and values grown, from q, k, v's product outputs (csrc/lean_ops.cpp)");
   specviz::bind_lean_stack(mod);
+  specviz::bind_gguf_repack(mod);
   mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
   mod.def("set_prefetch_rows", &set_prefetch_rows, "read ahead of the weights from 1 or 2 rows (no arithmetic changes)");
   mod.def("prefetch_rows", &get_prefetch_rows, "the rows from which the products read ahead");
