@@ -155,22 +155,25 @@ def earlier_state(path: Path) -> dict:
 
 
 def load_target():
-    """The packaged pair's target and tokenizer alone (the draft is never needed here: half the memory)."""
-    from specviz.models.loading import ModelPair, _load_model, _load_tokenizer
-    from specviz.models.packaged import PACKAGED_TARGET, PACKAGED_PAIR_NAME, convert_packaged
+    """The packaged pair's target (as loaded, fp32) and tokenizer alone (the draft is never needed here: half the
+    memory)."""
+    from specviz.models.gguf_file import GGUFModelFile
+    from specviz.models.gguf_loader import load_gguf_model
+    from specviz.models.gguf_pair import _tokenizer
+    from specviz.models.loading import ModelPair
+    from specviz.models.packaged import PACKAGED_PAIR_NAME, packaged_gguf
 
-    folder = convert_packaged(PACKAGED_TARGET, with_tokenizer=True, progress=lambda f, m: None, lo=0.0, hi=1.0)
+    file = GGUFModelFile(packaged_gguf("target"))
     cpu = torch.device("cpu")
-    return ModelPair(target=_load_model(folder, "target", cpu, torch.float32, auto_map=False), draft=None,
-                     tokenizer=_load_tokenizer(folder, "target"), name=PACKAGED_PAIR_NAME, device=cpu,
-                     dtype=torch.float32, load_seconds=0.0)
+    pair = ModelPair(target=load_gguf_model(file, "as-loaded", torch.float32)[0], draft=None, tokenizer=_tokenizer(file),
+                     name=PACKAGED_PAIR_NAME, device=cpu, dtype=torch.float32, load_seconds=0.0)
+    return pair, file.tokenizer_folder() / "tokenizer.json"
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     command = "python scripts/make_vocab.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    pair = load_target()
-    tokenizer_json = Path(pair.target.name_or_path) / "tokenizer.json"
+    pair, tokenizer_json = load_target()
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.from_counts:

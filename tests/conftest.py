@@ -12,9 +12,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach for the Hub
 # test modules (and app processes) that load it share one page cache. The oneDNN path copies them
 # into 8 GB of packed memory per load; tests/test_models_quant_kernels.py loads it there explicitly, once.
 os.environ.setdefault("SPECVIZ_CPU_LINEAR", "default")
-# The same reason keeps the target's weights as loaded (memory-mapped); tests/test_models_quant_weights.py and
-# the real-pair tests that name a precision convert it explicitly.
-os.environ.setdefault("SPECVIZ_TARGET_WEIGHTS", "as-loaded")
+# The packaged pair's target loads as the app loads it (auto: its GGUF's own 4-bit tensors in specviz's kernels,
+# ~1.5 GB); an as-loaded fp32 target is dequantized in memory (6 GB) only by the tests that name that precision.
 
 
 def pytest_addoption(parser):

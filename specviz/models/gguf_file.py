@@ -29,7 +29,6 @@ from .packaged import cache_dir
 # llama covers the Llama 2/3.x family and the many GGUFs written in its format (Mistral's among them).
 ARCHITECTURES = ("qwen2", "llama")
 META_VERSION = 1
-_META_FILES = ("config.json", "generation_config.json")
 _MARKER = "specviz-meta.json"
 
 
@@ -176,37 +175,54 @@ class GGUFModelFile:
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
     def meta_folder(self) -> Path:
-        """A folder holding the file's config.json, generation_config.json and tokenizer, written once (seconds)."""
-        folder = cache_dir() / "gguf-meta" / f"{self.path.stem[:60]}-{self.key}"
+        """A folder holding the file's config.json and generation_config.json, written once (seconds: transformers
+        parses the whole header, tokenizer included)."""
+        return self._kept_folder("", self._write_config)
+
+    def tokenizer_folder(self) -> Path:
+        """A folder holding the tokenizer transformers builds from the file's metadata, written once (~10 s for a
+        150 k-token vocabulary); a draft whose tokenizer is never asked for never pays it."""
+        return self._kept_folder("-tokenizer", self._write_tokenizer)
+
+    def _kept_folder(self, suffix: str, write) -> Path:
+        folder = cache_dir() / "gguf-meta" / f"{self.path.stem[:60]}-{self.key}{suffix}"
         if (folder / _MARKER).is_file():
             return folder
-        from transformers import AutoConfig, AutoTokenizer, GenerationConfig
-
         work = Path(tempfile.mkdtemp(prefix="meta-", dir=_tmp_root()))
         try:
             try:
-                config = AutoConfig.from_pretrained(str(self.path.parent), gguf_file=self.path.name)
-                tokenizer = AutoTokenizer.from_pretrained(str(self.path.parent), gguf_file=self.path.name)
+                write(work)
+            except ModelLoadError:
+                raise
             except Exception as e:   # noqa: BLE001 - transformers' own reading of the metadata failed
+                text = str(e).strip()
                 raise ModelLoadError(key="gguf.metadata", role=role_word(self.role), name=self.path.name,
-                                     reason=str(e).strip().splitlines()[0][:160] if str(e).strip() else
-                                     type(e).__name__) from None
-            if hasattr(config, "quantization_config"):   # the weights are ours to place, not transformers'
-                del config.quantization_config
-            config.save_pretrained(work)
-            GenerationConfig.from_model_config(config).save_pretrained(work)
-            tokenizer.save_pretrained(work)
+                                     reason=text.splitlines()[0][:160] if text else type(e).__name__) from None
             (work / _MARKER).write_text(json.dumps({"file": str(self.path), "size": self.size, "key": self.key}))
             folder.parent.mkdir(parents=True, exist_ok=True)
             try:
                 work.rename(folder)
-            except OSError:   # another process finished first: keep its folder
+            except OSError:   # another process finished first (keep its folder), or a half-written leftover
                 if not (folder / _MARKER).is_file():
                     shutil.rmtree(folder, ignore_errors=True)
                     work.rename(folder)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         return folder
+
+    def _write_config(self, work: Path) -> None:
+        from transformers import AutoConfig, GenerationConfig
+
+        config = AutoConfig.from_pretrained(str(self.path.parent), gguf_file=self.path.name)
+        if hasattr(config, "quantization_config"):   # the weights are ours to place, not transformers'
+            del config.quantization_config
+        config.save_pretrained(work)
+        GenerationConfig.from_model_config(config).save_pretrained(work)
+
+    def _write_tokenizer(self, work: Path) -> None:
+        from transformers import AutoTokenizer
+
+        AutoTokenizer.from_pretrained(str(self.path.parent), gguf_file=self.path.name).save_pretrained(work)
 
 
 def _tmp_root() -> Path:

@@ -32,7 +32,8 @@ from ..errors import ModelLoadError, step
 from .gguf_file import GGUFModelFile, GGUFTensor
 from .packaged import cache_dir
 from .quant.kernels import Int8WeightLinear
-from .quant.q4a8 import Q4KA8Linear, Q6KA8Linear, extension, usable
+from .quant import weights_cache
+from .quant.q4a8 import LAYOUT, Q4KA8Linear, Q6KA8Linear, extension, usable
 from .quant.weights import STORED_KINDS, converted_linear, record_target_weights
 
 Progress = Callable[[float, str], None]
@@ -176,18 +177,23 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
         if i % 16 == 0:
             report(lo + (hi - lo) * i / len(slots), step("load.placing", name=file.label, done=i, total=len(slots)))
     kept.save()
-    for hf_name, param in list(model.named_parameters()):
-        if param.is_meta:
-            t = gguf_tensor(hf_name)
-            if t is None:
-                raise ModelLoadError(key="gguf.tensor_missing", name=file.label, tensor=hf_name)
-            owner, _, attr = hf_name.rpartition(".")
-            setattr(model.get_submodule(owner), attr,
-                    torch.nn.Parameter(dequantized(t).reshape(param.shape).clone(), requires_grad=False))
+    _fill_parameters(model, gguf_tensor, file.label)
     if kind in STORED_KINDS:
         record_target_weights(model, kind)
     model.to(dtype)
     return model.eval(), counts
+
+
+def _fill_parameters(model, gguf_tensor, label: str) -> None:
+    """Every parameter still on the meta device (the norms) from its tensor in the file, in fp32."""
+    for hf_name, param in list(model.named_parameters()):
+        if param.is_meta:
+            t = gguf_tensor(hf_name)
+            if t is None:
+                raise ModelLoadError(key="gguf.tensor_missing", name=label, tensor=hf_name)
+            owner, _, attr = hf_name.rpartition(".")
+            setattr(model.get_submodule(owner), attr,
+                    torch.nn.Parameter(dequantized(t).reshape(param.shape).clone(), requires_grad=False))
 
 
 def _embedding_name(model) -> str:
@@ -219,9 +225,6 @@ class _KeptLayers:
     file and must match it bit for bit; otherwise the entry is dropped and the layers are made again."""
 
     def __init__(self, file: GGUFModelFile, kind: str, strict_grid: bool, slots: dict, place):
-        from .quant import weights_cache
-        from .quant.q4a8 import LAYOUT
-
         self._cache = weights_cache
         key = f"{file.key}-{kind}-{int(strict_grid)}-{LAYOUT}-{weights_cache.VERSION}-{torch.__version__}"
         self.path = cache_dir() / "converted" / f"gguf-{hashlib.sha256(key.encode()).hexdigest()[:24]}.safetensors"

