@@ -309,3 +309,47 @@ def test_lookup_k_is_for_the_hybrid_drafters_and_bounded():
     es = inputs.field_errors({**base, "drafter": "model", "lookup_k": 5}, "es")["lookup_k"]
     assert es.startswith("La K de búsqueda") and es != inputs.field_errors({**base, "drafter": "model",
                                                                            "lookup_k": 5})["lookup_k"]
+
+
+# ---------------------------------------------------------------- GGUF pairs of the server's models folder
+
+def _models_folder(tmp_path, monkeypatch):
+    import numpy as np
+    from gguf import GGMLQuantizationType as T
+
+    from gguf_blocks import q4k_blocks, write_gguf
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for name, rows, width in (("small.gguf", 64, 256), ("large.gguf", 64, 512), ("other-vocab.gguf", 32, 768)):
+        write_gguf(folder / name, {"token_embd.weight": (q4k_blocks(rows, width), T.Q4_K),
+                                   "output_norm.weight": (np.ones(width, np.float32), T.F32)})
+    (folder / "notes.gguf").write_text("not a GGUF file")
+    monkeypatch.setenv("SPECVIZ_MODELS_DIR", str(folder))
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    return folder
+
+
+def test_the_models_folder_offers_its_gguf_pairs_by_name_with_their_sizes(tmp_path, monkeypatch):
+    folder = _models_folder(tmp_path, monkeypatch)
+    offered = {value: label for label, value in inputs.pair_choices("en")}
+    assert "gguf:small.gguf:large.gguf" in offered      # the smaller drafts for the larger, same token rows
+    assert not any("other-vocab" in v or "notes" in v or v == "gguf:large.gguf:small.gguf" for v in offered)
+    label = offered["gguf:small.gguf:large.gguf"]
+    assert "small.gguf → large.gguf" in label and " GB" in label and str(folder) not in label   # no server path
+    assert "small.gguf → large.gguf" in dict((v, lab) for lab, v in inputs.pair_choices("es"))["gguf:small.gguf:large.gguf"]
+    assert inputs.pair_ids("gguf:small.gguf:large.gguf", None, None) == (str(folder / "small.gguf"),
+                                                                         str(folder / "large.gguf"))
+
+
+@pytest.mark.parametrize("value", ["gguf:small.gguf:/etc/passwd", "gguf:../small.gguf:large.gguf",
+                                   "gguf:large.gguf:small.gguf", "gguf:small.gguf:other-vocab.gguf"])
+def test_a_gguf_pair_the_folder_does_not_offer_is_refused(tmp_path, monkeypatch, value):
+    _models_folder(tmp_path, monkeypatch)
+    with pytest.raises(inputs.InputError):
+        inputs.pair_ids(value, None, None)
+
+
+def test_without_a_models_folder_no_gguf_pair_is_offered(monkeypatch):
+    monkeypatch.delenv("SPECVIZ_MODELS_DIR", raising=False)
+    assert not [v for _, v in inputs.pair_choices("en") if v.startswith("gguf:")]

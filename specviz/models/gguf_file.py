@@ -258,3 +258,42 @@ def models_dir() -> Path | None:
     """The folder the server's owner names for GGUF files (SPECVIZ_MODELS_DIR), or None."""
     value = os.environ.get("SPECVIZ_MODELS_DIR", "").strip()
     return Path(value).expanduser().resolve() if value else None
+
+
+# ---------------------------------------------------------------- the pairs a server's owner offers
+
+MAX_OFFERED_FILES = 40   # the models folder is read once a page is built: a folder of thousands is not a catalogue
+
+
+@dataclass(frozen=True)
+class LocalPair:
+    """Two GGUF files of the server's models folder that can run as a pair: `value` is what the page sends back
+    (file names only, never a path), `draft` and `target` the files."""
+
+    value: str
+    draft: Path
+    target: Path
+
+    @property
+    def gigabytes(self) -> float:
+        return (self.draft.stat().st_size + self.target.stat().st_size) / 1e9
+
+
+def local_pairs() -> list[LocalPair]:
+    """The pairs among the GGUF files directly inside SPECVIZ_MODELS_DIR: a smaller file drafting for a larger one
+    with as many token rows (the load then compares the two tokenizers token by token). Files that cannot be read
+    are left out (a load of one names what is wrong); none without the variable."""
+    root = models_dir()
+    if root is None or not root.is_dir():
+        return []
+    rows = {}
+    for path in sorted(root.glob("*.gguf"))[:MAX_OFFERED_FILES]:
+        try:
+            file = GGUFModelFile(path)
+            embedding = file.tensor("token_embd.weight")
+        except (ModelLoadError, OSError):
+            continue
+        if embedding is not None:
+            rows[path] = (embedding.rows, path.stat().st_size)
+    return [LocalPair(f"gguf:{d.name}:{t.name}", d, t) for d in rows for t in rows
+            if d != t and rows[d][0] == rows[t][0] and rows[d][1] < rows[t][1]]

@@ -214,6 +214,7 @@ STRINGS: dict[str, str] = {
     "tab.sweep": "Throughput vs K",
     "tab.trace": "Trace files",
     "pair.packaged": "Qwen2.5-Coder 0.5B → 1.5B (packaged, runs offline)",
+    "pair.gguf": "{draft} → {target} ({size} GB, this server's GGUF files)",
     "pair.hub_preset": "{name} (Hub)",
     "pair.custom": "Custom Hub ids…",
 

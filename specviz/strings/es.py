@@ -220,6 +220,7 @@ STRINGS: dict[str, str] = {
     "tab.sweep": "Rendimiento según K",
     "tab.trace": "Archivos de traza",
     "pair.packaged": "Qwen2.5-Coder 0.5B → 1.5B (incluido, funciona sin conexión)",
+    "pair.gguf": "{draft} → {target} ({size} GB, archivos GGUF de este servidor)",
     "pair.hub_preset": "{name} (Hub)",
     "pair.custom": "Ids del Hub personalizados…",
 

@@ -3,6 +3,7 @@ modes, as (label, value) pairs in the page's language. Values are stable ids; `i
 from __future__ import annotations
 
 from ..engine.drafters import DRAFTERS
+from ..models.gguf_file import local_pairs
 from ..runtime.forwards import COMPILE_CHOICES
 from ..strings import DEFAULT_LANG, t
 from ..viz.format import drafter_name
@@ -33,7 +34,14 @@ def pair_choices(lang: str = DEFAULT_LANG, packaged_label: str | None = None,
     The GPU presets come first among the presets, and only with `gpu` (CUDA or ZeroGPU here)."""
     presets = [(t("pair.gpu_preset", lang, name=_PRESET_NAMES[v]), v) for v in GPU_PRESETS if gpu]
     presets += [(t("pair.hub_preset", lang, name=_PRESET_NAMES[v]), v) for v in HUB_PRESETS if v not in GPU_PRESETS]
-    return [(packaged_label or t("pair.packaged", lang), PACKAGED), *presets, (t("pair.custom", lang), CUSTOM)]
+    files = [(t("pair.gguf", lang, draft=p.draft.name, target=p.target.name, size=f"{p.gigabytes:.1f}"), p.value)
+             for p in local_pairs()]
+    return [(packaged_label or t("pair.packaged", lang), PACKAGED), *files, *presets, (t("pair.custom", lang), CUSTOM)]
+
+
+def gguf_pair_files(choice: str | None) -> tuple[str, str] | None:
+    """(draft, target) paths of a pair offered from the server's models folder, or None for any other choice."""
+    return next(((str(p.draft), str(p.target)) for p in local_pairs() if p.value == choice), None)
 
 
 def default_pair(wanted: str | None, gpu: bool) -> str:

@@ -27,7 +27,8 @@ from ..strings import DEFAULT_LANG, t
 from ..trace.records import Trace
 from ..trace.files import TraceFormatError
 from .choices import (  # noqa: F401 - the page's choices, re-exported: every form check names them as inputs.*
-    CUSTOM, GPU_PRESETS, HUB_PRESETS, PACKAGED, TREE, compile_choices, default_pair, drafter_choices, pair_choices)
+    CUSTOM, GPU_PRESETS, HUB_PRESETS, PACKAGED, TREE, compile_choices, default_pair, drafter_choices, gguf_pair_files,
+    pair_choices)
 from .numbers import (  # noqa: F401 - the number checks, re-exported: the tabs call them as inputs.*
     InputError, exact, finite_number, number_between, shown, whole_number)
 
@@ -142,6 +143,9 @@ def pair_ids(choice: str | None, draft_id: str | None, target_id: str | None,
         return None, None
     if choice in HUB_PRESETS:
         return HUB_PRESETS[choice]
+    files = gguf_pair_files(choice) if str(choice).startswith("gguf:") else None
+    if files is not None:   # two files of the server's models folder (the loader checks they lie inside it)
+        return files
     if choice != CUSTOM:
         raise InputError(t("input.pair", lang, value=str(choice)[:40]))
     if not str(draft_id or "").strip() or not str(target_id or "").strip():
@@ -273,7 +277,7 @@ def field_errors(values: dict, lang: str = DEFAULT_LANG) -> dict[str, str]:
     errors.update({name: e for name, e in tree_conflicts(values, lang).items()
                    if name not in errors or name == "compile"})
     errors.update({} if {"k_lo", "k_hi"} & set(errors) else k_range_conflict(values, lang))
-    if values.get("pair") not in (None, "", PACKAGED, CUSTOM, *HUB_PRESETS):
+    if values.get("pair") not in (None, "", PACKAGED, CUSTOM, *HUB_PRESETS) and gguf_pair_files(values["pair"]) is None:
         errors["pair"] = t("input.pair", lang, value=str(values["pair"])[:40])
     if values.get("pair") == CUSTOM:
         for name, key in (("draft_id", "field.draft_id"), ("target_id", "field.target_id")):
