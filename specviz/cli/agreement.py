@@ -10,6 +10,7 @@ on it (and if not, why). Exit code 1 when a configuration that guarantees identi
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ..bench.prompts import BenchError, load_prompts
@@ -46,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stop-at-eos", action="store_true",
                         help="stop at the end of text (default: count new tokens past it, as the bench does)")
     parser.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"])
+    parser.add_argument("--draft", default=None, help="draft model: Hub id, folder or .gguf file (with --target; "
+                                                      "default: the packaged pair)")
+    parser.add_argument("--target", default=None, help="target model: Hub id, folder or .gguf file (with --draft)")
     add_weight_options(parser)
     parser.add_argument("--limit-prompts", type=bounded(int, 1, 100_000, "--limit-prompts"), default=None)
     return parser
@@ -89,11 +93,19 @@ def main(argv: list[str] | None = None) -> int:
     from ..engine.baseline import autoregressive_generate
     from ..viz.html import LIMIT_SENTENCES
     from ..runtime.invariance import identity_limit
-    from ..models.loading import load_pair
+    from ..models.loading import ModelLoadError, load_pair
     from ..engine.speculative import speculative_generate
     from ..strings import t
 
-    pair = load_pair(dtype=args.dtype, weights=weight_options(args))
+    if (args.draft is None) != (args.target is None):
+        print("specviz agreement: error: give both --draft and --target, or neither for the packaged pair",
+              file=sys.stderr)
+        return 2
+    try:
+        pair = load_pair(draft=args.draft, target=args.target, dtype=args.dtype, weights=weight_options(args))
+    except ModelLoadError as e:
+        print(f"specviz agreement: error: {e}", file=sys.stderr)
+        return 1
     greedy, ignore_eos = SamplingConfig(temperature=0), not args.stop_at_eos
     use_row_invariant_attention(pair.target)   # as every run's start does: printed below as it will run
     limit = identity_limit(pair.target)

@@ -48,8 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-p", type=bounded(float, 1e-6, 1.0, "--top-p"), default=1.0, help="1 = off")
     p.add_argument("--repeats", type=bounded(int, 1, BENCH_MAX_REPEATS, "--repeats"), default=3)
     p.add_argument("--out", default="bench-results", help="output folder (default: bench-results)")
-    p.add_argument("--draft", help="draft model (Hub id or folder); with --target")
-    p.add_argument("--target", help="target model (Hub id or folder); with --draft")
+    p.add_argument("--draft", help="draft model (Hub id, folder or .gguf file); with --target")
+    p.add_argument("--target", help="target model (Hub id, folder or .gguf file); with --draft")
     p.add_argument("--device", help="cpu, cuda, cuda:0 ... (default: automatic)")
     p.add_argument("--dtype", help="float32, bfloat16, float16 (default: automatic)")
     add_weight_options(p)
@@ -190,15 +190,11 @@ def _llamacpp_peer(pair, args, chosen: list[str]) -> tuple[list[str], Any, dict 
 
 
 def _target_gguf(pair, gguf: str | None) -> Path | None:
-    """The target's GGUF file: --gguf, else the packaged target's own (assembled once into the cache)."""
+    """The target's GGUF file: --gguf, else the one the target was loaded from (the packaged target's is assembled
+    once into the cache), else none."""
     if gguf:
         return Path(gguf)
-    from ..models.loading import PACKAGED_PAIR_NAME
-    if pair.name != PACKAGED_PAIR_NAME:
-        return None
-    from ..models.packaged import packaged_gguf
-    print("the packaged target's GGUF file, for llama.cpp ...", file=sys.stderr)
-    return packaged_gguf("target")
+    return getattr(pair.target_source, "path", None)   # a models.gguf_file.GGUFModelFile
 
 
 def _variants(pair, baselines: list[str]) -> list[tuple[str, Callable[[], Any]]]:

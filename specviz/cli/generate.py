@@ -27,8 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser(name, help=what, add_help=False)
     gen.add_argument("--prompt", required=True)
     gen.add_argument("--raw", action="store_true", help="feed the prompt as raw text (no chat template)")
-    gen.add_argument("--draft", default=None, help="draft model: Hub id or local folder (default: packaged pair)")
-    gen.add_argument("--target", default=None, help="target model: Hub id or local folder (default: packaged pair)")
+    gen.add_argument("--draft", default=None, help="draft model: Hub id, local folder or .gguf file (default: packaged pair)")
+    gen.add_argument("--target", default=None, help="target model: Hub id, local folder or .gguf file (default: packaged pair)")
     gen.add_argument("--k", type=bounded(int, 1, MAX_K, "--k"), default=3,
                      help="draft length (default 3: a 4-bit target on a CPU verifies 3 drafts for about 1.3x a token, 4 for 2x)")
     gen.add_argument("--temperature", type=bounded(float, 0.0, MAX_TEMPERATURE, "--temperature"), default=0.0)
