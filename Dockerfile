@@ -14,7 +14,7 @@ ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 # its own CA: e.g. "--find-links /wheels --cert /run/host-ca.crt", with those paths mounted into the
 # build (scripts/container_build.sh does; `docker build` users can leave it empty).
 ARG PIP_OPTIONS=
-# 1: convert the packaged model pair while building (the image then starts in seconds); 0: on first start.
+# 1: prepare the packaged model pair while building (the image then starts in seconds); 0: on first start.
 ARG PREPARE=1
 # 1: install a C++ compiler so that specviz's q4a8 CPU kernels are built (by `prepare`, or on first start): the
 # 4-bit target then runs on them (issue 29); 0: a smaller image that runs PyTorch's own 4-bit kernel instead.
@@ -46,8 +46,8 @@ COPY --chown=specviz:specviz specviz ./specviz
 COPY --chown=specviz:specviz assets ./assets
 USER specviz
 ENV SPECVIZ_CACHE=/home/specviz/.cache/specviz
-# Converted at build time so that a restarted container (a Space wakes from sleep with an empty
-# disk) does not make its first visitor wait minutes for the conversion; it costs ~9 GB of image.
+# Prepared at build time so that a restarted container (a Space wakes from sleep with an empty
+# disk) does not make its first visitor wait for the assembly and the kernels' build; it costs ~1.8 GB of image.
 RUN if [ "$PREPARE" = 1 ]; then python -m specviz prepare; fi
 
 COPY --chown=specviz:specviz app.py README.md ./
