@@ -104,22 +104,6 @@ def collect_pairs_between_tests():
 
 
 @pytest.fixture(scope="session")
-def pair_fp32():
-    """The packaged pair in fp32 on the CPU (on the default kernels, see SPECVIZ_CPU_LINEAR above).
-
-    One per test run: every real-pair test module, the browser's included, shares it. Each load maps the
-    8 GB of weights again, and two live loads counted 16 GB of resident pages in one process (CI's peak
-    RSS reached 24.8 GB on a 24 GB machine).
-    """
-    from specviz.models.loading import ModelLoadError, load_pair
-
-    try:
-        return load_pair(dtype="fp32", device="cpu")
-    except ModelLoadError as e:
-        pytest.skip(f"packaged model pair unavailable: {e}")
-
-
-@pytest.fixture(scope="session")
 def pair_auto():
     """The packaged pair exactly as `python app.py` loads it (every choice "auto": on a CPU a quantized, row-invariant
     target). The as-loaded defaults above are lifted for its load; the modules that ask for it run in their own

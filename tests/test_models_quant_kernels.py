@@ -106,7 +106,7 @@ def test_greedy_on_the_packaged_pair_with_onednn_equals_the_target_alone():
 
     from specviz.models.loading import WeightOptions, load_pair
 
-    pair = load_pair(dtype="fp32", device="cpu", weights=WeightOptions(linear="onednn"))
+    pair = load_pair(dtype="fp32", device="cpu", weights=WeightOptions(linear="onednn", target_weights="as-loaded"))
     try:
         assert pair.linear_path == "onednn" and kernels.linear_path(pair.target) == "onednn"
         ids = pair.encode_chat("Write a Python function that returns the n-th Fibonacci number.")
