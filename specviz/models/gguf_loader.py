@@ -66,7 +66,9 @@ class GGUFEmbedding(torch.nn.Module):
     def __init__(self, t: GGUFTensor):
         super().__init__()
         self.num_embeddings, self.embedding_dim, self.kind = t.rows, t.cols, t.kind
-        self.register_buffer("raw", torch.from_numpy(np.array(t.data, copy=True)))
+        # The table as bytes, whatever its type: an F32 or F16 table held as floats would be cast by model.to(dtype)
+        # with the model's parameters (a bf16 copy numpy cannot read, or F16 values reread as F32 ones).
+        self.register_buffer("raw", torch.from_numpy(np.array(t.data, copy=True).view(np.uint8)))
         self.register_buffer("anchor", torch.zeros(0))   # follows model.to(dtype): the dtype rows come out in
 
     @property
