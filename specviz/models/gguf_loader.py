@@ -32,7 +32,7 @@ from ..errors import ModelLoadError, step
 from .gguf_file import GGUFModelFile, GGUFTensor
 from .packaged import cache_dir
 from .quant.kernels import Int8WeightLinear
-from .quant import weights_cache
+from .quant import huge_pages, weights_cache
 from .quant.q4a8 import LAYOUT, Q4KA8Linear, Q6KA8Linear, extension, usable
 from .quant.weights import STORED_KINDS, converted_linear, record_target_weights
 
@@ -182,7 +182,9 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
     _fill_parameters(model, gguf_tensor, file.label)
     if kind in STORED_KINDS:
         record_target_weights(model, kind)
-    model.to(dtype)
+    huge_pages.into_huge_pages(model, tuple(weights_cache.STORED.values()))   # read faster; a kept layer already is
+    if next(model.parameters()).dtype != dtype:   # as transformers' load then a cast left it (a stored layer's
+        model.to(dtype)                            # bf16 scales stay bf16 in an fp32 model)
     return model.eval(), counts
 
 
@@ -214,10 +216,11 @@ def largest_linear(file: GGUFModelFile) -> tuple[str, GGUFTensor]:
     return best
 
 
-# Layers requantized at load (a draft's Q5_0 / Q8_0 / Q6_K layers onto a 4-bit grid of its own: ~6 s of the packaged
-# draft's load on 2 cores) are kept in the cache; the layers repacked from their blocks (Q4_K, a target's Q6_K) and
-# the embedding are not: they take no longer to place than to read back.
-REQUANTIZED = ("q4h", "q4a8", "q8a8", "int8", "int4", "bf16")
+# Layers requantized at load for specviz's kernels (a draft's Q5_0 / Q8_0 / Q6_K layers onto a 4-bit grid of its
+# own: ~6 s of the packaged draft's load on 2 cores) are kept in the cache; the layers repacked from their blocks
+# (Q4_K, a target's Q6_K) and the embedding are not: they take no longer to place than to read back. The other
+# precisions (bf16, int8, int4: the bench's and the tests' baselines) are made in memory when asked, never kept.
+REQUANTIZED = ("q4h", "q4a8", "q8a8")
 
 
 class _KeptLayers:
@@ -232,7 +235,7 @@ class _KeptLayers:
         self.path = cache_dir() / "converted" / f"gguf-{hashlib.sha256(key.encode()).hexdigest()[:24]}.safetensors"
         self.layers: dict[str, tuple[torch.nn.Module, str]] = {}
         self._made: dict[str, tuple[torch.nn.Module, str]] = {}
-        self._wanted = kind != "as-loaded"
+        self._wanted = kind == "q4a8"
         if self._wanted:
             self.layers = self._read(slots, place)
 
