@@ -433,9 +433,9 @@ def main(argv=None) -> int:
               f"{f.draft_1 * 1e3:.1f} | {f.c:.3f} |")
     share = (nbytes / bandwidth) / fc.target_1
     print(f"the synthetic 7B target's one-token step reaches {share:.0%} of its roofline "
-          f"({'meets' if share >= 0.8 else 'below'} the issue's 80 % target)")
+          f"({'meets' if share >= 0.8 else 'below'} the 80 % aimed at)")
 
-    print(f"\n== verify: a forward over K+1 rows / one row ==")
+    print("\n== verify: a forward over K+1 rows / one row ==")
     print("| rows | " + " | ".join(f"{k + 1}" for k in ks) + " |")
     print("|---|" + "---:|" * len(ks))
     for label, _, f in cols:

@@ -601,3 +601,18 @@ def test_the_embedding_dequantizes_only_the_rows_looked_up(embedding_files, tabl
     assert sum(np.asarray(d).size for d in dequantized) == 6 * 256   # the six rows asked for, once each
     assert got.dtype == dtype and torch.equal(got, want)
     assert torch.equal(emb.dense()[ids.reshape(-1)], want.reshape(6, 256))
+
+
+def test_the_roofline_counts_one_row_of_a_gguf_form_embedding_table():
+    """A token's forward reads one row of the table it looks up, whatever form the table is kept in (a GGUF-form
+    table counted whole overstated a 7B target's bytes a token by 0.3 GB)."""
+    from gguf import GGMLQuantizationType as T
+
+    from specviz.bench.roofline import bytes_per_token
+    from specviz.models.gguf_file import GGUFTensor
+    from specviz.models.gguf_loader import GGUFEmbedding
+
+    table = np.zeros((1000, 64), np.float32)
+    model = torch.nn.Sequential(GGUFEmbedding(GGUFTensor("token_embd.weight", T.F32, 1000, 64, table)),
+                                torch.nn.Linear(64, 8, bias=False))
+    assert bytes_per_token(model) == 64 * 4 + 64 * 8 * 4

@@ -40,9 +40,9 @@ def bytes_per_token(model: torch.nn.Module) -> int:
     read_whole = {id(t) for t in _tensors(output)} if output is not None else set()
     total, seen = 0, set()
     for module in model.modules():
-        lookup = isinstance(module, torch.nn.Embedding)
+        lookup = isinstance(module, torch.nn.Embedding) or hasattr(module, "num_embeddings")   # a GGUF-form table too
         for tensor in _tensors(module, recurse=False):
-            if id(tensor) in seen:
+            if id(tensor) in seen or tensor.numel() == 0:
                 continue
             seen.add(id(tensor))
             if lookup and id(tensor) not in read_whole:

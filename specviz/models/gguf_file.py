@@ -92,7 +92,12 @@ class GGUFModelFile:
             self._keep_index(index)
         self.architecture = index["architecture"]
         self._raw = {t[0]: t[1:] for t in index["tensors"]}   # name -> (type, shape, offset, bytes)
-        self._map = np.memmap(self.path, dtype=np.uint8, mode="r").view(np.ndarray)
+        self._map: np.ndarray | None = None   # mapped on first read, let go by release()
+
+    def release(self) -> None:
+        """Unmap the file (a load copies what it keeps): the pages it read no longer count in the process's RSS
+        (5 GB for a 7B target). A later read maps it again."""
+        self._map = None
 
     def _index_path(self) -> Path:
         return cache_dir() / "gguf-meta" / f"{self.path.stem[:60]}-{self.key}.tensors.json"
@@ -157,6 +162,8 @@ class GGUFModelFile:
         kind, shape, offset, size = found
         kind = GGMLQuantizationType(kind)
         cols, rows = shape[0], int(np.prod(shape[1:])) if len(shape) > 1 else 1   # GGUF's order: inputs first
+        if self._map is None:
+            self._map = np.memmap(self.path, dtype=np.uint8, mode="r").view(np.ndarray)
         data = self._map[offset:offset + size]
         if kind == GGMLQuantizationType.F32:
             data = data.view(np.float32)

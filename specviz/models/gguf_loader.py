@@ -180,6 +180,7 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
             report(lo + (hi - lo) * i / len(slots), step("load.placing", name=file.label, done=i, total=len(slots)))
     kept.save()
     _fill_parameters(model, gguf_tensor, file.label)
+    file.release()   # everything placed is a copy: the mapped pages need not stay in this process
     if kind in STORED_KINDS:
         record_target_weights(model, kind)
     huge_pages.into_huge_pages(model, tuple(weights_cache.STORED.values()))   # read faster; a kept layer already is
