@@ -48,11 +48,11 @@ def q4k_folder(model, folder, mismatch: tuple[str, ...] = (), plain: tuple[str, 
     return kinds
 
 
-def write_gguf(path, tensors: dict[str, tuple[np.ndarray, object]]) -> None:
+def write_gguf(path, tensors: dict[str, tuple[np.ndarray, object]], arch: str = "qwen2") -> None:
     """A small GGUF of raw tensors {name: (bytes, GGML type)}."""
     import gguf
 
-    writer = gguf.GGUFWriter(str(path), "qwen2")
+    writer = gguf.GGUFWriter(str(path), arch)
     for name, (data, kind) in tensors.items():
         writer.add_tensor(name, data, raw_dtype=kind)
     writer.write_header_to_file()

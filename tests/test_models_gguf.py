@@ -415,15 +415,9 @@ def _one_sentence(e: ModelLoadError, key: str) -> str:
 
 
 def _small_gguf(path, arch: str, tensors: dict) -> None:
-    import gguf
+    from gguf_blocks import write_gguf
 
-    writer = gguf.GGUFWriter(str(path), arch)
-    for name, (data, kind) in tensors.items():
-        writer.add_tensor(name, data, raw_dtype=kind)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_gguf(path, tensors, arch)
 
 
 @pytest.mark.parametrize("arch", ["gpt2", "phi3"])
