@@ -391,7 +391,7 @@ LAZY_IMPORTS = {
         "specviz.models.loading", "specviz.models.quant.kernels", "specviz.models.quant.weights",
         "specviz.runtime.forwards")},
     **{("specviz.cli.bench", m): CLI_PENDING for m in (
-        "specviz.models.loading", "specviz.models.packaged", "specviz.models.quant.huge_pages",
+        "specviz.models.loading", "specviz.models.quant.huge_pages",
         "specviz.models.quant.q4a8", "specviz.models.quant.weights_cache")},
     ("specviz.cli.bench", "transformers"): HEAVY,
     ("specviz.cli.bench", "transformers.utils"): HEAVY,

@@ -334,7 +334,7 @@ def test_ninja_is_found_beside_this_python_or_its_absence_is_the_one_line(tmp_pa
 
 
 def test_the_load_says_so_and_stores_int4(no_kernels, tmp_path, monkeypatch):
-    from specviz.models import loading as models
+    from specviz.models import storing
     from specviz.errors import step_text
 
     from tiny import tiny_model
@@ -342,7 +342,7 @@ def test_the_load_says_so_and_stores_int4(no_kernels, tmp_path, monkeypatch):
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     model = tiny_model(3)
     said = []
-    kind, _, layers, ahead = models._store_target(model, "q4a8", "cpu", torch.float32, lambda frac, msg: said.append(msg))
+    kind, _, layers, ahead = storing.store_target(model, "q4a8", "cpu", torch.float32, lambda frac, msg: said.append(msg))
     assert kind == "int4" and ahead is None and weights.target_weights(model) == "int4" and set(layers) <= {"int4", "int8"}
     lines = [step_text(m, lang) for m in said for lang in ("en", "es")
              if getattr(m, "key", "") == "load.kernels_unavailable"]
@@ -350,21 +350,21 @@ def test_the_load_says_so_and_stores_int4(no_kernels, tmp_path, monkeypatch):
 
 
 def test_the_draft_falls_back_to_int4_too(no_kernels, tmp_path, monkeypatch):
-    from specviz.models import loading as models
+    from specviz.models import storing
     from tiny import tiny_model
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     draft = tiny_model(4)
-    assert models._store_draft(draft, "q4a8", "default", lambda frac, msg: None) == "int4"
+    assert storing.store_draft(draft, "q4a8", "default", lambda frac, msg: None) == "int4"
     assert weights.target_weights(draft) == "int4"
 
 
 def test_a_q4a8_draft_runs_on_the_kernels(ext):
-    from specviz.models import loading as models
+    from specviz.models import storing
     from tiny import tiny_model
 
     draft = tiny_model(4)
-    assert models._store_draft(draft, "q4a8", "default", lambda frac, msg: None) == "q4a8"
+    assert storing.store_draft(draft, "q4a8", "default", lambda frac, msg: None) == "q4a8"
     assert any(isinstance(m, q4a8.Q4HA8Linear) for m in draft.modules())   # a grid of its own: fp16 scales
     with torch.inference_mode():
         assert torch.isfinite(draft(torch.tensor([[1, 2, 3]])).logits).all()
