@@ -1,6 +1,6 @@
 """A 7B-class target's costs on this CPU, from a synthetic GGUF of Qwen2.5-7B-Instruct's shape (random valid blocks).
 
-Why (DESIGN.md, "Where speculation pays"): model drafting pays on a CPU in proportion to how much more the target
+Why: model drafting pays on a CPU in proportion to how much more the target
 reads per token than the draft; the packaged pair (0.5B -> 1.5B, c ~ 0.30) tops out near 1.4-1.5x, a 7B target
 should do far better, and no 7B model is reachable from these machines. So this measures the costs - not the
 acceptance, which needs real weights - of a target with Qwen2.5-7B-Instruct's exact shape:
@@ -18,7 +18,7 @@ acceptance, which needs real weights - of a target with Qwen2.5-7B-Instruct's ex
   3. times bare cached forwards as the decoder runs them (specviz.bench.costs.forward_costs: one token, and 2..K+1
      rows, interleaved, medians), against the memory roofline (bytes read per token / read bandwidth measured here,
      specviz.bench.roofline), and turns c and the verify costs into the chain theory (specviz.theory) at an
-     acceptance alpha measured on the real packaged pair (0.84, DESIGN.md);
+     acceptance alpha measured on the real packaged pair (0.84, the bench's own figure on this CPU);
   4. with --bench, runs `python -m specviz bench --draft <packaged draft> --target <synthetic>` once, briefly
      (its speeds only: acceptance on random weights means nothing).
 
@@ -60,7 +60,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help=f"the synthetic GGUF (default {DEFAULT_OUT})")
     ap.add_argument("--seed", type=int, default=0, help="random blocks' seed (default 0)")
     ap.add_argument("--alpha", type=float, default=0.84,
-                    help="per-token acceptance for the theory: the packaged pair's measured 0.84 (DESIGN.md)")
+                    help="per-token acceptance for the theory: the packaged pair's measured 0.84")
     ap.add_argument("--k-max", type=int, default=8, help="draft lengths 1..K_MAX (verify at 2..K_MAX+1 rows)")
     ap.add_argument("--repeats", type=int, default=7, help="timed repetitions of every forward; medians (default 7)")
     ap.add_argument("--no-packaged-target", action="store_true",
@@ -285,11 +285,12 @@ def load(path: Path, role: str, dtype, strict_grid: bool, limit_gb: float):
 
     t0 = time.perf_counter()
     file = GGUFModelFile(path, role)
-    file.meta_folder()   # config and tokenizer (written once into the cache: the first time takes seconds)
+    file.meta_folder()   # config, then the tokenizer (each written once into the cache: the first time takes seconds)
+    file.tokenizer_folder()
     t1 = time.perf_counter()
     model, counts = load_gguf_model(file, "q4a8", dtype, strict_grid, progress=dropping_file_pages(file, limit_gb))
     t2 = time.perf_counter()
-    folder = file.meta_folder()
+    folder = file.tokenizer_folder()
     del file   # its mapping goes with it: the model holds copies of every byte it needs
     gc.collect()
     return model, counts, folder, t1 - t0, t2 - t1
