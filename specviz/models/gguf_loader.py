@@ -31,7 +31,7 @@ import torch
 from ..errors import ModelLoadError, step
 from .gguf_file import GGUFModelFile, GGUFTensor
 from .packaged import cache_dir
-from .quant.kernels import Int8WeightLinear
+from .quant.kernels import Int8WeightLinear, fast_linear
 from .quant import huge_pages, weights_cache
 from .quant.q4a8 import LAYOUT, Q4KA8Linear, Q6KA8Linear, extension, usable
 from .quant.weights import STORED_KINDS, converted_linear, record_target_weights
@@ -128,10 +128,12 @@ def _name_map(file: GGUFModelFile, layers: int):
 
 
 def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_grid: bool = True,
-                    progress: Progress | None = None, lo: float = 0.0, hi: float = 1.0):
+                    progress: Progress | None = None, lo: float = 0.0, hi: float = 1.0, linear_path: str = "default"):
     """The model in `file`, its linear layers stored as `kind` (see KINDS), the rest in `dtype`; returns (model,
     layer counts by storage). `strict_grid=False` (a draft): q4a8 requantizes every layer that is not Q4_K to a 4-bit
-    grid of its own, as weights.converted_linear does for a draft."""
+    grid of its own, as weights.converted_linear does for a draft. `linear_path` (as loaded only): each fp32 layer put
+    on that path (kernels.fast_linear: oneDNN's packed copy) as soon as it is placed, so the whole dense model and its
+    packed copy never sit in memory together (14.8 GB for the packaged pair, done afterwards)."""
     from accelerate import init_empty_weights
     from transformers import AutoConfig, AutoModelForCausalLM, GenerationConfig
 
@@ -166,19 +168,12 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
         b = gguf_tensor(f"{full}.bias")
         return placed_linear(t, None if b is None else dequantized(b).reshape(-1).clone(), kind, strict_grid)
 
-    slots = [(f"{prefix}.{name}" if prefix else name, parent, name, child) for prefix, parent in model.named_modules()
-             for name, child in parent.named_children() if type(child) in (torch.nn.Linear, torch.nn.Embedding)]
-    kept = _KeptLayers(file, kind, strict_grid, {full: child for full, _, _, child in slots}, place)
-    counts: dict[str, int] = {}
-    for i, (full, parent, name, child) in enumerate(slots):
-        layer, got = kept.get(full) or place(full, child)
-        setattr(parent, name, layer)
-        kept.made(full, layer, got)
-        if got != "embedding":
-            counts[got] = counts.get(got, 0) + 1
+    def said(i: int, n: int) -> None:
         if i % 16 == 0:
-            report(lo + (hi - lo) * i / len(slots), step("load.placing", name=file.label, done=i, total=len(slots)))
-    kept.save()
+            report(lo + (hi - lo) * i / n, step("load.placing", name=file.label, done=i, total=n))
+
+    counts = _place_layers(model, _KeptLayers.for_model(model, file, kind, strict_grid, place), place, linear_path,
+                           said)
     _fill_parameters(model, gguf_tensor, file.label)
     file.release()   # everything placed is a copy: the mapped pages need not stay in this process
     if kind in STORED_KINDS:
@@ -187,6 +182,29 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
     if next(model.parameters()).dtype != dtype:   # as transformers' load then a cast left it (a stored layer's
         model.to(dtype)                            # bf16 scales stay bf16 in an fp32 model)
     return model.eval(), counts
+
+
+def _slots(model) -> list[tuple[str, torch.nn.Module, str, torch.nn.Module]]:
+    """(qualified name, parent, attribute, module) of every linear layer and embedding table, in module order."""
+    return [(f"{prefix}.{name}" if prefix else name, parent, name, child) for prefix, parent in model.named_modules()
+            for name, child in parent.named_children() if type(child) in (torch.nn.Linear, torch.nn.Embedding)]
+
+
+def _place_layers(model, kept: "_KeptLayers", place, linear_path: str, said) -> dict[str, int]:
+    """Every linear layer and the embedding placed (from the kept entry where it holds them); the layer counts."""
+    slots = _slots(model)
+    counts: dict[str, int] = {}
+    for i, (full, parent, name, child) in enumerate(slots):
+        layer, got = kept.get(full) or place(full, child)
+        if linear_path != "default" and type(layer) is torch.nn.Linear:
+            layer = fast_linear(layer, linear_path)
+        setattr(parent, name, layer)
+        kept.made(full, layer, got)
+        if got != "embedding":
+            counts[got] = counts.get(got, 0) + 1
+        said(i, len(slots))
+    kept.save()
+    return counts
 
 
 def _fill_parameters(model, gguf_tensor, label: str) -> None:
@@ -263,6 +281,10 @@ class _KeptLayers:
     def _drop(self) -> dict:
         self.path.unlink(missing_ok=True)
         return {}
+
+    @classmethod
+    def for_model(cls, model, file: GGUFModelFile, kind: str, strict_grid: bool, place) -> "_KeptLayers":
+        return cls(file, kind, strict_grid, {full: child for full, _, _, child in _slots(model)}, place)
 
     def get(self, name: str) -> tuple[torch.nn.Module, str] | None:
         return self.layers.get(name)

@@ -8,6 +8,7 @@ compared token by token, the memory check made on the files' real bytes. Where t
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from .gguf_file import GGUFModelFile, first_vocab_difference, is_gguf_path, mode
 from .lean_forward import lean_for
 from .packaged import PACKAGED_DRAFT, PACKAGED_PAIR_NAME, PACKAGED_TARGET, packaged_gguf
 from .quant import read_ahead
-from .quant.kernels import use_linear_path
+from .quant.kernels import ENV_VAR as LINEAR_ENV_VAR, use_linear_path
 from .quant.q4k import block_scales
 from .quant.weights import candidate_weights, probe_layer, q4a8_fallback
 
@@ -75,7 +76,10 @@ def load_gguf_pair(draft, target, dev, dt, weights: storing.WeightOptions, resol
             raise ModelLoadError(refused)
     target_weights, probe = _target_storage(tfile, target_weights, dev, dt, report)
     report(0.6, step("load.target_named", name=tfile.label))
-    target_model, layers = gguf_loader.load_gguf_model(tfile, target_weights, dt, True, report, 0.6, 0.85)
+    # A path named (not timed at load) is taken layer by layer as the target is placed: no whole dense copy beside it.
+    named = target_weights == "as-loaded" and (weights.linear != "auto" or os.environ.get(LINEAR_ENV_VAR))
+    target_model, layers = gguf_loader.load_gguf_model(tfile, target_weights, dt, True, report, 0.6, 0.85,
+                                                       linear_path=path if named else "default")
     kind = storing.draft_kind(weights.draft_weights, draft_weights, target_weights)
     if kind == "q4a8":
         storing.ready_q4a8(report)
