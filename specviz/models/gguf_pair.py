@@ -122,7 +122,7 @@ def _target_storage(tfile: GGUFModelFile, target_weights: str, dev, dt, report) 
     """The target's storage ("auto": timed on its largest layer, as for any model) and the timings behind it."""
     probe = None
     if target_weights in ("auto", "q4a8") and dev.type == "cpu":
-        storing.ready_q4a8(report)
+        storing.ready_q4a8(report, 0.52)
     if target_weights == "auto" and dev.type == "cpu":
         report(0.55, step("load.timing_weights"))
         probe = _probe_gguf(tfile)

@@ -72,15 +72,16 @@ def load_dtype(target_weights: str, dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if target_weights in ("auto", "bf16", "int8", "int4", "q4a8") else dtype
 
 
-def ready_q4a8(report) -> None:
+def ready_q4a8(report, at: float = 0.86) -> None:
     """specviz's 4-bit kernels built (once, cached) or, where they cannot be, one line saying why:
-    PyTorch's kernels run instead (a q4a8 choice becomes int4, auto leaves q4a8 out)."""
+    PyTorch's kernels run instead (a q4a8 choice becomes int4, auto leaves q4a8 out). `at`: the load's progress
+    fraction when this happens (a load's fractions only go forward)."""
     if not q4a8.built():
-        report(0.86, step("load.building_kernels"))
-    with q4a8.reporting_build_waits(lambda seconds: report(0.86, step("load.waiting_kernels", seconds=seconds))):
+        report(at, step("load.building_kernels"))
+    with q4a8.reporting_build_waits(lambda seconds: report(at, step("load.waiting_kernels", seconds=seconds))):
         why = q4a8.unavailable()
     if why is not None:
-        report(0.87, step("load.kernels_unavailable", reason=why))
+        report(at + 0.01, step("load.kernels_unavailable", reason=why))
 
 
 def store_target(model, choice: str, device, dtype, report) -> tuple[str, dict | None, dict | None, dict | None]:
