@@ -159,13 +159,13 @@ def load_target():
     memory)."""
     from specviz.models.gguf_file import GGUFModelFile
     from specviz.models.gguf_loader import load_gguf_model
-    from specviz.models.gguf_pair import _tokenizer
+    from specviz.models.gguf_pair import tokenizer_of
     from specviz.models.loading import ModelPair
     from specviz.models.packaged import PACKAGED_PAIR_NAME, packaged_gguf
 
     file = GGUFModelFile(packaged_gguf("target"))
     cpu = torch.device("cpu")
-    pair = ModelPair(target=load_gguf_model(file, "as-loaded", torch.float32)[0], draft=None, tokenizer=_tokenizer(file),
+    pair = ModelPair(target=load_gguf_model(file, "as-loaded", torch.float32)[0], draft=None, tokenizer=tokenizer_of(file),
                      name=PACKAGED_PAIR_NAME, device=cpu, dtype=torch.float32, load_seconds=0.0)
     return pair, file.tokenizer_folder() / "tokenizer.json"
 

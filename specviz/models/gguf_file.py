@@ -12,6 +12,7 @@ keyed by the file's path, size and modification time, and read from there in wel
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -293,8 +294,16 @@ def local_pairs() -> list[LocalPair]:
     root = models_dir()
     if root is None or not root.is_dir():
         return []
+    files = sorted(root.glob("*.gguf"))[:MAX_OFFERED_FILES]
+    return list(_pairs_of(tuple((p, p.stat().st_size, p.stat().st_mtime_ns) for p in files)))
+
+
+@functools.lru_cache(maxsize=4)
+def _pairs_of(files: tuple[tuple[Path, int, int], ...]) -> tuple[LocalPair, ...]:
+    """`local_pairs` for these files (path, size, modification time): every page build and form check asks, the
+    files' headers are read once per change of the folder."""
     rows = {}
-    for path in sorted(root.glob("*.gguf"))[:MAX_OFFERED_FILES]:
+    for path, _, _ in files:
         try:
             file = GGUFModelFile(path)
             embedding = file.tensor("token_embd.weight")
@@ -302,5 +311,5 @@ def local_pairs() -> list[LocalPair]:
             continue
         if embedding is not None:
             rows[path] = (embedding.rows, path.stat().st_size)
-    return [LocalPair(f"gguf:{d.name}:{t.name}", d, t) for d in rows for t in rows
-            if d != t and rows[d][0] == rows[t][0] and rows[d][1] < rows[t][1]]
+    return tuple(LocalPair(f"gguf:{d.name}:{t.name}", d, t) for d in rows for t in rows
+                 if d != t and rows[d][0] == rows[t][0] and rows[d][1] < rows[t][1])

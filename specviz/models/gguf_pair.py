@@ -34,7 +34,7 @@ class GGUFLoaded:
     fields: dict
 
 
-def _tokenizer(file: GGUFModelFile):
+def tokenizer_of(file: GGUFModelFile):
     from transformers import AutoTokenizer
 
     try:
@@ -66,9 +66,9 @@ def load_gguf_pair(draft, target, dev, dt, weights: storing.WeightOptions, resol
         report(at, step("load.reading_metadata", name=file.label))
         file.meta_folder()
     report(0.5, step("load.tokenizer"))
-    tokenizer = _tokenizer(tfile)
+    tokenizer = tokenizer_of(tfile)
     if draft is not None:   # the packaged pair shares one tokenizer (checked when it was packaged)
-        first = first_vocab_difference(_tokenizer(dfile), tokenizer)
+        first = first_vocab_difference(tokenizer_of(dfile), tokenizer)
         if first is not None:
             raise ModelLoadError(key="load.vocab_first", draft=dfile.label, target=tfile.label, first=first)
         refused = memory.check_files(dfile, tfile, dev, dt)
