@@ -496,6 +496,37 @@ def test_the_tensor_index_is_kept_and_a_changed_file_is_read_again(files, tmp_pa
     _one_sentence(e.value, "gguf.unreadable")
 
 
+def test_the_config_and_tokenizer_come_from_one_reading_of_the_header_and_match_transformers(files, tmp_path):
+    """A target's config and tokenizer are written from one parse of its header (transformers reads it twice, each
+    time through numpy's memmap: seconds for a real vocabulary): the same config and the same token ids as
+    transformers' own readings of the file, and gguf's and transformers' module attributes are theirs again after."""
+    import gguf
+    import transformers.modeling_gguf_pytorch_utils as legacy
+    from transformers import AutoConfig, AutoTokenizer
+
+    path = tmp_path / "once.gguf"
+    path.write_bytes(files["qwen2", "quant"].read_bytes())
+    calls = []
+    load = legacy.load_gguf_checkpoint
+    legacy.load_gguf_checkpoint = lambda *a, **k: calls.append(a) or load(*a, **k)
+    try:
+        file = GGUFModelFile(path)
+        ours = AutoConfig.from_pretrained(str(file.meta_folder()))
+        tokenizer = AutoTokenizer.from_pretrained(str(file.tokenizer_folder()))
+    finally:
+        legacy.load_gguf_checkpoint = load
+    assert len(calls) == 1, f"the header was parsed {len(calls)} times"
+    assert gguf.GGUFReader is gguf.gguf_reader.GGUFReader and legacy.load_gguf_checkpoint is load
+    theirs = AutoConfig.from_pretrained(str(path.parent), gguf_file=path.name)
+    if hasattr(theirs, "quantization_config"):
+        del theirs.quantization_config
+    assert ours.to_diff_dict() | {"_name_or_path": ""} == theirs.to_diff_dict() | {"_name_or_path": ""}
+    own_tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    text = "def f(x):\n    return x + 1  # ünïcode"
+    assert tokenizer(text)["input_ids"] == own_tokenizer(text)["input_ids"]
+    assert tokenizer.get_vocab() == own_tokenizer.get_vocab()
+
+
 def test_a_file_that_is_not_gguf_is_refused(tmp_path):
     path = tmp_path / "notes.gguf"
     path.write_text("not a model\n" * 100)

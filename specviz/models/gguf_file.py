@@ -12,15 +12,18 @@ keyed by the file's path, size and modification time, and read from there in wel
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -31,6 +34,7 @@ from .packaged import cache_dir
 ARCHITECTURES = ("qwen2", "llama")
 META_VERSION = 1
 _MARKER = "specviz-meta.json"
+_PATCHING = threading.Lock()   # _parsed_once patches two module attributes: one file's writing at a time
 
 
 def _types():
@@ -50,7 +54,7 @@ def supported_types() -> str:
 def _reader(path: Path):
     """gguf's GGUFReader over a plain view of the mapped file (numpy's memmap subclass costs ~10 µs a slice: 13 s for
     a tokenizer's strings; ~4 s this way, the same bytes and the same parse)."""
-    from gguf import GGUFReader
+    from gguf.gguf_reader import GGUFReader   # the class itself, also while _parsed_once stands in for it
 
     class Reader(GGUFReader):
         def _build_fields(self, offs, count):
@@ -94,11 +98,46 @@ class GGUFModelFile:
         self.architecture = index["architecture"]
         self._raw = {t[0]: t[1:] for t in index["tensors"]}   # name -> (type, shape, offset, bytes)
         self._map: np.ndarray | None = None   # mapped on first read, let go by release()
+        self._parse: dict | None = None       # transformers' reading of the header, while its folders are written
 
     def release(self) -> None:
         """Unmap the file (a load copies what it keeps): the pages it read no longer count in the process's RSS
         (5 GB for a 7B target). A later read maps it again."""
         self._map = None
+        self._parse = None
+        self.__dict__.pop("_header", None)
+
+    @cached_property
+    def _header(self):
+        """gguf's reader over the file: the header parsed once for whatever in this process needs it."""
+        return _reader(self.path)
+
+    @contextlib.contextmanager
+    def _parsed_once(self) -> Iterator[None]:
+        """Within this, transformers' readings of this file's header (its config, then again to name the tokenizer's
+        model type) use the reader parsed above and the first reading's result: its own reader goes through numpy's
+        memmap (~10 s for a 150 k-token vocabulary, each time). Patched module attributes, so one at a time."""
+        import gguf
+        import transformers.modeling_gguf_pytorch_utils as legacy
+
+        def reader(path, *args, **kwargs):
+            same = Path(path).resolve() == self.path
+            return self._header if same and not args and not kwargs else reader_class(path, *args, **kwargs)
+
+        def parse(path, return_tensors=False, **kwargs):
+            if return_tensors or kwargs or Path(path).resolve() != self.path:
+                return load(path, return_tensors, **kwargs)
+            if self._parse is None:
+                self._parse = load(path, return_tensors=False)
+            return {k: dict(v) if isinstance(v, dict) else v for k, v in self._parse.items()}
+
+        with _PATCHING:
+            reader_class, load = gguf.GGUFReader, legacy.load_gguf_checkpoint
+            gguf.GGUFReader, legacy.load_gguf_checkpoint = reader, parse
+            try:
+                yield
+            finally:
+                gguf.GGUFReader, legacy.load_gguf_checkpoint = reader_class, load
 
     def _index_path(self) -> Path:
         return cache_dir() / "gguf-meta" / f"{self.path.stem[:60]}-{self.key}.tensors.json"
@@ -123,7 +162,7 @@ class GGUFModelFile:
     def _read_index(self) -> dict:
         role = role_word(self.role)
         try:
-            reader = _reader(self.path)
+            reader = self._header
             tensors = list(reader.tensors)
             end = max((int(t.data_offset) + int(t.n_bytes) for t in tensors), default=0)
         except Exception:   # noqa: BLE001 - gguf raises ValueError, IndexError, struct errors on a cut or foreign file
@@ -199,7 +238,8 @@ class GGUFModelFile:
         work = Path(tempfile.mkdtemp(prefix="meta-", dir=_tmp_root()))
         try:
             try:
-                write(work)
+                with self._parsed_once():
+                    write(work)
             except ModelLoadError:
                 raise
             except Exception as e:   # noqa: BLE001 - transformers' own reading of the metadata failed

@@ -19,7 +19,7 @@ from . import gguf_loader, memory, storing   # memory.check_files read at call t
 from .gguf_file import GGUFModelFile, first_vocab_difference, is_gguf_path, models_dir
 from .lean_forward import lean_for
 from .packaged import PACKAGED_DRAFT, PACKAGED_PAIR_NAME, PACKAGED_TARGET, packaged_gguf
-from .quant import read_ahead
+from .quant import q4a8, read_ahead
 from .quant.kernels import ENV_VAR as LINEAR_ENV_VAR, use_linear_path
 from .quant.q4k import block_scales
 from .quant.weights import candidate_weights, probe_layer, q4a8_fallback
@@ -61,6 +61,8 @@ def load_gguf_pair(draft, target, dev, dt, weights: storing.WeightOptions, resol
     """The packaged pair (both None) or two GGUF files, each tensor placed for its kernel (specviz.models.gguf_loader);
     `resolved`: the linear path, draft and target weights as load_pair resolved them."""
     path, draft_weights, target_weights = resolved
+    if torch.device(dev).type == "cpu":
+        q4a8.start_build()   # beside the assembly and the metadata below, not after them
     dfile, tfile, name = _files(draft, target, allow_local, report)
     for file, at in ((tfile, 0.42), (dfile, 0.46)):
         report(at, step("load.reading_metadata", name=file.label))

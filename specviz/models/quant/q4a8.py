@@ -44,6 +44,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import torch
@@ -93,9 +94,25 @@ def built() -> bool:
 _FAILURE: list[str] = []   # why the extension is unavailable (empty while it is, or before a try)
 
 
-@functools.lru_cache(maxsize=1)
+_LOADING = threading.Lock()   # one thread builds and imports the extension; the others wait for its answer
+
+
 def extension():
     """The compiled kernels (built once per source and torch version), or None where they cannot be built."""
+    with _LOADING:
+        return _extension()
+
+
+def start_build() -> None:
+    """Build the kernels on a thread of their own when they are not built yet, so that a first load's other work
+    (assembling and reading the GGUF files) runs beside the compiler instead of before it; a later extension() call
+    waits for that build."""
+    if not built() and not _LOADING.locked():
+        threading.Thread(target=extension, name="specviz-kernels-build", daemon=True).start()
+
+
+@functools.lru_cache(maxsize=1)
+def _extension():
     if sys.platform != "linux" or os.uname().machine not in ("x86_64", "AMD64"):
         _FAILURE.append("the q4a8 kernels are written for x86-64 Linux")
         return None
@@ -118,6 +135,9 @@ def extension():
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
         _FAILURE.append(f"{type(e).__name__}: {first[:200]}")
         return None
+
+
+extension.cache_clear = _extension.cache_clear   # forget the answer (a test that rebuilds, a changed environment)
 
 
 def _ninja_on_path() -> bool:
