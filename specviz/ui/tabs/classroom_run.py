@@ -18,11 +18,11 @@ VIEWS = ("cls_law_plot", "cls_cost_plot")
 def run_layout(lang: str) -> dict:
     """The panel's words and its two charts (empty until a run is opened)."""
     gr.Markdown(t("cls.run_intro", lang), elem_id="sv-cls-run-intro")
-    with gr.Row(equal_height=False):
-        return {"cls_law_plot": gr.Plot(accepted_law.accepted_law_figure([], lang=lang), show_label=False,
-                                        elem_id="sv-cls-law-plot"),
-                "cls_cost_plot": gr.Plot(round_time.round_time_figure([], lang=lang), show_label=False,
-                                         elem_id="sv-cls-cost-plot")}
+    # One under the other: their captions need the panel's width (and a phone has no room for two).
+    return {"cls_law_plot": gr.Plot(accepted_law.accepted_law_figure([], lang=lang), show_label=False,
+                                    elem_id="sv-cls-law-plot"),
+            "cls_cost_plot": gr.Plot(round_time.round_time_figure([], lang=lang), show_label=False,
+                                     elem_id="sv-cls-cost-plot")}
 
 
 def run_updates(trace, lang: str, target_token_s: float | None = None) -> dict:

@@ -15,9 +15,8 @@ def tab(lang: str) -> dict:
             c["pos_plot"] = gr.Plot(charts.acceptance_by_position_figure([], lang=lang), show_label=False,
                                     elem_id="sv-pos-plot")
             c["time_plot"] = gr.Plot(charts.timeline_figure([], lang=lang), show_label=False, elem_id="sv-time-plot")
-        with gr.Row():
-            c["law_plot"] = gr.Plot(accepted_law.accepted_law_figure([], lang=lang), show_label=False,
-                                    elem_id="sv-law-plot")
-            c["cost_plot"] = gr.Plot(round_time.round_time_figure([], lang=lang), show_label=False,
-                                     elem_id="sv-cost-plot")
+        # One a row: their captions (the reading, the convention) need the column's width.
+        c["law_plot"] = gr.Plot(accepted_law.accepted_law_figure([], lang=lang), show_label=False,
+                                elem_id="sv-law-plot")
+        c["cost_plot"] = gr.Plot(round_time.round_time_figure([], lang=lang), show_label=False, elem_id="sv-cost-plot")
     return c
