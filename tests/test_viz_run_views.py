@@ -241,7 +241,7 @@ def test_the_stacked_segments_add_up_to_each_rounds_recorded_time():
     fig = rt.round_time_figure(rounds, target_token_s=0.020)
     stacked = [d for d in fig.data if d.type == "bar"]
     assert [d.name for d in stacked] == ["drafting", "the verify (1 target pass)",
-                                         "the rest (rule, bookkeeping, recording, the page)"]
+                                         "the rest (the caches' bookkeeping, recording the round)"]
     assert fig.layout.barmode == "stack"
     totals = [sum(d.y[i] for d in stacked) for i in range(3)]
     assert totals == pytest.approx([1000 * r.seconds for r in rounds])

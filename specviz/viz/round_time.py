@@ -1,9 +1,11 @@
 """Where the time goes, per round: drafting, the verify, and the rest, beside what the target alone takes.
 
-Each round's bar stacks the times the decoder recorded (`Round.draft_seconds`, `Round.verify_seconds`) and the rest
-of the round's wall time (`Round.seconds` minus the two: settling the verdict's tokens, the caches' bookkeeping and
-recording the round, plus whatever the page's drawing took from the same cores meanwhile). The bars add up to the
-round's recorded wall time; a trace without it (an older file: `seconds` 0) shows no rest.
+Each round's bar stacks the times the decoder recorded (`Round.draft_seconds`: the drafter's proposal;
+`Round.verify_seconds`: the target's forward, the acceptance rule and the one host sync that reads the verdict) and
+the rest of the round's wall time (`Round.seconds` minus the two: keeping the accepted path in the caches, the
+drafter's own bookkeeping and recording the round). The bars add up to the round's recorded wall time; a trace without
+it (an older file: `seconds` 0) shows no rest. The page draws in another thread: its work is in no segment,
+but where it competes for the same cores every segment grows.
 
 The reference is per round: the tokens the round emitted times the target alone's time per token (from the run's
 target-alone comparison). A bar above its mark is a round that cost more than the target alone would have taken for
