@@ -263,7 +263,8 @@ def test_an_older_trace_without_round_wall_time_shows_no_rest():
     r.seconds = 0.0
     (x,) = rt.round_times([r])
     assert x.rest == 0 and x.total == pytest.approx(r.draft_seconds + r.verify_seconds)
-    assert "records no round's whole time" in caption(rt.round_time_figure([r]))
+    assert "(this trace records no round's whole time, so no rest is shown)" in caption(rt.round_time_figure([r]))
+    assert "the rest" not in rt.summary([x])
 
 
 def test_a_long_run_draws_its_newest_rounds_and_says_so():

@@ -176,7 +176,7 @@ STRINGS: dict[str, str] = {
     "rtime.target_series": "target alone, same tokens",
     "rtime.target_hover": "round {round}: the target alone takes {ms} ms for the round's {n} tokens",
     "rtime.shares": "Drafting {draft}, the verify {verify}, the rest {rest} of the rounds' time.",
-    "rtime.no_rest": "This trace records no round's whole time, so the rest is not shown.",
+    "rtime.shares_two": "Drafting {draft}, the verify {verify} of the rounds' time (this trace records no round's whole time, so no rest is shown).",
     "rtime.no_reference": "No target-alone time with this run, so no marks: they come from “Also run the target alone afterwards” when that run finishes.",
     "rtime.slower": "{slower} of {rounds:round|rounds} cost more than the target alone would for the same tokens.",
     "rtime.caption": "A bar above its mark is a round slower than the target alone for its tokens; its segments say why.",

@@ -187,7 +187,7 @@ STRINGS: dict[str, str] = {
     "rtime.target_series": "objetivo solo, mismos tokens",
     "rtime.target_hover": "ronda {round}: el objetivo solo tarda {ms} ms en los {n} tokens de la ronda",
     "rtime.shares": "Borrador {draft}, la verificación {verify}, el resto {rest} del tiempo de las rondas.",
-    "rtime.no_rest": "Esta traza no registra el tiempo completo de ninguna ronda, así que el resto no se muestra.",
+    "rtime.shares_two": "Borrador {draft}, la verificación {verify} del tiempo de las rondas (esta traza no registra el tiempo completo de ninguna ronda, así que no se muestra el resto).",
     "rtime.no_reference": "Esta ejecución no tiene tiempo del objetivo solo, así que no hay marcas: vienen de «Ejecutar después también el objetivo solo» cuando esa ejecución termina.",
     "rtime.slower": "{slower} de {rounds:ronda|rondas} costaron más de lo que el objetivo solo tardaría en los mismos tokens.",
     "rtime.caption": "Una barra por encima de su marca es una ronda más lenta que el objetivo solo para sus tokens; sus tramos dicen por qué.",

@@ -65,10 +65,11 @@ def summary(times: Sequence[RoundTime], lang: str = DEFAULT_LANG) -> str:
     total = sum(x.total for x in times)
     if total <= 0:
         return t("rtime.untimed", lang)
-    line = t("rtime.shares", lang, draft=pct(sum(x.draft for x in times) / total),
-             verify=pct(sum(x.verify for x in times) / total), rest=pct(sum(x.rest for x in times) / total))
-    if not any(x.rest > 0 for x in times):   # an older trace: no round's wall time beyond its two parts
-        line += " " + t("rtime.no_rest", lang)
+    draft, verify = pct(sum(x.draft for x in times) / total), pct(sum(x.verify for x in times) / total)
+    if any(x.rest > 0 for x in times):
+        line = t("rtime.shares", lang, draft=draft, verify=verify, rest=pct(sum(x.rest for x in times) / total))
+    else:   # an older trace: no round's wall time beyond its two parts
+        line = t("rtime.shares_two", lang, draft=draft, verify=verify)
     if times[0].target_alone is None:
         return line + " " + t("rtime.no_reference", lang)
     slower = sum(1 for x in times if x.slower)
