@@ -36,3 +36,23 @@ def expected_speedup(alpha: float, k: int, c: float, verify_cost: float = 1.0) -
 def optimal_k(alpha: float, c: float, k_max: int = 16) -> int:
     """The k in 1..k_max with the highest expected speedup (the first one on ties)."""
     return max(range(1, k_max + 1), key=lambda k: (expected_speedup(alpha, k, c), -k))
+
+
+def depth_law(rates) -> list[float]:
+    """P(a round goes exactly j deep), j = 0..len(rates), when it goes on past depth d with probability rates[d].
+
+    The chain's law is this with one rate at every depth; a tree's measured law takes a rate per depth."""
+    law, reach = [], 1.0
+    for rate in rates:
+        law.append(reach * (1.0 - rate))
+        reach *= rate
+    law.append(reach)
+    return law
+
+
+def accepted_length_law(alpha: float, k: int) -> list[float]:
+    """P(j drafts accepted), j = 0..k, under independent acceptances: alpha^j (1 - alpha) for j < k and alpha^k at
+    j = k, a truncated geometric. The round's own token (correction or bonus) is not counted: tokens emitted = j + 1,
+    so the law's mean + 1 is `expected_tokens_per_round`."""
+    _check(alpha, k)
+    return depth_law([alpha] * k)

@@ -121,6 +121,11 @@ def test_throttled_run_keeps_every_round_in_trace_log_live_text_and_replay(monke
         assert set(update) <= set(RUN_VIEWS)
     after = after_run_updates(trace)
     assert set(after) == set(AFTER_RUN_VIEWS) and set(RUN_VIEWS) | set(AFTER_RUN_VIEWS) == set(VIEWS)
+    # the target alone's time per token reaches the per-round time chart as its marks
+    assert final["target_token_s"] > 0
+    marks = [d for d in after_run_updates(trace, target_token_s=final["target_token_s"])["cost_plot"].data
+             if d.type == "scatter"]
+    assert len(marks) == 1 and len(marks[0].y) == len(trace.rounds)
     # the replay of the trace the page made shows every round again
     path = ctx.write_trace(trace, SimpleNamespace(session_hash="replay"))
     replayed = list(trace_files.replay(AppContext(cache=ctx.cache, replay_delay=0.0), path,

@@ -168,7 +168,8 @@ def test_stream_view_throttles_charts_and_finishes_with_them(tiny_pair):
     view.add(rounds[1])
     assert "pos_plot" not in view.progress()                 # then not again within the interval
     final = view.final(prefill_seconds=0.1, baseline_tps=1.0)
-    assert {"live", "log", "metrics", "pos_plot", "time_plot"} == set(final) and set(final) <= set(VIEWS)
+    assert {"live", "log", "metrics", "pos_plot", "time_plot", "law_plot", "cost_plot"} == set(final) \
+        and set(final) <= set(VIEWS)
     assert 'data-state="final"' in final["metrics"] and 'data-metric="speedup"' in final["metrics"]
 
 

@@ -132,7 +132,7 @@ def page(demo: gr.Blocks, ctx: AppContext, settings: PageSettings, concurrency_l
     and `pair` are set)."""
     lang = ctx.lang
     examples = load_examples(lang)
-    c = {"trace": gr.State(None)}
+    c = {"trace": gr.State(None), "target_token_s": gr.State(None)}   # the run shown, its target alone's s/token
     # The pages are the languages: Gradio's navbar is the language switch (English at the root, the others at /<code>).
     gr.Navbar(main_page_name=t("lang.name", LANGUAGES[0]), elem_id="sv-lang")
     gr.Markdown(t("app.intro", lang), elem_id="sv-title")

@@ -25,18 +25,19 @@ import gradio as gr
 from ..limits import APP_LIVE_ROUNDS
 from ..strings import DEFAULT_LANG
 from ..trace.records import Round, Trace, metrics
-from ..viz import charts
+from ..viz import accepted_law, charts, round_time
 from ..viz import cards as vc
 from ..viz import html as vh
 
 # Every view a run or a replay updates, by name (the components are made in the tab modules).
-VIEWS = ("status", "live", "output", "log", "metrics", "compare", "pos_plot", "time_plot", "download", "trace",
-         "insp_round", "insp_pos", "insp_plot", "insp_card")
+VIEWS = ("status", "live", "output", "log", "metrics", "compare", "pos_plot", "time_plot", "law_plot", "cost_plot",
+         "download", "trace", "target_token_s", "insp_round", "insp_pos", "insp_plot", "insp_card")
 # A live run's own event updates these; the charts and the round inspector come after it, from its trace
 # (`after_run_updates`). Why (issue 27): for every output an update leaves unchanged, Gradio 6 builds a new
 # component (plots and sliders cost the most), tens of milliseconds of Python per update on a 2-core machine, all of
 # it taken from the decode thread (they share the GIL and the cores). The fewer the outputs, the cheaper each update.
-RUN_VIEWS = ("status", "live", "output", "log", "metrics", "compare", "download", "trace")
+# `target_token_s`: the target alone's seconds per token (None without one), the per-round time chart's reference.
+RUN_VIEWS = ("status", "live", "output", "log", "metrics", "compare", "download", "trace", "target_token_s")
 AFTER_RUN_VIEWS = tuple(v for v in VIEWS if v not in RUN_VIEWS)
 
 
@@ -100,8 +101,15 @@ class StreamView:
                                            baseline_tps=baseline_tps, warmup_seconds=warmup_seconds, lang=self.lang)}
 
     def _charts(self) -> dict:
-        return {"pos_plot": charts.acceptance_by_position_figure(self.metrics["per_position"], lang=self.lang),
-                "time_plot": charts.timeline_figure(self.rounds, lang=self.lang)}
+        return run_charts(self.rounds, self.metrics, self.lang)
+
+
+def run_charts(rounds: list[Round], m: dict, lang: str, target_token_s: float | None = None) -> dict:
+    """The "Acceptance & timing" tab's four charts of a run; `target_token_s` marks the per-round time chart."""
+    return {"pos_plot": charts.acceptance_by_position_figure(m["per_position"], lang=lang),
+            "time_plot": charts.timeline_figure(rounds, lang=lang),
+            "law_plot": accepted_law.accepted_law_figure(rounds, lang=lang),
+            "cost_plot": round_time.round_time_figure(rounds, target_token_s, lang=lang)}
 
 
 def inspector_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
@@ -117,11 +125,10 @@ def inspector_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
             "insp_card": vc.round_card_html(r, trace.greedy, lang=lang)}
 
 
-def after_run_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
-    """The views a live run leaves to the event after it (`AFTER_RUN_VIEWS`): both charts and the round inspector
-    at the last round, from the run's trace; nothing without rounds."""
+def after_run_updates(trace: Trace | None, lang: str = DEFAULT_LANG, target_token_s: float | None = None) -> dict:
+    """The views a live run leaves to the event after it (`AFTER_RUN_VIEWS`): the charts and the round inspector
+    at the last round, from the run's trace (and the target alone's time per token, when it ran); nothing without
+    rounds."""
     if trace is None or not trace.rounds:
         return {}
-    m = metrics(trace.rounds)
-    return {"pos_plot": charts.acceptance_by_position_figure(m["per_position"], lang=lang),
-            "time_plot": charts.timeline_figure(trace.rounds, lang=lang), **inspector_updates(trace, lang)}
+    return {**run_charts(trace.rounds, metrics(trace.rounds), lang, target_token_s), **inspector_updates(trace, lang)}

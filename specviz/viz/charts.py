@@ -249,3 +249,22 @@ def throughput_vs_k_figure(sweep, lang: str = DEFAULT_LANG) -> go.Figure:
                                   tickvals=[0, 0.25, 0.5, 0.75, 1.0], tickformat=".0%", showgrid=False),
                       **{**_LAYOUT, "height": 460, "legend": _LEGEND_BELOW, "margin": dict(l=55, r=60, t=70, b=130)})
     return fig
+
+
+# ---------------------------------------------------------------- shared with the run's figures in their own modules
+empty_figure, hover_template, plotly_safe = _empty, _hover, _safe
+
+
+def captioned_layout(fig: go.Figure, title: str, notes: Sequence[str], x_title: str, y_title: str, **extra) -> None:
+    """A title with its notes wrapped under it on the left (clear of Plotly's toolbar), the legend below the plot,
+    the height grown with the notes. Every text is escaped here."""
+    lines = [line for note in notes for line in _wrap(note, 66)]    # 66: a phone's width at the notes' size
+    sub = "<br>".join(_safe(line) for line in lines)
+    # Plotly spaces a title's lines ~23 px apart whatever their size, and anchors the block at its first line's
+    # baseline: the padding keeps that line in the figure, the margin keeps the plot under the last.
+    fig.update_layout(title=dict(text=f"{_safe(title)}<br><sup>{sub}</sup>", x=0.01, xanchor="left", y=1.0,
+                                 yref="container", yanchor="top", pad=dict(t=26)),
+                      xaxis=dict(title=_safe(x_title), **extra.pop("xaxis", {})),
+                      yaxis=dict(title=_safe(y_title), rangemode="tozero"),
+                      **{**_LAYOUT, "height": 400 + 23 * len(lines), "legend": _LEGEND_BELOW,
+                         "margin": dict(l=55, r=20, t=64 + 23 * len(lines), b=120)}, **extra)

@@ -25,6 +25,7 @@ from .classroom_stage import StepParts, step_updates
 from .classroom_tree import tree_parts
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
 from .classroom_race import race_layout, race_wire
+from .classroom_run import VIEWS as RUN_VIEWS, run_layout, run_updates
 from .classroom_whatif import preset, what_if, whatif_layout, whatif_wire  # noqa: F401 (what_if, preset: tested here)
 
 SEED = 1234            # the seed of re-drawn u, shown on the page
@@ -47,6 +48,8 @@ def tab(lang: str) -> dict:
         # Accordions rather than nested tabs: on a phone the three parts stack and any of them can stay open.
         with gr.Accordion(t("cls.tab_step", lang), open=True, elem_id="sv-cls-step"):
             c.update(step_layout(lang))
+        with gr.Accordion(t("cls.tab_run", lang), open=False, elem_id="sv-cls-run"):
+            c.update(run_layout(lang))
         with gr.Accordion(t("cls.tab_lab", lang), open=False, elem_id="sv-cls-lab"):
             c.update(lab_layout(lang))
         with gr.Accordion(t("cls.tab_whatif", lang), open=False, elem_id="sv-cls-whatif"):
@@ -100,7 +103,7 @@ def lesson_choices(lang: str) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------- wiring
 STEP_VIEWS = ["cls_stage", "cls_mass", "cls_mass_text", "cls_round", "cls_cur", "cls_guess_row"]
 STEP_INPUTS = ["cls_trace", "cls_cur", "cls_seed", "cls_predict"]
-OPENED = STEP_VIEWS + ["cls_trace", "cls_info", "cls_score", "cls_score_view", "cls_timer", "cls_play"]
+OPENED = STEP_VIEWS + ["cls_trace", "cls_info", "cls_score", "cls_score_view", "cls_timer", "cls_play", *RUN_VIEWS]
 LOAD_VIEWS = OPENED + ["status", "tabs", "cls_lesson"]     # what on_load (the URL parameters) may set
 
 
@@ -115,7 +118,7 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
     c.update(cls_trace=gr.State(None), cls_cur=gr.State(StepState()), cls_score=gr.State({"right": 0, "total": 0}),
              cls_costs=gr.State(None), cls_timer=gr.Timer(1.5, active=False))
     listen(c["cls_open"].click, open_lesson, ctx, c, ["cls_lesson"], OPENED)
-    listen(c["cls_use_run"].click, use_run, ctx, c, ["trace"], OPENED)
+    listen(c["cls_use_run"].click, use_run, ctx, c, ["trace", "target_token_s"], OPENED)
     for button, delta in ((c["cls_next"], 1), (c["cls_prev"], -1)):
         listen(button.click, next_stop if delta > 0 else prev_stop, ctx, c, STEP_INPUTS, STEP_VIEWS, queue=False)
     listen(c["cls_timer"].tick, tick, ctx, c, STEP_INPUTS, STEP_VIEWS + ["cls_timer", "cls_play"], queue=False)
@@ -294,10 +297,11 @@ def predict_reject(ctx: AppContext, trace, state: StepState, seed, predict, scor
 
 
 # ---------------------------------------------------------------- lessons, the shown run, the URL
-def _opened(ctx: AppContext, trace, state: StepState, info: str) -> dict:
+def _opened(ctx: AppContext, trace, state: StepState, info: str, target_token_s: float | None = None) -> dict:
     out = render(ctx, trace, state, SEED, False)
     out.update(cls_trace=trace, cls_info=info, cls_score={"right": 0, "total": 0},
-               cls_score_view=vc.score_html(0, 0, ctx.lang), **_play_updates(ctx, False))
+               cls_score_view=vc.score_html(0, 0, ctx.lang), **_play_updates(ctx, False),
+               **run_updates(trace, ctx.lang, target_token_s))
     return out
 
 
@@ -328,10 +332,12 @@ def _steps(trace) -> int:
     return StepState.at_step(trace.rounds, 10**9).step_number(trace.rounds)
 
 
-def use_run(ctx: AppContext, trace):
+def use_run(ctx: AppContext, trace, target_token_s=None):
+    """The shown run in the classroom (`target_token_s`: its target alone's seconds per token, when it ran)."""
     if not trace or not getattr(trace, "rounds", None):
         return {"cls_info": vh.status_html(t("cls.no_run", ctx.lang), "warn")}
-    return _opened(ctx, trace, StepState(), vh.status_html(t("cls.run_opened", ctx.lang, n=len(trace.rounds)), "ok"))
+    return _opened(ctx, trace, StepState(), vh.status_html(t("cls.run_opened", ctx.lang, n=len(trace.rounds)), "ok"),
+                   target_token_s)
 
 
 def on_load(ctx: AppContext, request: gr.Request):

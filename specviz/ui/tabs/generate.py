@@ -102,7 +102,7 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> list:
                       concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
                       validator=field_validator(ctx, inputs.RUN_FORM))
     # The charts and the inspector after the run, from its trace: no model, so no queue slot of the decode.
-    listen(run.then, after_run, ctx, c, ["trace"], AFTER_RUN_VIEWS, show_progress="hidden")
+    listen(run.then, after_run, ctx, c, ["trace", "target_token_s"], AFTER_RUN_VIEWS, show_progress="hidden")
     return [run]
 
 
@@ -132,9 +132,9 @@ def stop(ctx: AppContext, request: gr.Request) -> dict:
     return {}
 
 
-def after_run(ctx: AppContext, trace):
+def after_run(ctx: AppContext, trace, target_token_s=None):
     """After a run's event: its charts and the round inspector at its last round (`stream.AFTER_RUN_VIEWS`)."""
-    return after_run_updates(trace, ctx.lang)
+    return after_run_updates(trace, ctx.lang, target_token_s)
 
 
 def submitted(ctx: AppContext, form: dict, request: gr.Request):
@@ -260,7 +260,9 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
     final = view.final(trace.prefill_seconds, warmup_seconds=outcome.warmup_seconds, charts=False)
     outcome.speedup = comparison.speedup if comparison is not None else None
     final["metrics"] += pays_html(pair, s, view, outcome, costs, lang)
-    final.update(trace=trace, output=trace.output_text)
+    # The target alone's time per token, the reference of the per-round time chart drawn after the event.
+    final.update(trace=trace, output=trace.output_text,
+                 target_token_s=sum(x.seconds for x in steps) / len(steps) if steps else None)
     limit = identity_limit(pair.target, pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"],
                                                       pair)) if comparison is not None else None
     final["compare"] = (vh.comparison_html(comparison, limit=limit, weights=trace.target_weights, lang=lang)

@@ -118,7 +118,7 @@ def replay_final(trace, view: StreamView, text: str, lang: str) -> dict:
     final = view.final(prefill_seconds=trace.prefill_seconds)
     whole = len(view.rounds) == len(trace.rounds)
     text = strip_special(trace.output_text) if whole and trace.output_text else strip_special(text)
-    final.update(trace=trace, output=text, **inspector_updates(trace, lang))
+    final.update(trace=trace, output=text, target_token_s=None, **inspector_updates(trace, lang))   # no target alone
     if whole:
         final.update(status(t("replay.done", lang, tokens=view.metrics["tokens"], rounds=view.metrics["rounds"]), "ok"))
     else:
