@@ -31,7 +31,7 @@ from ..viz import html as vh
 
 # Every view a run or a replay updates, by name (the components are made in the tab modules).
 VIEWS = ("status", "live", "output", "log", "metrics", "compare", "pos_plot", "time_plot", "download", "trace",
-         "insp_round", "insp_pos", "insp_plot", "insp_card")
+         "insp_round", "insp_pos", "insp_plot", "insp_card", "download_html")
 # A live run's own event updates these; the charts and the round inspector come after it, from its trace
 # (`after_run_updates`). Why (issue 27): for every output an update leaves unchanged, Gradio 6 builds a new
 # component (plots and sliders cost the most), tens of milliseconds of Python per update on a 2-core machine, all of
@@ -117,11 +117,19 @@ def inspector_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
             "insp_card": vc.round_card_html(r, trace.greedy, lang=lang)}
 
 
-def after_run_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
-    """The views a live run leaves to the event after it (`AFTER_RUN_VIEWS`): both charts and the round inspector
-    at the last round, from the run's trace; nothing without rounds."""
+def after_run_updates(trace: Trace | None, lang: str = DEFAULT_LANG, page: str | None = None) -> dict:
+    """The views a live run leaves to the event after it (`AFTER_RUN_VIEWS`): both charts, the round inspector
+    at the last round and "Download as HTML" (`page`: the run's exported page, `AppContext.write_html`), from the
+    run's trace; nothing without rounds. The page is written here, after the run, so that a streaming run's
+    updates carry one output fewer and the decode never waits for it."""
     if trace is None or not trace.rounds:
         return {}
     m = metrics(trace.rounds)
     return {"pos_plot": charts.acceptance_by_position_figure(m["per_position"], lang=lang),
-            "time_plot": charts.timeline_figure(trace.rounds, lang=lang), **inspector_updates(trace, lang)}
+            "time_plot": charts.timeline_figure(trace.rounds, lang=lang), **inspector_updates(trace, lang),
+            "download_html": html_download(page)}
+
+
+def html_download(page: str | None):
+    """The "Download as HTML" button holding `page` (a file path), or off where there is none."""
+    return gr.update(value=page, interactive=page is not None)
