@@ -89,9 +89,13 @@
   const show = (n) => {
     n = Math.max(0, Math.min(N, Math.floor(Number(n) || 0)));
     const lo = shown < 0 ? 0 : Math.min(shown, n), hi = shown < 0 ? N : Math.max(shown, n);
-    for (let i = lo; i < hi; i++) {
-      if (live[i]) live[i].hidden = i >= n;
-      if (cards[i]) cards[i].hidden = i >= n;
+    for (let i = lo; i < hi; i++) if (live[i]) live[i].hidden = i >= n;
+    // The log holds the newest `log_window` cards up to the round shown, as the app's log does: a page that laid
+    // out thousands of cards at once took seconds a step. Only the cards entering or leaving the window change.
+    const inLog = (i, m) => i < m && i >= m - data.log_window;
+    const ranges = shown < 0 ? [[0, N]] : [[shown - data.log_window, shown], [n - data.log_window, n]];
+    for (const [a, b] of ranges) {
+      for (let i = Math.max(0, a); i < Math.min(N, b); i++) if (cards[i]) cards[i].hidden = !inLog(i, n);
     }
     for (const list of [live, cards]) {
       if (shown > 0 && list[shown - 1]) list[shown - 1].classList.remove("sv-x-current");
@@ -104,6 +108,7 @@
       if (value) value.textContent = Object.prototype.hasOwnProperty.call(tiles, key) ? tiles[key] : "—";
     });
     $("sv-log-empty").hidden = n > 0;
+    $("sv-log-more").hidden = n <= data.log_window;
     label.textContent = n === 0 ? fill(W.start, { total: N }) : fill(W.round_of, { n, total: N });
     document.body.setAttribute("data-round", String(n));
     slider.value = String(n);

@@ -71,6 +71,7 @@ MAX_TOKEN_ID = 2**31 - 1
 # rather than made into a page a browser opens slowly.
 EXPORT_MAX_ROUNDS = 4096
 EXPORT_TIMING_ROUNDS = 40       # the exported page's timing chart: the newest rounds up to the one shown
+EXPORT_LOG_ROUNDS = 40          # ... and its round log's cards, as the app's log (cards.RoundLog) shows
 
 # ---------------------------------------------------------------- `python -m specviz costs` (random-weight shapes)
 COSTS_MAX_LAYERS = 128          # --layers override

@@ -881,4 +881,5 @@ STRINGS: dict[str, str] = {
     "export.made": "Exported by specviz from a trace of {rounds:round|rounds} ({tokens:token|tokens}).",
     "export.too_many_rounds": ("the trace has {n} rounds; an exported page holds at most {limit} (the file would be too "
                                "large for a browser to open quickly)"),
+    "export.log_window": "The newest {n} cards up to the round shown; the slider reaches every round.",
 }

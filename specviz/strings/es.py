@@ -928,4 +928,5 @@ STRINGS: dict[str, str] = {
     "export.made": "Exportado por specviz de una traza de {rounds:ronda|rondas} ({tokens:token|tokens}).",
     "export.too_many_rounds": ("la traza tiene {n} rondas; una página exportada admite como máximo {limit} (el archivo "
                                "sería demasiado grande para que un navegador lo abra con rapidez)"),
+    "export.log_window": "Las {n} tarjetas más recientes hasta la ronda mostrada; el deslizador llega a todas las rondas.",
 }
