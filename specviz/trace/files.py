@@ -24,8 +24,8 @@ import typing
 from typing import Any
 
 from ..errors import Key, KeyedError
-from ..limits import (APP_MAX_TRACE_BYTES, DECODER_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, MAX_TOKEN_ID, MAX_TRACE_DEPTH,
-                      MAX_TRACE_ROUNDS, MAX_TREE_NODES)
+from ..limits import (APP_MAX_TRACE_BYTES, DECODER_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, MAX_TOKEN_ID,
+                      MAX_TRACE_DEPTH, MAX_TRACE_ROUNDS, MAX_TREE_NODES)
 
 TRACE_FORMAT = "specviz-trace"
 TRACE_VERSION = 1
