@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from exported import recorded
+from exported import HOSTILE, hostile, recorded
 from specviz import __main__ as cli
 from specviz.limits import EXPORT_MAX_ROUNDS
 from specviz.strings import t
@@ -20,10 +20,6 @@ from specviz.trace.files import TraceFormatError
 from specviz.trace.records import Trace, metrics
 from specviz.viz import export
 from specviz.viz.format import display_number, pct
-
-HOSTILE = ["</script><script>alert(1)</script>", "<img src=x onerror=alert(2)>", "\"'><svg onload=alert(3)>",
-           "&lt;b&gt; \u2028 \u2029 <!-- ]]>"]
-
 
 @pytest.fixture(scope="module")
 def chain() -> Trace:
@@ -139,32 +135,13 @@ def test_nothing_is_fetched_and_only_the_page_s_own_script_may_run(chain):
     assert "plotly" not in page.lower()
 
 
-def hostile(trace: Trace) -> Trace:
-    """The trace with markup in its prompt, model names, every token, alternative and tree node."""
-    def texts(i: int) -> str:
-        return HOSTILE[i % len(HOSTILE)]
-
-    def alts(alts):
-        return [dataclasses.replace(a, text=texts(j)) for j, a in enumerate(alts)]
-
-    rounds = []
-    for n, rnd in enumerate(trace.rounds):
-        drafted = [dataclasses.replace(tk, text=texts(n + i), top_p=alts(tk.top_p), top_q=alts(tk.top_q))
-                   for i, tk in enumerate(rnd.drafted)]
-        extra = {name: dataclasses.replace(c, text=texts(n + 1), top=alts(c.top))
-                 for name in ("correction", "bonus") if (c := getattr(rnd, name)) is not None}
-        tree = [dataclasses.replace(nd, text=texts(i)) for i, nd in enumerate(rnd.tree)] if rnd.tree else None
-        rounds.append(dataclasses.replace(rnd, drafted=drafted, tree=tree, **extra))
-    return dataclasses.replace(trace, prompt=HOSTILE[0] + HOSTILE[1], draft_model=HOSTILE[2],
-                               target_model=HOSTILE[1], device=HOSTILE[0], rounds=rounds)
-
-
 @pytest.mark.parametrize("which", ["chain", "tree"])
 def test_markup_in_a_trace_comes_out_as_text(which, request):
     trace = Trace.from_json(hostile(request.getfixturevalue(which)).to_json())   # a file that says so is valid
     page = export.export_html(trace)
     assert page.count("<script") == 2 and page.count("</script>") == 2            # the data block and the script
-    assert "<img" not in page and "<svg onload" not in page and "<!-- ]]>" not in page
+    assert "<img" not in page and "<iframe" not in page and "<svg onload" not in page and "<!-- ]]>" not in page
+    assert all(h.replace("\u2028", "") not in page for h in HOSTILE)               # none of them as written
     assert "\u2028" not in page.split('id="sv-x-data">')[1]                        # escaped in the JSON block
     parsed = Elements(page)
     assert {tag for tag, _ in parsed.tags} <= {"html", "head", "meta", "title", "style", "body", "main", "h1", "h2",
@@ -173,7 +150,7 @@ def test_markup_in_a_trace_comes_out_as_text(which, request):
     assert not [a for _, a in parsed.tags if any(k.startswith("on") for k in a)]   # no handler attribute anywhere
     shown = parsed.having(class_="sv-prompt")
     assert shown and "alert(1)" in page                                             # ...but the text itself is shown
-    assert "&lt;img src=x onerror=alert(2)&gt;" in page
+    assert "&lt;img src=x onerror=&quot;window.__pwned = 2&quot;&gt;" in page
 
 
 def test_json_in_a_script_element_cannot_close_it():
