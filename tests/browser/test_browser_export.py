@@ -113,7 +113,8 @@ def check_round(pg: Offline, trace: Trace, n: int, lang: str):
     card = pg.page.locator(f'#sv-log .sv-card[data-round="{n}"]')
     for i, tk in enumerate(rnd.drafted):                  # every drafted token's numbers, in its card and its text
         row = card.locator(f'tr[data-pos="{i + 1}"]').inner_text()
-        assert display_number(tk.q) in row and display_number(tk.p) in row, (n, i, row)
+        q, p = (tk.q_confidence, tk.p_confidence) if trace.greedy else (tk.q, tk.p)   # as the app's card shows them
+        assert display_number(q) in row and display_number(p) in row, (n, i, row)
         if rnd.verdict(i) != "discarded":
             assert f"u {display_number(tk.u, 2)}" in row and f"a {display_number(tk.accept_prob, 2)}" in row
         token = pg.page.locator(f'#sv-live [data-round="{n}"][data-pos="{i + 1}"][data-verdict="{rnd.verdict(i)}"]')
@@ -194,3 +195,41 @@ def test_a_trace_of_markup_runs_nothing(browser, traces, files, lang):
         assert pg.requests == [] and pg.problems == []
     finally:
         pg.close()
+
+
+def _download_html(page, tmp_path: Path, name: str) -> Path:
+    """The file "Download as HTML" gives, once the button is on (its page is written after the run's event)."""
+    button = page.page.locator("#sv-download-html")
+    t0 = time.monotonic()
+    while not button.is_enabled():
+        assert time.monotonic() - t0 < 30, "Download as HTML stayed off"
+        time.sleep(0.1)
+    with page.page.expect_download() as info:
+        button.click()
+    path = tmp_path / name
+    info.value.save_as(path)
+    return path
+
+
+def test_the_app_s_button_gives_the_run_and_the_loaded_trace_as_a_page(page, browser, tmp_path):
+    page.set_prompt("the cat")
+    assert page.run()[0] == "ok"
+    page.page.get_by_role("tab", name="Trace files").click()
+    assert page.page.locator("#sv-download-html").inner_text().strip() == t("ui.download_html")
+    with page.page.expect_download() as info:
+        page.page.click("#sv-download")
+    trace_path = tmp_path / "run.json"
+    info.value.save_as(trace_path)
+    trace = Trace.from_json(trace_path.read_bytes())
+    for path in (_download_html(page, tmp_path, "run.html"), None):
+        if path is None:                                    # then the same trace, uploaded and replayed
+            page.upload_trace(trace_path)
+            assert page.wait_final() == "ok"
+            path = _download_html(page, tmp_path, "replayed.html")
+        pg = Offline(browser, path, 1366, 900, "en")
+        try:
+            pg.click("last", len(trace.rounds))
+            check_round(pg, trace, len(trace.rounds), "en")
+            assert pg.requests == [] and pg.problems == []
+        finally:
+            pg.close()
