@@ -1,4 +1,4 @@
-"""The command line: `python -m specviz generate | bench | agreement | costs | prepare ...` (see specviz/cli/)."""
+"""The command line: `python -m specviz generate | bench | agreement | costs | prepare | export ...` (see specviz/cli/)."""
 from __future__ import annotations
 
 import importlib
@@ -6,7 +6,7 @@ import sys
 
 # command -> the module under specviz.cli whose main(argv) runs it. Each imports only what it needs,
 # so argument errors answer before torch models load.
-COMMANDS = {"bench": "bench", "agreement": "agreement", "costs": "costs", "prepare": "prepare"}
+COMMANDS = {"bench": "bench", "agreement": "agreement", "costs": "costs", "prepare": "prepare", "export": "export"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,6 +66,12 @@ APP_STOP_GRACE_S = 1.0          # after Stop, how long a page waits for a slow s
 MAX_TRACE_ROUNDS = 10_000
 MAX_TRACE_DEPTH = 16            # nesting of [ and { in a trace file, checked before parsing (a trace needs 7)
 MAX_TOKEN_ID = 2**31 - 1
+# A run exported as one HTML page (viz/export.py): every round's text and card is in the file, about 5 KB a round, so
+# the CLI's longest run (CLI_MAX_NEW_TOKENS, one token a round at worst) fits and a 10,000-round trace is refused
+# rather than made into a page a browser opens slowly.
+EXPORT_MAX_ROUNDS = 4096
+EXPORT_TIMING_ROUNDS = 40       # the exported page's timing chart: the newest rounds up to the one shown
+EXPORT_LOG_ROUNDS = 40          # ... and its round log's cards, as the app's log (cards.RoundLog) shows
 
 # ---------------------------------------------------------------- `python -m specviz costs` (random-weight shapes)
 COSTS_MAX_LAYERS = 128          # --layers override

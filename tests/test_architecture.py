@@ -413,6 +413,9 @@ LAZY_IMPORTS = {
     ("specviz.models.memory", "transformers"): HEAVY,
     ("specviz.models.gguf_file", "gguf"): "the GGUF reader, only the first time a file is seen (its index is kept)",
     ("specviz.models.gguf_file", "transformers"): HEAVY + " (a GGUF's config and tokenizer, written once)",
+    ("specviz.models.gguf_file", "gguf.gguf_reader"): "the GGUF reader, only the first time a file is seen",
+    ("specviz.models.gguf_file", "transformers.modeling_gguf_pytorch_utils"): HEAVY + " (its header reading, "
+                                                                                    "stood in for while written)",
     ("specviz.models.gguf_loader", "accelerate"): HEAVY + " (the model built on the meta device)",
     ("specviz.models.gguf_loader", "gguf"): "the GGUF dequantizer, only for a layer that is not repacked",
     ("specviz.models.gguf_loader", "transformers"): HEAVY,

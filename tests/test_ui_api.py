@@ -193,9 +193,10 @@ def test_what_if_and_sweep_refuse_out_of_range_values(client):
 def test_a_trace_over_the_size_limit_is_refused_before_it_is_read(monkeypatch):
     import gradio as gr
 
-    from specviz.ui import api, inputs
+    import specviz.trace.files as files
+    from specviz.ui import api
 
-    monkeypatch.setattr(inputs, "APP_MAX_TRACE_BYTES", 10)
+    monkeypatch.setattr(files, "APP_MAX_TRACE_BYTES", 10)   # where the one size check reads it
     with pytest.raises(gr.Error) as caught:
         api.read_trace('{"format": "specviz-trace", "version": 1}')      # 42 bytes: not even parsed
     assert caught.value.message == t("replay.unusable", error=t("input.trace_size", mb="0.0", limit="0"))

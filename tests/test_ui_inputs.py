@@ -10,6 +10,7 @@ import pytest
 from specviz.limits import ADAPTIVE_THRESHOLD, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, APP_MAX_TRACE_BYTES
 from specviz.engine.sampling import SamplingConfig
 from specviz.trace.records import Trace
+from specviz.trace import files
 from specviz.trace.files import TraceFormatError
 from specviz.ui import inputs, worker
 from specviz.ui.inputs import CUSTOM, HUB_PRESETS, PACKAGED, InputError
@@ -99,7 +100,7 @@ def test_trace_files_are_size_checked_then_parsed(tmp_path, monkeypatch):
     bad.write_text(json.dumps({"format": "nope"}))
     with pytest.raises(TraceFormatError):
         inputs.read_trace(str(bad))
-    monkeypatch.setattr(inputs, "APP_MAX_TRACE_BYTES", 10)
+    monkeypatch.setattr(files, "APP_MAX_TRACE_BYTES", 10)   # where the one size check reads it
     with pytest.raises(TraceFormatError, match="the limit is 0 MB"):
         inputs.read_trace(str(good))
     # One number everywhere (issue 30: 20 MiB was said "21 MB" while the docs say 20 MB).

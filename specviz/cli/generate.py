@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, what in (("bench", "throughput of every decoder versus K, with an HTML report"),
                        ("agreement", "how often greedy speculative output equals the target alone"),
                        ("costs", "c, verify_cost and theoretical speedup of known architectures, offline"),
-                       ("prepare", "convert the packaged model pair into the cache, once")):
+                       ("prepare", "convert the packaged model pair into the cache, once"),
+                       ("export", "a trace file as one HTML page that replays the run offline")):
         sub.add_parser(name, help=what, add_help=False)
     gen.add_argument("--prompt", required=True)
     gen.add_argument("--raw", action="store_true", help="feed the prompt as raw text (no chat template)")

@@ -320,7 +320,8 @@ STRINGS: dict[str, str] = {
 
     # ------------------------------------------------------------ trace files and replay
     "trace.intro": ("Download the run as JSON; upload a trace to replay it round by round without loading any "
-                    "model (prepare runs on a GPU, replay them anywhere)."),
+                    "model (prepare runs on a GPU, replay them anywhere). **Download as HTML** gives one file that "
+                    "replays the run or the loaded trace in any browser, offline: no server, no model, no network."),
     "replay.choose": "Choose a trace file (.json) to replay.",
     "replay.unusable": "Not a usable trace: {error}",
     "replay.start": "Replaying a trace: {n:round|rounds}, no model needed.",
@@ -890,4 +891,30 @@ STRINGS: dict[str, str] = {
                           "although τ = {tau} (tokens per round) with the draft model run {reads} times a round at "
                           "c = {c} and a verify of {k:node|nodes} at {verify}× one token would allow {theory}× (the "
                           "rest is the decoder's own overhead)."),
+    # ---------------------------------------------------------------- a run as one HTML file (viz/export.py)
+    "ui.download_html": "Download as HTML (offline replay)",
+    "export.title": "specviz · a recorded speculative decoding run",
+    "export.intro": ("This page replays a recorded run round by round. It needs no server, no model and no network: "
+                     "everything is inside this one file. Hover, tap or focus a token for its q, p, a = min(1, p/q), "
+                     "u and verdict."),
+    "export.nav": "Step through the rounds",
+    "export.first": "|◀ First",
+    "export.prev": "◀ Previous",
+    "export.next": "Next ▶",
+    "export.last": "Last ▶|",
+    "export.play": "Play",
+    "export.pause": "Pause",
+    "export.slider": "Round shown",
+    "export.round_of": "Round {n} of {total}",
+    "export.start": "The prompt alone, before round 1 of {total}",
+    "export.keys": "Keys: ← and → step one round, Home and End jump, the space bar plays and pauses.",
+    "export.live": "The text, round by round",
+    "export.charts": "Acceptance and timing, up to the round shown",
+    "export.timing_sub": "the newest {n} rounds up to the one shown; the round shown is outlined",
+    "export.timing_bar": "round {round}: draft {draft} ms, verify {verify} ms, {tokens:token|tokens} emitted",
+    "export.noscript": "Without JavaScript every round is shown at once; with it, the buttons step through them.",
+    "export.made": "Exported by specviz from a trace of {rounds:round|rounds} ({tokens:token|tokens}).",
+    "export.too_many_rounds": ("the trace has {n} rounds; an exported page holds at most {limit} (the file would be too "
+                               "large for a browser to open quickly)"),
+    "export.log_window": "The newest {n} cards up to the round shown; the slider reaches every round.",
 }

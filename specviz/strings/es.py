@@ -304,7 +304,9 @@ STRINGS: dict[str, str] = {
 
     # ------------------------------------------------------------ archivos de traza y reproducción
     "trace.intro": ("Descarga la ejecución como JSON; sube una traza para reproducirla ronda a ronda sin cargar "
-                    "ningún modelo (prepara las ejecuciones en una GPU y reprodúcelas en cualquier parte)."),
+                    "ningún modelo (prepara las ejecuciones en una GPU y reprodúcelas en cualquier parte). "
+                    "**Descargar como HTML** da un único archivo que repite la ejecución o la traza cargada en "
+                    "cualquier navegador, sin conexión: sin servidor, sin modelo, sin red."),
     "replay.choose": "Elige un archivo de traza (.json) para reproducir.",
     "replay.unusable": "No es una traza utilizable: {error}",
     "replay.start": "Reproduciendo una traza: {n:ronda|rondas}, sin modelo.",
@@ -936,4 +938,30 @@ STRINGS: dict[str, str] = {
                           "solo, aunque τ = {tau} (tokens por ronda) con el modelo borrador ejecutado {reads} veces "
                           "por ronda a c = {c} y una verificación de {k:nodo|nodos} a {verify}× un token permitirían "
                           "{theory}× (el resto es el coste propio del decodificador)."),
+    # ---------------------------------------------------------------- a run as one HTML file (viz/export.py)
+    "ui.download_html": "Descargar como HTML (repetición sin conexión)",
+    "export.title": "specviz · una ejecución grabada de decodificación especulativa",
+    "export.intro": ("Esta página repite una ejecución grabada ronda a ronda. No necesita servidor, ni modelo, ni red: "
+                     "todo está dentro de este único archivo. Pasa el puntero, toca o enfoca un token para ver su q, p, "
+                     "a = min(1, p/q), u y veredicto."),
+    "export.nav": "Recorrer las rondas",
+    "export.first": "|◀ Primera",
+    "export.prev": "◀ Anterior",
+    "export.next": "Siguiente ▶",
+    "export.last": "Última ▶|",
+    "export.play": "Reproducir",
+    "export.pause": "Pausa",
+    "export.slider": "Ronda mostrada",
+    "export.round_of": "Ronda {n} de {total}",
+    "export.start": "Solo el prompt, antes de la ronda 1 de {total}",
+    "export.keys": "Teclas: ← y → avanzan o retroceden una ronda, Inicio y Fin saltan, la barra espaciadora reproduce y pausa.",
+    "export.live": "El texto, ronda a ronda",
+    "export.charts": "Aceptación y tiempos, hasta la ronda mostrada",
+    "export.timing_sub": "las {n} rondas más recientes hasta la mostrada; la ronda mostrada va recuadrada",
+    "export.timing_bar": "ronda {round}: borrador {draft} ms, verificación {verify} ms, {tokens:token emitido|tokens emitidos}",
+    "export.noscript": "Sin JavaScript se muestran todas las rondas a la vez; con él, los botones las recorren.",
+    "export.made": "Exportado por specviz de una traza de {rounds:ronda|rondas} ({tokens:token|tokens}).",
+    "export.too_many_rounds": ("la traza tiene {n} rondas; una página exportada admite como máximo {limit} (el archivo "
+                               "sería demasiado grande para que un navegador lo abra con rapidez)"),
+    "export.log_window": "Las {n} tarjetas más recientes hasta la ronda mostrada; el deslizador llega a todas las rondas.",
 }

@@ -24,8 +24,8 @@ import typing
 from typing import Any
 
 from ..errors import Key, KeyedError
-from ..limits import (DECODER_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, MAX_TOKEN_ID, MAX_TRACE_DEPTH,
-                      MAX_TRACE_ROUNDS, MAX_TREE_NODES)
+from ..limits import (APP_MAX_TRACE_BYTES, DECODER_MAX_NEW_TOKENS, MAX_K, MAX_TEMPERATURE, MAX_TOKEN_ID,
+                      MAX_TRACE_DEPTH, MAX_TRACE_ROUNDS, MAX_TREE_NODES)
 
 TRACE_FORMAT = "specviz-trace"
 TRACE_VERSION = 1
@@ -54,6 +54,14 @@ def _shown(value) -> str:
 
 
 # ---------------------------------------------------------------- reading
+def check_size(size: int) -> None:
+    """A trace of `size` bytes, refused beyond APP_MAX_TRACE_BYTES; both said in MB (10^6 bytes), as the docs say
+    the limit (one number everywhere: "the limit is 20 MB"). Here, below the page, so the command line's exporter
+    refuses what the page's upload refuses, in the same sentence."""
+    if size > APP_MAX_TRACE_BYTES:
+        _fail("input.trace_size", mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}")
+
+
 def parse(cls, text: str | bytes):
     """A `cls` (the Trace record) from a file's text: nesting depth first, then JSON, types, then `validate`."""
     check_depth(text)

@@ -20,12 +20,12 @@ from ..engine.options import HYBRID_DRAFTERS
 from ..errors import KeyedError, ModelLoadError
 from ..runtime.forwards import CUDA_ONLY
 from ..limits import ADAPTIVE_THRESHOLD, APP_MAX_HUB_ID_CHARS, APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_PROMPT_CHARS, \
-    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TRACE_BYTES, APP_MAX_TREE_NODES, \
+    APP_MAX_PROMPT_TOKENS, APP_MAX_SWEEP_TOKENS, APP_MAX_TEMPERATURE, APP_MAX_TREE_NODES, \
     APP_MIN_TEMPERATURE, MAX_SEED, MAX_TOP_K
 from ..engine.sampling import SamplingConfig
 from ..strings import DEFAULT_LANG, t
 from ..trace.records import Trace
-from ..trace.files import TraceFormatError
+from ..trace.files import TraceFormatError, check_size as check_trace_size  # noqa: F401 - the API's check too
 from .choices import (  # noqa: F401 - the page's choices, re-exported: every form check names them as inputs.*
     CUSTOM, GPU_PRESETS, HUB_PRESETS, PACKAGED, TREE, compile_choices, default_pair, drafter_choices, gguf_pair_files,
     pair_choices)
@@ -195,13 +195,6 @@ def read_trace(path: str) -> Trace:
     check_trace_size(os.path.getsize(path))
     with open(path, "rb") as fh:
         return Trace.from_json(fh.read())
-
-
-def check_trace_size(size: int) -> None:
-    """A trace of `size` bytes, refused beyond APP_MAX_TRACE_BYTES; both said in MB (10^6 bytes), as the docs say
-    the limit (one number everywhere: "the limit is 20 MB")."""
-    if size > APP_MAX_TRACE_BYTES:
-        raise TraceFormatError("input.trace_size", mb=f"{size / 1e6:.1f}", limit=f"{APP_MAX_TRACE_BYTES / 1e6:.0f}")
 
 
 def error_message(e: BaseException, lang: str = DEFAULT_LANG) -> str:

@@ -11,6 +11,7 @@ import gc
 import tempfile
 import threading
 import time
+import uuid
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,9 @@ from .. import bench
 from ..errors import step_text
 from ..limits import APP_CHART_INTERVAL_S, APP_LIVE_UPDATES_PER_S, APP_TICK_S
 from ..strings import DEFAULT_LANG
+from ..trace.files import TraceFormatError
 from ..trace.records import Trace
+from ..viz import export
 from ..models import loading
 from ..runtime.zerogpu import load_device
 
@@ -270,4 +273,14 @@ class AppContext:
         """The trace as a JSON file in this app's temporary folder, for the download button."""
         path = Path(self.tmpdir) / f"specviz-trace-{session_id(request)[:8]}-{int(time.time() * 1000) % 10**9}.json"
         path.write_text(trace.to_json(indent=1), encoding="utf-8")
+        return str(path)
+
+    def write_html(self, trace: Trace) -> str | None:
+        """The run as one page that replays it offline (specviz.viz.export), in this app's temporary folder, for
+        "Download as HTML"; None for a trace too long for one page (the button then stays off)."""
+        path = Path(self.tmpdir) / f"specviz-run-{uuid.uuid4().hex[:12]}.html"
+        try:
+            export.write_html(trace, path, self.lang)
+        except TraceFormatError:
+            return None
         return str(path)

@@ -31,9 +31,9 @@ from ..viz import html as vh
 
 # Every view a run or a replay updates, by name (the components are made in the tab modules).
 VIEWS = ("status", "live", "output", "log", "metrics", "compare", "pos_plot", "time_plot", "law_plot", "cost_plot",
-         "download", "trace", "target_token_s", "insp_round", "insp_pos", "insp_plot", "insp_card")
+         "download", "trace", "target_token_s", "insp_round", "insp_pos", "insp_plot", "insp_card", "download_html")
 # A live run's own event updates these; the charts and the round inspector come after it, from its trace
-# (`after_run_updates`). Why (issue 27): for every output an update leaves unchanged, Gradio 6 builds a new
+# (`after_run_updates`). Why: for every output an update leaves unchanged, Gradio 6 builds a new
 # component (plots and sliders cost the most), tens of milliseconds of Python per update on a 2-core machine, all of
 # it taken from the decode thread (they share the GIL and the cores). The fewer the outputs, the cheaper each update.
 # `target_token_s`: the target alone's seconds per token (None without one), the per-round time chart's reference.
@@ -125,10 +125,18 @@ def inspector_updates(trace: Trace | None, lang: str = DEFAULT_LANG) -> dict:
             "insp_card": vc.round_card_html(r, trace.greedy, lang=lang)}
 
 
-def after_run_updates(trace: Trace | None, lang: str = DEFAULT_LANG, target_token_s: float | None = None) -> dict:
-    """The views a live run leaves to the event after it (`AFTER_RUN_VIEWS`): the charts and the round inspector
-    at the last round, from the run's trace (and the target alone's time per token, when it ran); nothing without
-    rounds."""
+def after_run_updates(trace: Trace | None, lang: str = DEFAULT_LANG, target_token_s: float | None = None,
+                      page: str | None = None) -> dict:
+    """The views a live run leaves to the event after it (`AFTER_RUN_VIEWS`): the charts, the round inspector at the
+    last round and "Download as HTML" (`page`: the run's exported page, `AppContext.write_html`), from the run's trace
+    (and the target alone's time per token, when it ran); nothing without rounds. The page is written here, after
+    the run, so that a streaming run's updates carry one output fewer and the decode never waits for it."""
     if trace is None or not trace.rounds:
         return {}
-    return {**run_charts(trace.rounds, metrics(trace.rounds), lang, target_token_s), **inspector_updates(trace, lang)}
+    return {**run_charts(trace.rounds, metrics(trace.rounds), lang, target_token_s), **inspector_updates(trace, lang),
+            "download_html": html_download(page)}
+
+
+def html_download(page: str | None):
+    """The "Download as HTML" button holding `page` (a file path), or off where there is none."""
+    return gr.update(value=page, interactive=page is not None)

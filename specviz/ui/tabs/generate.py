@@ -133,8 +133,10 @@ def stop(ctx: AppContext, request: gr.Request) -> dict:
 
 
 def after_run(ctx: AppContext, trace, target_token_s=None):
-    """After a run's event: its charts and the round inspector at its last round (`stream.AFTER_RUN_VIEWS`)."""
-    return after_run_updates(trace, ctx.lang, target_token_s)
+    """After a run's event: its charts, the round inspector at its last round and its page for "Download as HTML"
+    (`stream.AFTER_RUN_VIEWS`)."""
+    page = ctx.write_html(trace) if trace is not None and trace.rounds else None
+    return after_run_updates(trace, ctx.lang, target_token_s, page)
 
 
 def submitted(ctx: AppContext, form: dict, request: gr.Request):

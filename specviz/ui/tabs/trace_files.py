@@ -1,4 +1,5 @@
-"""The "Trace files" tab: download the shown run as JSON; upload a trace to replay it without any model."""
+"""The "Trace files" tab: download the shown run as JSON or as one HTML page that replays it offline
+(specviz.viz.export); upload a trace to replay it without any model."""
 from __future__ import annotations
 
 import math
@@ -13,7 +14,7 @@ from ...viz.format import strip_special
 from .. import inputs, waiting, worker
 from ..events import listen
 from ..session import AppContext, end_run, new_run
-from ..stream import VIEWS, StreamView, inspector_updates, status
+from ..stream import VIEWS, StreamView, html_download, inspector_updates, status
 from ..worker import Failed, Result
 
 BATCH_PAUSE_S = 0.5    # between the updates of a replay too long to show round by round
@@ -23,7 +24,11 @@ def tab(lang: str) -> dict:
     c = {}
     with gr.Tab(t("tab.trace", lang), id="trace"):
         gr.Markdown(t("trace.intro", lang))
-        c["download"] = gr.DownloadButton(t("ui.download", lang), value=None, interactive=False, elem_id="sv-download")
+        with gr.Row():
+            c["download"] = gr.DownloadButton(t("ui.download", lang), value=None, interactive=False,
+                                              elem_id="sv-download")
+            c["download_html"] = gr.DownloadButton(t("ui.download_html", lang), value=None, interactive=False,
+                                                   elem_id="sv-download-html")
         # No file_types: Gradio would refuse another file with a bare "Error"; `inputs.read_trace` says why instead.
         c["upload"] = gr.File(label=t("ui.upload", lang), type="filepath", elem_id="sv-upload")
         c["replay_btn"] = gr.Button(t("ui.replay", lang), elem_id="sv-replay")
@@ -103,7 +108,7 @@ def _replay(ctx: AppContext, run, file):
         yield {**update, **status(t("replay.round", lang, n=len(view.rounds), total=len(trace.rounds)), "run")}
         if pause > 0:
             run.stop.wait(pause)                 # a pause that Stop cuts short
-    yield replay_final(trace, view, "".join(text), lang)
+    yield {**replay_final(trace, view, "".join(text), lang), "download_html": html_download(ctx.write_html(trace))}
 
 
 def tail(text: str) -> str:
