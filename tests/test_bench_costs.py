@@ -68,7 +68,10 @@ def test_memory_estimate_is_params_times_bytes():
 
 
 @pytest.mark.parametrize("argv, says", [
-    ([], "required"),
+    ([], "--draft-shape"),
+    (["--draft", "a.gguf"], "--draft and --target go together"),
+    (["--draft", "a.gguf", "--target", "b.gguf", "--draft-shape", "qwen2.5-0.5b"], "not both"),
+    (["--draft", "a.gguf", "--target", "b.gguf", "--layers", "2"], "a file's layers are its own"),
     (["--draft-shape", "gpt-5", "--target-shape", "qwen2.5-7b"], "invalid choice"),
     (["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--k", "0"], "--k must be in"),
     (["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--alpha", "1.5"], "--alpha"),
@@ -127,3 +130,35 @@ def test_forward_costs_times_the_forwards_decoding_runs(tiny_pair):
     assert row_invariant_attention_possible(target) and not has_row_invariant_attention(target)
     bench_costs.forward_costs(target, draft, [1, 2, 3], ks=[2], repeats=1)
     assert has_row_invariant_attention(target) and has_row_invariant_attention(draft)
+
+
+def test_costs_times_two_gguf_files_as_the_load_places_them(tmp_path, capsys, monkeypatch):
+    """--draft/--target FILE.gguf: the files loaded by load_pair (the app's and the bench's load), then timed; no
+    shape is built."""
+    from tests.test_models_gguf import _hf_model, write_model_gguf
+    from specviz.models import loading
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    draft, target = tmp_path / "small.gguf", tmp_path / "large.gguf"
+    write_model_gguf(draft, "qwen2", _hf_model("qwen2", 1, True))
+    write_model_gguf(target, "qwen2", _hf_model("qwen2", 2, True))
+    monkeypatch.setattr(shapes, "materialize", lambda *a, **k: pytest.fail("files are loaded, not shapes built"))
+    loaded = []
+    real = loading.load_pair
+    monkeypatch.setattr(loading, "load_pair", lambda **kw: loaded.append(kw) or real(**kw))
+    rc = costs.main(["--draft", str(draft), "--target", str(target), "--k", "2", "--prompt-tokens", "8",
+                     "--repeats", "1", "--device", "cpu", "--dtype", "fp32"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert [(kw["draft"], kw["target"]) for kw in loaded] == [(str(draft), str(target))]
+    assert "small.gguf" in out and "large.gguf" in out and re.search(r"c = [0-9.]+", out)
+    assert re.findall(r"^\s+(\d+)\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+x$", out, re.M) == ["2"]
+
+
+def test_costs_refuses_a_file_in_one_sentence(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    bad = tmp_path / "notes.gguf"
+    bad.write_bytes(b"not a gguf at all" * 100)
+    rc = costs.main(["--draft", str(bad), "--target", str(bad), "--device", "cpu"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and err[0].startswith("specviz costs: error:") and "notes.gguf" in err[0], err

@@ -4,6 +4,9 @@ Builds random-weight models with the shapes of real ones (specviz.bench.shapes)
 and times bare forwards with the benchmark's own `forward_costs`, so a pair we
 cannot download (Qwen2.5 0.5B -> 7B, say) still gets its c and verify_cost on
 this machine, and theory.expected_speedup turns an assumed alpha into a speedup.
+With `--draft FILE.gguf --target FILE.gguf` it times a pair of GGUF files instead,
+loaded as `load_pair` loads them for the app and the bench (their own weights, on
+the kernels the load chooses), so the costs are those the decoder will meet.
 """
 from __future__ import annotations
 
@@ -25,8 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
                            "known architectures (nothing is downloaded) and print c, verify_cost and the "
                            "theoretical speedup per K.")
     names = list(SHAPES)
-    p.add_argument("--draft-shape", required=True, choices=names, metavar="SHAPE", help=f"one of: {' '.join(names)}")
-    p.add_argument("--target-shape", required=True, choices=names, metavar="SHAPE", help="as --draft-shape")
+    p.add_argument("--draft-shape", choices=names, metavar="SHAPE", help=f"one of: {' '.join(names)}")
+    p.add_argument("--target-shape", choices=names, metavar="SHAPE", help="as --draft-shape")
+    p.add_argument("--draft", metavar="FILE.gguf", help="time this GGUF file as the draft (with --target; instead "
+                                                        "of the shapes)")
+    p.add_argument("--target", metavar="FILE.gguf", help="time this GGUF file as the target (with --draft)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available, else cpu)")
     p.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"],
                    help="default: bf16 on CUDA, bf16 on a CPU that computes it natively, else fp32")
@@ -86,18 +92,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        files = _files(parser, args)
         device, dtype = _device_and_dtype(parser, args)
-        metas, need = _plan(parser, args, device, dtype)
+        metas, need = (None, None) if files else _plan(parser, args, device, dtype)
     except SystemExit as e:   # a bad argument or too little memory (already reported in one line), or --help
         return int(e.code or 0)
 
     import torch
 
     from ..bench.costs import forward_costs, theory_speedup
-    from ..bench.shapes import materialize
 
     t0 = time.perf_counter()
-    draft, target = (materialize(m, device, dtype, seed=i) for i, m in enumerate(metas))
+    try:
+        draft, target, what = _files_pair(args, device, dtype) if files else _shapes_pair(args, metas, device, dtype)
+    except _Refused as e:   # a file refused in one sentence (unsupported, cut short, vocabularies differ, memory)
+        print(f"specviz costs: error: {e}", file=sys.stderr)
+        return 1
     how = _compile((draft, target), args.compile, device)
     vocab = min(draft.config.vocab_size, target.config.vocab_size)
     ids = torch.randint(0, vocab, (args.prompt_tokens,), generator=torch.Generator().manual_seed(0)).tolist()
@@ -108,10 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"specviz costs: error: timing the forwards failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     dt_name = str(dtype).removeprefix("torch.")
-    print(f"draft {args.draft_shape} ({_params(metas[0])}) -> target {args.target_shape} ({_params(metas[1])}), "
-          f"{device} {dt_name}, {how}, {args.prompt_tokens}-token context"
+    print(f"{what}, {device} {dt_name}, {how}, {args.prompt_tokens}-token context"
           + (f", {args.layers} layers each" if args.layers else "")
-          + f", weights ~{need / GIB:.1f} GiB, built and timed in {time.perf_counter() - t0:.1f} s")
+          + (f", weights ~{need / GIB:.1f} GiB" if need else "")
+          + f", built and timed in {time.perf_counter() - t0:.1f} s")
     print(f"one-token forward: target {fc.target_1 * 1000:.2f} ms, draft {fc.draft_1 * 1000:.2f} ms; "
           f"c = {fc.c:.3f}")
     print(f"{'K':>3}{'target K+1 (ms)':>17}{'verify_cost':>13}{f'theory (alpha {args.alpha:g})':>22}")
@@ -120,6 +130,47 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{k:>3}{fc.target_k[k] * 1000:>17.2f}{vc:>13.3f}"
               f"{theory_speedup(args.alpha, k, fc.c, vc):>21.2f}x")
     return 0
+
+
+class _Refused(Exception):
+    """A pair of files the load refused, in its own sentence."""
+
+
+def _files(parser, args) -> bool:
+    """Whether GGUF files are timed (both given) rather than shapes (both given); anything else is refused."""
+    files, shapes = (args.draft, args.target), (args.draft_shape, args.target_shape)
+    if any(files) and any(shapes):
+        parser.error("give either --draft/--target (GGUF files) or --draft-shape/--target-shape, not both")
+    if any(files):
+        if not all(files):
+            parser.error("--draft and --target go together")
+        if args.layers:
+            parser.error("--layers changes built shapes only; a file's layers are its own")
+        return True
+    if not all(shapes):
+        parser.error("give --draft-shape and --target-shape (or --draft and --target GGUF files)")
+    return False
+
+
+def _shapes_pair(args, metas, device, dtype):
+    """Random-weight models of the two shapes: (draft, target, a line naming them)."""
+    from ..bench.shapes import materialize
+
+    draft, target = (materialize(m, device, dtype, seed=i) for i, m in enumerate(metas))
+    return draft, target, (f"draft {args.draft_shape} ({_params(metas[0])}) -> target {args.target_shape} "
+                           f"({_params(metas[1])})")
+
+
+def _files_pair(args, device, dtype):
+    """The two GGUF files loaded as the app and the bench load them: (draft, target, a line naming them)."""
+    from ..models.loading import ModelLoadError, load_pair
+
+    try:
+        pair = load_pair(draft=args.draft, target=args.target, device=device, dtype=dtype)
+    except ModelLoadError as e:
+        raise _Refused(str(e)) from None
+    return pair.draft, pair.target, (f"draft {pair.draft_name} ({_params(pair.draft)}, {pair.draft_weights}) -> "
+                                     f"target {pair.target_name} ({_params(pair.target)}, {pair.target_weights})")
 
 
 def _plan(parser, args, device, dtype):
