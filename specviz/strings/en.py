@@ -404,8 +404,9 @@ STRINGS: dict[str, str] = {
 
     "cls.tab_race": "Drafter race",
     "race.intro": ("**The same prompt, four drafters.** The target alone runs first; then the draft model, prompt "
-                   "lookup, hybrid and a draft tree each decode the same prompt with the same K, greedily (T = 0) and "
-                   "on the same uncompiled forwards. Greedy speculative decoding must write exactly the target's own "
+                   "lookup, hybrid and a draft tree each decode the same prompt with the same K, greedily (T = 0), each "
+                   "run as Generate runs it, and the target alone is Generate's own comparison, so the speedups are "
+                   "the ones Generate shows. Greedy speculative decoding must write exactly the target's own "
                    "tokens, so the race is also a losslessness check. Each token is coloured by who proposed it."),
     "race.prompt": "Prompt",
     "race.default_prompt": ("Rename the variable total to running_sum in this function and return the whole "

@@ -393,7 +393,8 @@ STRINGS: dict[str, str] = {
     "cls.tab_race": "Carrera de borradores",
     "race.intro": ("**El mismo prompt, cuatro borradores.** Primero corre el objetivo solo; después el modelo "
                    "borrador, la búsqueda en el prompt, el híbrido y un árbol de borradores decodifican el mismo "
-                   "prompt con la misma K, en modo greedy (T = 0) y con las mismas pasadas sin compilar. La "
+                   "prompt con la misma K, en modo greedy (T = 0), cada uno como lo ejecuta Generar, y el objetivo "
+                   "solo es la misma comparación de Generar, así que las aceleraciones son las que muestra Generar. La "
                    "decodificación especulativa greedy debe escribir exactamente los tokens del objetivo, así que la "
                    "carrera es también una prueba de que no hay pérdidas. Cada token se colorea según quién lo "
                    "propuso."),
