@@ -521,9 +521,10 @@ STRINGS: dict[str, str] = {
     "whatif.no_run": "No run or lesson open: only the theory is shown.",
     "whatif.worked": ("Worked example: α = {alpha}, K = {k}, c ≈ 8/70 = {c} gives {tokens} tokens per round and "
                       "a speedup of {speedup}× by this formula. Published measurements: Chen et al. 2023 (DeepMind, "
-                      "“Accelerating Large Language Model Decoding with Speculative Sampling”) report 2–2.5× "
-                      "with Chinchilla 70B in a distributed setup, and Leviathan et al. 2023 (ICML, “Fast "
-                      "Inference from Transformers via Speculative Decoding”) 2–3× on T5-XXL. This formula "
+                      "“Accelerating Large Language Model Decoding with Speculative Sampling”, arXiv 2302.01318) "
+                      "report 2–2.5× with Chinchilla 70B in a distributed setup, and Leviathan et al. 2023 (ICML, "
+                      "“Fast Inference from Transformers via Speculative Decoding”, arXiv 2211.17192) 2–3× on "
+                      "T5-XXL. This formula "
                       "reaches {claimed}× here only with c ≈ {c_claim}."),
     "why.intro": ("**Why it is fast, measured.** Speculative decoding assumes one target forward over K+1 "
                   "positions costs about as much as over one (memory-bound). Time it on this machine."),

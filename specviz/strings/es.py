@@ -516,9 +516,8 @@ STRINGS: dict[str, str] = {
     "whatif.no_run": "No hay ejecución ni lección abierta: solo se muestra la teoría.",
     "whatif.worked": ("Ejemplo resuelto: α = {alpha}, K = {k}, c ≈ 8/70 = {c} da {tokens} tokens por ronda y una "
                       "aceleración de {speedup}× según esta fórmula. Mediciones publicadas: Chen et al. 2023 "
-                      "(DeepMind, «Accelerating Large Language Model Decoding with Speculative Sampling») "
-                      "informan de 2–2.5× con Chinchilla 70B en un montaje distribuido, y Leviathan et al. 2023 "
-                      "(ICML, «Fast Inference from Transformers via Speculative Decoding») de 2–3× en T5-XXL. "
+                      "(DeepMind, arXiv 2302.01318) informan de 2–2.5× con Chinchilla 70B en un montaje "
+                      "distribuido, y Leviathan et al. 2023 (ICML, arXiv 2211.17192) de 2–3× en T5-XXL. "
                       "Esta fórmula llega aquí a {claimed}× solo con c ≈ {c_claim}."),
     "why.intro": ("**Por qué es rápido, medido.** La decodificación especulativa supone que una pasada del "
                   "objetivo sobre K+1 posiciones cuesta casi lo mismo que sobre una (límite de memoria). "
