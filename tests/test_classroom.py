@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 
 import pytest
@@ -36,6 +37,46 @@ def test_numbers_and_formula_at_each_test():
     assert vc.formula(third).endswith("u = 0.900 ≥ 0.250 → rejected")
     assert "u = ?" in vc.formula(third, hidden=True)
     assert vc.formula(first, "es").endswith("→ aceptado")
+
+
+_NUMBER = r"([0-9][0-9.e+-]*)"
+_LINE = re.compile(rf"min\(1, {_NUMBER}/{_NUMBER}\) = {_NUMBER}; u = {_NUMBER} (<|≥) {_NUMBER} → (\S+)$")
+
+
+def _rounded_like(x: float, shown: str) -> str:
+    """`x` written the way `shown` is (the same decimals, or the same exponent form): what a reader checking the
+    line by hand compares with."""
+    if "e" in shown:
+        return f"{x:.{len(shown.split('e')[0].split('.')[1])}e}"
+    return f"{x:.{len(shown.split('.')[1])}f}"
+
+
+def _check_line(p: float, q: float, a: float, u: float) -> None:
+    line = vc.formula(vc.Decision(p=p, q=q, a=a, u=u))
+    ps, qs, shown_a, us, rel, again, verdict = _LINE.search(line).groups()
+    assert again == shown_a and verdict == ("accepted" if u < a else "rejected"), line
+    assert _rounded_like(min(1.0, float(ps) / float(qs)), shown_a) == shown_a, line   # min(1, p/q) of the shown
+    assert _rounded_like(a, shown_a) == shown_a, line                                 # the true a, rounded
+    assert (float(us) < float(shown_a)) == (rel == "<") == (u < a), line              # u's side of a, as shown
+    assert len(ps.replace("0.", "", 1).lstrip("0").split("e")[0].replace(".", "")) >= 3, line   # 3 s.f. at least
+
+
+def test_every_formula_line_checks_out_by_hand_with_its_shown_numbers():
+    """10,000 tests with p and q spread over 1e-6..1 (log-uniform), a as the decoder records it (float32) and as
+    the exact ratio: min(1, p/q) of the shown p and q rounds to the shown a, and the shown u sits on the shown a's
+    side the verdict says. Two significant figures once gave `min(1, 0.012/0.019) = 0.651`."""
+    import numpy as np
+
+    rng = np.random.default_rng(20260)
+    p, q = (10.0 ** rng.uniform(-6, 0, 10_000) for _ in range(2))
+    u = rng.uniform(0, 1, 10_000)
+    f32 = np.float32
+    for i in range(10_000):
+        exact = min(1.0, p[i] / q[i])
+        recorded = float(min(f32(1), f32(p[i]) / f32(q[i])))
+        _check_line(float(f32(p[i])), float(f32(q[i])), recorded, float(u[i]))
+        _check_line(float(p[i]), float(q[i]), exact, float(exact if i % 97 == 0 else u[i]))   # u = a: rejected
+    _check_line(0.01236, 0.01899, 0.01236 / 0.01899, 0.5)   # the line a class found: 0.012/0.019 = 0.632, not 0.651
 
 
 def test_walk_crosses_rounds_and_stops_at_both_ends():

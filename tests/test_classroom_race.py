@@ -162,3 +162,63 @@ def test_the_code_edit_lesson_says_what_its_own_trace_measured():
         for figure in (f"{len(lookup)} ", f" {len(trace.rounds)} ", f" {drafted} ", f" {kept} ",
                        f"({100 * kept / drafted:.0f}%)", f" {longest}.", f"τ = {emitted / len(trace.rounds):.2f}"):
             assert figure in said, (lang, figure, said)
+
+
+# ---------------------------------------------------------------- the race's lanes are Generate's runs
+def _spied(monkeypatch, module, name: str, seen: dict, key: str) -> None:
+    """Stand in for a decoder entry of `module`: record the options it was called with, decode nothing."""
+    from specviz.engine.options import decode_options
+
+    def spy(*args, options=None, **keywords):
+        seen[key] = decode_options(options, **keywords)
+        return iter(())
+
+    monkeypatch.setattr(module, name, spy)
+
+
+def _path(options):
+    """What decides how a run's forwards run and what it decodes, without the run's own hooks (stop, stats, the
+    tokenizer that names tokens, the pair's EOS ids) and the per-token records (outside the timed rounds)."""
+    import dataclasses
+
+    return dataclasses.replace(options, stop=None, stats=None, tokenizer=None, eos_token_id=None, record=True)
+
+
+def _generate(pair, monkeypatch, drafter: str, seen: dict) -> None:
+    """A Generate run of the page's worker with the form's defaults (compile "auto") and the comparison on, greedy:
+    `seen` gets "generate <drafter>" and "generate target <drafter>"."""
+    import queue
+
+    from specviz.engine.sampling import SamplingConfig
+    from specviz.ui import worker
+    from specviz.ui.session import Run
+
+    _spied(monkeypatch, worker, "speculative_generate", seen, f"generate {drafter}")
+    _spied(monkeypatch, worker, "autoregressive_generate", seen, f"generate target {drafter}")
+    job = worker.DecodeJob(types.SimpleNamespace(**vars(pair), tokenizer=None), REPEATING, 4,
+                           SamplingConfig(temperature=0.0), 12, 0, compare=True, drafter=drafter)
+    events = queue.Queue()
+    worker.decode(job, Run(), events)
+    assert not [e for e in events.queue if isinstance(e, worker.Failed)]
+
+
+@pytest.mark.parametrize("entrant", race.ENTRANTS)
+def test_each_lane_and_the_target_alone_run_as_generate_runs_them(pair, monkeypatch, entrant):
+    """The race's target alone is Generate's comparison and each drafter's lane is Generate's run of that drafter:
+    the same decoder entries with the same options (compile, static cache, drafting), so the race's speedups are
+    the ones Generate shows. The race once decoded every lane with compile "off" while Generate's default is
+    "auto" (a GPU's compiled forwards on static caches): its target alone ran slower than Generate's, and every
+    speedup it showed was overstated."""
+    from specviz.engine import baseline, speculative as spec
+
+    seen: dict = {}
+    _generate(pair, monkeypatch, "model", seen)       # the page's default drafter: Generate's own comparison
+    _generate(pair, monkeypatch, entrant, seen)
+    _spied(monkeypatch, baseline, "autoregressive_generate", seen, "race target")
+    _spied(monkeypatch, spec, "speculative_generate", seen, f"race {entrant}")
+    race.target_lane(pair.target, REPEATING, 12)
+    race.lane_from_rounds(entrant, race.decoder_rounds(pair.target, pair.draft, REPEATING, entrant, 4, 12))
+    assert _path(seen["race target"]) == _path(seen["generate target model"])
+    assert _path(seen[f"race {entrant}"]) == _path(seen[f"generate {entrant}"])
+    # The target alone is Generate's default run's comparison whatever the lane: the compile the page starts with.
+    assert seen["race target"].compile == "auto" and seen["race target"].static_cache is None

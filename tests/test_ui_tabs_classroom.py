@@ -56,3 +56,33 @@ def test_escape_leaves_presenter_mode_even_with_the_switch_focused():
     for any focused input before it looked at Escape. Escape is handled first now (the browser test presses it)."""
     js = tab.KEYS_JS
     assert js.index("'Escape'") < js.index("['input', 'textarea', 'select']")
+
+
+def _summary(stage_html: str) -> str:
+    import html
+    import re
+
+    return html.unescape(re.search(r'<p class="sv-cls-summary"[^>]*>(.*?)</p>', stage_html).group(1))
+
+
+@pytest.mark.parametrize("name", ["early-rejection", "bonus-round", "tree-second-branch"])
+@pytest.mark.parametrize("predict", [False, True])
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_round_summary_waits_for_the_rounds_last_test(name, predict, lang):
+    """At the draft and the verify (a tree: the whole tree) the summary said "2 of 4 drafts accepted; 'x' rejected"
+    before the walk showed a single test, predict mode or not. It says so now only once every test is shown."""
+    from specviz.classroom.steps import stops
+
+    _, trace = lessons.load(name)
+    hidden = t("cls.sum_hidden", lang)
+    for r, rnd in enumerate(trace.rounds[:3]):
+        kinds = [s.kind for s in stops(rnd)]
+        last_test = max((i for i, k in enumerate(kinds) if k in ("test", "node")), default=-1)
+        for i, kind in enumerate(kinds):
+            state = StepState(round=r, stop=i, revealed=True)
+            said = _summary(tab.render(ctx(lang), trace, state, tab.SEED, predict)["cls_stage"])
+            assert (said == hidden) == (i < last_test), (name, r, i, kind, said)
+        if last_test >= 0 and predict:     # the last test before its u is revealed: still kept back
+            state = StepState(round=r, stop=last_test, revealed=False)
+            said = _summary(tab.render(ctx(lang), trace, state, tab.SEED, predict)["cls_stage"])
+            assert said == hidden or kinds[last_test] not in ("test", "node")

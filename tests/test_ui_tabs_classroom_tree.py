@@ -44,3 +44,32 @@ def test_an_accepted_node_shows_no_residual_and_a_redraw_says_why_not():
     assert t("ctree.redraw") in again["cls_stage"] and 'data-kind="tree"' in again["cls_stage"]
     # the recorded walk is unchanged by it: the same stops, the same verdicts
     assert replace(again["cls_cur"], draw=0).view(trace.rounds, tab.SEED).round == rnd
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_residual_step_says_whose_chance_is_whose_and_never_shows_a_dash_for_a_probability(lang):
+    """Σ max(0, r − q) is the chance that a test here fails for a candidate not yet drawn, not this candidate's: the
+    stage says both, this one's as 1 − a. The changes list says "not recorded" in words where a probability is
+    unknown (a dash read as 0), and the residual's reason names min(r, q), not "the probability already spent"."""
+    import html
+
+    from specviz.classroom.steps import node_decision
+    from specviz.classroom.tree_steps import Change
+    from specviz.viz import classroom_tree as vt
+    from specviz.viz.format import display_number
+
+    lesson, trace = lessons.load(LESSON)
+    state = lesson.opening(trace.rounds)
+    out = tab.open_lesson(ctx(lang), LESSON)
+    stage = html.unescape(out["cls_stage"])
+    rnd = trace.rounds[state.round]
+    node = stops(rnd)[state.stop].pos
+    miss = display_number(1.0 - node_decision(rnd.tree[node]).a)
+    chance = out["cls_stage"].split('sv-cls-chance" data-reject="')[1].split('"')[0]
+    assert t("ctree.reject_chance", lang, reject=chance, miss=miss) in stage
+    assert "1 − a = " + miss in stage and "min(r, q)" in stage
+    for stale in ("Chance that this candidate would be rejected", "already had its chance at is spent",
+                  "Probabilidad de que este candidato fuera rechazado", "ya tuvo su oportunidad queda gastada"):
+        assert stale not in stage
+    rows = vt.changes_html([Change(5, "x", None, 0.25), Change(6, "y", 0.5, None)], lang)
+    assert "—" not in rows and rows.count(html.escape(t("ctree.not_recorded", lang))) == 2

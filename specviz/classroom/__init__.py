@@ -3,7 +3,7 @@
     steps     the stops of a round, the numbers at each, re-drawn u, the mass picture (pure)
     state     where the step view stands (a frozen StepState) and its moves (pure)
     lab       first tokens sampled through `rule.verify` and through deliberately broken rules (torch)
-    whatif    the theory's curves, the seed text's worked example, the measured point (pure)
+    whatif    the theory's curves, the worked example beside a published claim, the measured point (pure)
     lessons   prepared traces in assets/lessons (pure)
     race      the drafter race: the target alone and four drafters on one prompt through the real decoder (the
               decoder is imported only where a lane runs)

@@ -1,7 +1,8 @@
 """Why not just compare tokens? The same drafts through the real rule and through exact matching.
 
 Exact matching accepts a draft x ~ q only when the target's own sample y ~ p is
-the same token, so P(accept) = Σ_x p(x)·q(x): two independent draws rarely meet.
+the same token, so P(accept) = Σ_x p(x)·q(x), never above the rule's (p·q ≤ min(p, q)), and far below it
+when p and q spread over many tokens; close to it where both put nearly everything on one token.
 The rule accepts x with probability min(1, p(x)/q(x)), so P(accept) =
 Σ_x q(x)·min(1, p(x)/q(x)) = Σ_x min(p(x), q(x)), and it still emits exactly p.
 Both rates are measured here from real draws (one seeded generator, the same

@@ -1,7 +1,10 @@
 """A drafter race on one prompt: the draft model, prompt lookup, hybrid and a draft tree, each through the real decoder.
 
-Every lane decodes the same prompt greedily (T = 0) with the same K and the same forwards (dynamic caches, no
-compiled graphs: the tree needs them, so every lane gets them and the times compare like with like). The target
+Every lane decodes the same prompt greedily (T = 0) with the same K, and each one the way Generate decodes it
+under the page's default settings (`specviz.engine.drafter_names`): the same decoder entry, the same cache kind
+and compiled or eager forwards, the same warm-up (outside the timed rounds). The target alone is Generate's own
+comparison, so a lane's speedup is the one Generate would show; the tree runs eagerly on the dynamic cache, as it
+does in Generate, and is measured against that same target alone (on a CPU every lane is eager). The target
 alone runs first and is the reference: greedy speculative decoding must give exactly its tokens, so the race is
 also a losslessness check, and a lane that differs says at which token.
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
+from ..engine.drafter_names import PAGE_COMPILE, decoder_options, target_alone_compile
 from ..limits import APP_MAX_K, APP_MAX_RACE_TOKENS, APP_MAX_TREE_NODES
 from ..trace.records import Round, first_difference
 
@@ -91,7 +95,8 @@ def pieces_of(rnd: Round) -> list[Piece]:
 def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, max_new_tokens: int,
                    **run) -> Iterator[Round]:
     """The race's one call to `speculative_generate`: greedy, no per-token records (they would slow the clock),
-    dynamic caches for every lane. The tree is the draft model's dynamic tree of K nodes, as the page's "tree".
+    the drafter's options as Generate's (`drafter_names.decoder_options` at the page's compile choice). The tree
+    is the draft model's dynamic tree of K nodes, as the page's "tree".
     `run`: the decoder's `eos_token_id`, `stop` (asked between rounds) and `stats` (`stats["stopped"]` says Stop
     ended the lane), passed on as they are."""
     from ..engine.sampling import SamplingConfig
@@ -99,12 +104,10 @@ def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, m
 
     if entrant not in ENTRANTS:
         raise ValueError(f"unknown race entrant {entrant!r}; one of {ENTRANTS}")
-    tree = f"dynamic:{k}" if entrant == "tree" else None
     return speculative_generate(target, None if entrant == "ngram" else draft, prompt_ids, k=k,
                                 sampling=SamplingConfig(temperature=0.0),
                                 max_new_tokens=max_new_tokens, seed=0, record=False,
-                                drafter="model" if entrant == "tree" else entrant, compile="off", tree=tree,
-                                **run)
+                                **decoder_options(entrant, k, PAGE_COMPILE), **run)
 
 
 def lane_from_rounds(entrant: str, rounds: Iterable[Round]) -> Lane:
@@ -122,14 +125,17 @@ def lane_from_rounds(entrant: str, rounds: Iterable[Round]) -> Lane:
 
 def target_lane(target, prompt_ids: list[int], max_new_tokens: int, *, eos_token_id=None,
                 stop: Callable[[], bool] | None = None) -> Lane:
-    """The target alone, greedy, on the same uncompiled forwards: the reference every lane must equal."""
+    """The target alone, greedy, as Generate's comparison runs it after a run with the page's default drafter and
+    compile choice (`drafter_names.target_alone_compile`): the reference every lane must equal, and the speed
+    every lane is measured against."""
     from ..engine.baseline import autoregressive_generate
     from ..engine.sampling import SamplingConfig
 
     lane, stats = Lane(TARGET), {}
+    compile = target_alone_compile("model", MAX_RACE_K, PAGE_COMPILE)   # K does not matter to a chain's target
     for s in autoregressive_generate(target, prompt_ids, sampling=SamplingConfig(temperature=0.0),
                                      max_new_tokens=max_new_tokens, seed=0, eos_token_id=eos_token_id,
-                                     compile="off", stop=stop, stats=stats):
+                                     compile=compile, stop=stop, stats=stats):
         lane.pieces.append(Piece(int(s.token_id), TARGET))
         lane.rounds += 1
         lane.seconds += s.seconds

@@ -32,6 +32,13 @@ class StepView:
         return self.redrawn.round
 
     @property
+    def decided(self) -> bool:
+        """Every test of the round has been shown, u included: from here its summary gives nothing away (before
+        it, at the draft or the verify, it told the outcome the walk was about to show)."""
+        later = stops(self.round)[self.pos + 1:]
+        return not self.hidden and not any(s.kind in ("test", "node") for s in later)
+
+    @property
     def shows_rejection(self) -> bool:
         """The stop shows a rejected draft or its correction (where the mass picture explains it)."""
         if self.stop.kind == "correction":

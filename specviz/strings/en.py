@@ -398,7 +398,7 @@ STRINGS: dict[str, str] = {
     "cls.sum_rejected": "{token} rejected: p = {p}, q = {q}",
     "cls.sum_correction": "correction {token} from the residual",
     "cls.sum_bonus": "bonus {token} from p",
-    "cls.sum_hidden": "The round's summary appears at its last step.",
+    "cls.sum_hidden": "The round's summary appears once its tests are done.",
     "cls.redrawn": "u re-drawn (draw {draw}, seed {seed}); p and q are the recorded ones.",
     "cls.redraw_same": "The rejection point is unchanged.",
     "cls.redraw_changed": "The new u moves the rejection point.",
@@ -440,8 +440,9 @@ STRINGS: dict[str, str] = {
     "cls.tab_run": "The whole run: accepted lengths and time",
     "cls.run_intro": "After the last round, the run as a whole: how many drafts each round accepted against what independent acceptances predict, and where each round's time went.",
     "race.intro": ("**The same prompt, four drafters.** The target alone runs first; then the draft model, prompt "
-                   "lookup, hybrid and a draft tree each decode the same prompt with the same K, greedily (T = 0) and "
-                   "on the same uncompiled forwards. Greedy speculative decoding must write exactly the target's own "
+                   "lookup, hybrid and a draft tree each decode the same prompt with the same K, greedily (T = 0), each "
+                   "run as Generate runs it, and the target alone is Generate's own comparison, so the speedups are "
+                   "the ones Generate shows. Greedy speculative decoding must write exactly the target's own "
                    "tokens, so the race is also a losslessness check. Each token is coloured by who proposed it."),
     "race.prompt": "Prompt",
     "race.default_prompt": ("Rename the variable total to running_sum in this function and return the whole "
@@ -527,8 +528,11 @@ STRINGS: dict[str, str] = {
                      "formula Σ min(p, q) = {formula}"),
     "lab.cmp_exact": ("Exact matching (accept when the target's sample equals x): measured {measured} ± {se}; "
                       "formula Σ p·q = {formula}"),
-    "lab.cmp_why": ("Two independent samples rarely meet, so exact matching throws away drafts the target would "
-                    "gladly keep; the rule keeps the whole overlap min(p, q) and its output is still exactly p."),
+    "lab.cmp_why": ("Exact matching keeps a draft only when the target's own, independent draw is the same token "
+                    "(chance Σ p·q); the rule keeps the whole overlap min(p, q). Here that is {exact} against "
+                    "{rule}: exact matching would throw away {lost} of the drafts the rule keeps. Σ p·q is never "
+                    "above Σ min(p, q), and falls far below it when p and q spread over many tokens; the rule's "
+                    "output is still exactly p."),
 
     "whatif.intro": ("**What-if.** With independent acceptances of probability α, a round emits "
                      "(1 − α^(K+1)) / (1 − α) tokens on average and costs K draft forwards (c each, in target "
@@ -552,8 +556,12 @@ STRINGS: dict[str, str] = {
                                   "(estimated from the run's own draft and verify times)."),
     "whatif.no_run": "No run or lesson open: only the theory is shown.",
     "whatif.worked": ("Worked example: α = {alpha}, K = {k}, c ≈ 8/70 = {c} gives {tokens} tokens per round and "
-                      "a speedup of {speedup}× by this formula; the project brief this app was built from claims about "
-                      "{claimed}× for it, which would need c ≈ {c_claim}."),
+                      "a speedup of {speedup}× by this formula. Published measurements: Chen et al. 2023 (DeepMind, "
+                      "“Accelerating Large Language Model Decoding with Speculative Sampling”, arXiv 2302.01318) "
+                      "report 2–2.5× with Chinchilla 70B in a distributed setup, and Leviathan et al. 2023 (ICML, "
+                      "“Fast Inference from Transformers via Speculative Decoding”, arXiv 2211.17192) 2–3× on "
+                      "T5-XXL. This formula "
+                      "reaches {claimed}× here only with c ≈ {c_claim}."),
     "why.intro": ("**Why it is fast, measured.** Speculative decoding assumes one target forward over K+1 "
                   "positions costs about as much as over one (memory-bound). Time it on this machine."),
     "why.k": "K (positions 1…K+1)",
@@ -848,12 +856,17 @@ STRINGS: dict[str, str] = {
     "ctree.then_correction": "Rejected, and no candidate is left here: the correction is drawn from the residual.",
     "ctree.greedy_note": ("Greedy run: r is one-hot on the target's top token, so a is 1 when the candidate is that "
                           "token and 0 otherwise."),
-    "ctree.residual_text": ("{token} was rejected. The target's probability the draft already had its chance at is "
-                            "spent: the next candidate {next} is tested against **r′ = norm(max(0, r − q))**, the "
-                            "residual. That is what keeps the output distributed exactly as the target's p."),
+    "ctree.residual_text": ("{token} was rejected. The next candidate, {next}, is not tested against r again: in that test "
+                            "every token the draft could have proposed here already had its chance to be accepted, "
+                            "with probability min(r, q), so that much of r is used up. {next} is tested against what "
+                            "is left, normalised: **r′ = norm(max(0, r − q))**, the residual. That is what keeps the "
+                            "output distributed exactly as the target's p."),
     "ctree.changed": "The probabilities this rejection changed (r before → r′ after):",
     "ctree.change": "{token}: {before} → {after}",
-    "ctree.reject_chance": "Chance that this candidate would be rejected, Σ max(0, r − q): {reject}.",
+    "ctree.not_recorded": "not among the recorded top tokens",
+    "ctree.reject_chance": ("Before a candidate was drawn, a test here fails with chance Σ max(0, r − q) = {reject}, over "
+                            "every token the draft could have proposed; this candidate's own test failed with chance "
+                            "1 − a = {miss}."),
     "ctree.residual_greedy": "Greedy: removing a wrong candidate leaves the target's top token where it was.",
     "ctree.see_mass": "The picture below shows r and q before the rejection and the residual r′ after it.",
     "ctree.correction_text": ("Every candidate at depth {depth} was rejected, so the round ends with a "

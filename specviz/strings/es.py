@@ -386,7 +386,7 @@ STRINGS: dict[str, str] = {
     "cls.sum_rejected": "{token} rechazado: p = {p}, q = {q}",
     "cls.sum_correction": "corrección {token} desde el residuo",
     "cls.sum_bonus": "extra {token} desde p",
-    "cls.sum_hidden": "El resumen de la ronda aparece en su último paso.",
+    "cls.sum_hidden": "El resumen de la ronda aparece cuando terminan sus pruebas.",
     "cls.redrawn": "u sorteado de nuevo (sorteo {draw}, semilla {seed}); p y q son los registrados.",
     "cls.redraw_same": "El punto de rechazo no cambia.",
     "cls.redraw_changed": "El nuevo u mueve el punto de rechazo.",
@@ -430,7 +430,8 @@ STRINGS: dict[str, str] = {
     "cls.run_intro": "Tras la última ronda, la ejecución entera: cuántos borradores aceptó cada ronda frente a lo que predicen aceptaciones independientes, y a dónde fue el tiempo de cada ronda.",
     "race.intro": ("**El mismo prompt, cuatro borradores.** Primero corre el objetivo solo; después el modelo "
                    "borrador, la búsqueda en el prompt, el híbrido y un árbol de borradores decodifican el mismo "
-                   "prompt con la misma K, en modo greedy (T = 0) y con las mismas pasadas sin compilar. La "
+                   "prompt con la misma K, en modo greedy (T = 0), cada uno como lo ejecuta Generar, y el objetivo "
+                   "solo es la misma comparación de Generar, así que las aceleraciones son las que muestra Generar. La "
                    "decodificación especulativa greedy debe escribir exactamente los tokens del objetivo, así que la "
                    "carrera es también una prueba de que no hay pérdidas. Cada token se colorea según quién lo "
                    "propuso."),
@@ -523,9 +524,11 @@ STRINGS: dict[str, str] = {
                      "fórmula Σ min(p, q) = {formula}"),
     "lab.cmp_exact": ("Coincidencia exacta (aceptar cuando la muestra del objetivo es x): medido {measured} ± {se}; "
                       "fórmula Σ p·q = {formula}"),
-    "lab.cmp_why": ("Dos muestras independientes rara vez coinciden, así que la coincidencia exacta tira borradores "
-                    "que el objetivo conservaría con gusto; la regla conserva todo el solapamiento min(p, q) y su "
-                    "salida sigue siendo exactamente p."),
+    "lab.cmp_why": ("La coincidencia exacta conserva un borrador solo cuando la extracción propia e independiente "
+                    "del objetivo da el mismo token (probabilidad Σ p·q); la regla conserva todo el solapamiento "
+                    "min(p, q). Aquí eso es {exact} frente a {rule}: la coincidencia exacta tiraría {lost} de los "
+                    "borradores que la regla conserva. Σ p·q nunca supera Σ min(p, q) y queda muy por debajo cuando "
+                    "p y q se reparten entre muchos tokens; la salida de la regla sigue siendo exactamente p."),
 
     "whatif.intro": ("**¿Y si…?** Con aceptaciones independientes de probabilidad α, una ronda emite de media "
                      "(1 − α^(K+1)) / (1 − α) tokens y cuesta K pasadas del borrador (c cada una, en pasadas del "
@@ -549,8 +552,10 @@ STRINGS: dict[str, str] = {
                                   "(estimado con los propios tiempos de borrador y verificación de la ejecución)."),
     "whatif.no_run": "No hay ejecución ni lección abierta: solo se muestra la teoría.",
     "whatif.worked": ("Ejemplo resuelto: α = {alpha}, K = {k}, c ≈ 8/70 = {c} da {tokens} tokens por ronda y una "
-                      "aceleración de {speedup}× según esta fórmula; el enunciado del proyecto del que nació esta "
-                      "aplicación afirma unas {claimed}× para él, lo que necesitaría c ≈ {c_claim}."),
+                      "aceleración de {speedup}× según esta fórmula. Mediciones publicadas: Chen et al. 2023 "
+                      "(DeepMind, arXiv 2302.01318) informan de 2–2.5× con Chinchilla 70B en un montaje "
+                      "distribuido, y Leviathan et al. 2023 (ICML, arXiv 2211.17192) de 2–3× en T5-XXL. "
+                      "Esta fórmula llega aquí a {claimed}× solo con c ≈ {c_claim}."),
     "why.intro": ("**Por qué es rápido, medido.** La decodificación especulativa supone que una pasada del "
                   "objetivo sobre K+1 posiciones cuesta casi lo mismo que sobre una (límite de memoria). "
                   "Cronométralo en esta máquina."),
@@ -892,13 +897,17 @@ STRINGS: dict[str, str] = {
     "ctree.then_correction": "Rechazado, y aquí no queda ningún candidato: la corrección se extrae del residuo.",
     "ctree.greedy_note": ("Ejecución greedy: r es one-hot en el token preferido del objetivo, así que a vale 1 "
                           "cuando el candidato es ese token y 0 si no."),
-    "ctree.residual_text": ("{token} fue rechazado. La probabilidad del objetivo en la que el borrador ya tuvo su "
-                            "oportunidad queda gastada: el siguiente candidato {next} se prueba contra "
-                            "**r′ = norm(max(0, r − q))**, el residuo. Eso mantiene la salida distribuida "
-                            "exactamente como la p del objetivo."),
+    "ctree.residual_text": ("{token} fue rechazado. El siguiente candidato, {next}, no se prueba otra vez contra r: "
+                            "en esa prueba cada token que el borrador podía proponer aquí ya tuvo su ocasión de ser "
+                            "aceptado, con probabilidad min(r, q), así que esa parte de r está usada. {next} se prueba "
+                            "contra lo que queda, normalizado: **r′ = norm(max(0, r − q))**, el residuo. Eso mantiene "
+                            "la salida distribuida exactamente como la p del objetivo."),
     "ctree.changed": "Las probabilidades que cambió este rechazo (r antes → r′ después):",
     "ctree.change": "{token}: {before} → {after}",
-    "ctree.reject_chance": "Probabilidad de que este candidato fuera rechazado, Σ max(0, r − q): {reject}.",
+    "ctree.not_recorded": "fuera de los tokens principales registrados",
+    "ctree.reject_chance": ("Antes de extraer un candidato, una prueba aquí falla con probabilidad Σ max(0, r − q) = "
+                            "{reject}, sobre todos los tokens que el borrador podía proponer; la prueba de este "
+                            "candidato fallaba con probabilidad 1 − a = {miss}."),
     "ctree.residual_greedy": "Greedy: quitar un candidato equivocado deja el token preferido del objetivo donde estaba.",
     "ctree.see_mass": "La figura de abajo muestra r y q antes del rechazo y el residuo r′ después.",
     "ctree.correction_text": ("Todos los candidatos de la profundidad {depth} fueron rechazados, así que la ronda "

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Union
 
 from ..engine.baseline import autoregressive_generate
+from ..engine.drafter_names import decoder_options, target_alone_compile
 from ..engine.sampling import SamplingConfig
 from ..engine.speculative import speculative_generate
 from ..trace.records import Round, Step
-from .inputs import TREE
 from .session import Run
 
 BASELINE_PROGRESS_EVERY = 4   # tokens of the target-alone run between progress events
@@ -134,17 +134,6 @@ class _Stats(dict):
             self.out.put(WarmupDone(float(value)))
 
 
-def decoder_options(drafter: str, k: int, compile: str) -> dict:
-    """The decoder's drafter arguments for the page's drafter (`inputs.drafter_choices`) and K.
-
-    "tree" is the draft model drafting EAGLE-2's dynamic tree of K nodes (`specviz.engine.tree_drafter`), on the dynamic
-    cache: its forwards are never compiled, and the target alone is run uncompiled too, so the speedup compares
-    like with like. Any other name is a decoder drafter, as it is."""
-    if drafter == TREE:
-        return {"drafter": "model", "tree": f"dynamic:{k}", "compile": "off"}
-    return {"drafter": drafter, "compile": compile}
-
-
 def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
     """The thread body: decode, put events; the decoders ask `run.stop` between rounds (and tokens) and end there."""
     try:
@@ -173,7 +162,7 @@ def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]
     for step in autoregressive_generate(job.pair.target, job.prompt_ids, sampling=job.sampling,
                                         max_new_tokens=job.max_new_tokens, seed=job.seed,
                                         eos_token_id=job.eos_token_ids, stats={},
-                                        compile=decoder_options(job.drafter, job.k, job.compile)["compile"],
+                                        compile=target_alone_compile(job.drafter, job.k, job.compile),
                                         stop=run.stop.is_set):
         steps.append(step)
         if len(steps) % BASELINE_PROGRESS_EVERY == 0:

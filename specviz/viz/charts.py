@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from ..strings import DEFAULT_LANG, t
 from ..trace.records import Round
 from .html import PALETTE, esc, token_display, verdict_word
+from .format import ratio_shown
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=55, r=20, t=95, b=45), height=360,
                font=dict(size=13), legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
@@ -89,8 +90,8 @@ def _drafted_bars(fig: go.Figure, rnd: Round, position: int, greedy: bool, what:
                         y=[a.prob for a in extra], marker_color=PALETTE["residual"], marker_pattern_shape="/",
                         showlegend=False)
     word = verdict_word(verdict, lang)
-    sub = t("chart.inspector_sub", lang, token=repr(_shown(tk.text)), q=f"{tk.q:.3f}", p=f"{tk.p:.3f}",
-            a=f"{tk.accept_prob:.3f}", u=f"{tk.u:.3f}", verdict=word)
+    n = ratio_shown(tk.p, tk.q, tk.accept_prob, tk.u)   # so min(1, p/q) of the shown p and q is the shown a
+    sub = t("chart.inspector_sub", lang, token=repr(_shown(tk.text)), q=n.q, p=n.p, a=n.a, u=n.u, verdict=word)
     if verdict == "rejected" and rnd.correction is not None:
         sub += t("chart.inspector_sub_correction", lang, token=repr(_shown(rnd.correction.text)))
     return t("chart.inspector_position", lang, round=rnd.index + 1, pos=position, verdict=word), sub

@@ -23,7 +23,7 @@ class StageOptions:
     """How the page shows a stage (the same for a chain and a tree), apart from what the round holds."""
 
     hidden: bool = False                 # predict mode, at a test whose u is not shown yet
-    show_summary: bool = True            # False: the round's summary is kept back (predict mode, before its end)
+    show_summary: bool = True            # False: the round's summary is kept back (a test of it not yet shown)
     note: str = ""                       # plain text the page adds (a re-drawn u); "" for none
     reject_chance: float | None = None   # the mass picture's rejection chance, said at a correction (None: not said)
 

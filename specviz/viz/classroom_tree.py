@@ -14,7 +14,7 @@ from ..classroom.steps import Stop, children, node_decision, tree_order
 from ..classroom.tree_steps import Change, accepted_path, changes, last_rejected, level, node_states, sibling_rank
 from ..strings import DEFAULT_LANG, t
 from ..trace.records import Round
-from .classroom import GLYPHS, num, quote, state_word, ubar_html
+from .classroom import GLYPHS, numbers, quote, state_word, ubar_html
 from .classroom_stage import StageOptions, StageParts, stage_frame
 from .format import display_number, esc, rich, token_display
 
@@ -75,9 +75,10 @@ def tree_picture_html(rnd: Round, stop: Stop, lang: str = DEFAULT_LANG, revealed
 def node_formula(rnd: Round, i: int, lang: str, hidden: bool = False) -> str:
     """`a = min(1, r/q) = min(1, 0.076/0.093) = 0.819; u = 0.310 < 0.819 → accepted` (plain text)."""
     d = node_decision(rnd.tree[i])
+    n = numbers(d, hidden)
     if hidden:
-        return t("ctree.formula_hidden", lang, r=num(d.p), q=num(d.q), a=display_number(d.a))
-    return t("ctree.formula", lang, r=num(d.p), q=num(d.q), a=display_number(d.a), u=display_number(d.u),
+        return t("ctree.formula_hidden", lang, r=n.p, q=n.q, a=n.a)
+    return t("ctree.formula", lang, r=n.p, q=n.q, a=n.a, u=n.u,
              rel="<" if d.accepted else "≥", verdict=state_word("accepted" if d.accepted else "rejected", lang))
 
 
@@ -113,13 +114,18 @@ def _node_body(rnd: Round, i: int, greedy: bool, hidden: bool, lang: str) -> str
             f'{ubar_html(node_decision(node), lang, hidden)}{then}{note}')
 
 
+def _probability(x: float | None, lang: str) -> str:
+    """A probability of the changes list; one outside the recorded top tokens said in words (a dash read as 0)."""
+    return t("ctree.not_recorded", lang) if x is None else display_number(x)
+
+
 def changes_html(rows: list[Change], lang: str = DEFAULT_LANG) -> str:
     """The probabilities a rejection moved, before → after, the changed ones marked."""
     items = []
     for c in rows:
         mark = "sv-ctree-changed" if c.changed else "sv-ctree-same"
-        line = t("ctree.change", lang, token=quote(c.text), before=display_number(c.before),
-                 after=display_number(c.after))
+        line = t("ctree.change", lang, token=quote(c.text), before=_probability(c.before, lang),
+                 after=_probability(c.after, lang))
         items.append(f'<li class="{mark}" data-token="{c.token_id}">{esc(line)}</li>')
     return f'<ul class="sv-ctree-changes">{"".join(items)}</ul>'
 
@@ -128,9 +134,10 @@ def _residual_body(rnd: Round, i: int, greedy: bool, lang: str, reject_chance: f
     node = rnd.tree[i]
     nxt = tree_order(rnd.tree)[tree_order(rnd.tree).index(i) + 1]
     text = rich("ctree.residual_text", lang, token=quote(node.text), next=quote(rnd.tree[nxt].text))
+    miss = display_number(1.0 - node_decision(node).a)   # this candidate's own chance, beside a fresh draw's
     chance = "" if reject_chance is None else (
         f'<p class="sv-cls-chance" data-reject="{esc(display_number(reject_chance))}">'
-        f'{esc(t("ctree.reject_chance", lang, reject=display_number(reject_chance)))}</p>')
+        f'{esc(t("ctree.reject_chance", lang, reject=display_number(reject_chance), miss=miss))}</p>')
     note = esc(t("ctree.residual_greedy" if greedy else "ctree.see_mass", lang))
     return (f'<p>{text}</p><p>{esc(t("ctree.changed", lang))}</p>{changes_html(changes(rnd, i), lang)}'
             f'{chance}<p class="sv-muted">{note}</p>')

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from html import escape
 
 from ..strings import DEFAULT_LANG, fill, t, template
@@ -52,6 +53,51 @@ def display_number(x: float | None, digits: int = 3) -> str:
     if x != 0 and abs(x) < 10 ** -digits:
         return f"{x:.1e}"
     return f"{x:.{digits}f}"
+
+
+def significant(x: float, digits: int = 3) -> str:
+    """A probability to `digits` significant figures (never fewer than 3 decimals): 0.310, 0.0124, 1.000, and
+    1.24e-05 below 0.01; 0 and NaN as `display_number` writes them."""
+    if not isinstance(x, (int, float)) or not math.isfinite(x) or x == 0:
+        return display_number(x)
+    if abs(x) < 0.01:
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{max(3, digits - 1 - math.floor(math.log10(abs(x))))}f}"
+
+
+@dataclass(frozen=True)
+class RatioShown:
+    """The numbers of one `a = min(1, p/q)` line as shown (`u` "" when it is not shown)."""
+
+    p: str
+    q: str
+    a: str
+    u: str = ""
+
+
+def _agrees(p: str, q: str, a: str, decimals: int) -> bool:
+    qv = float(q)
+    return qv > 0 and display_number(min(1.0, float(p) / qv), decimals) == a
+
+
+def ratio_shown(p: float, q: float, a: float, u: float | None = None) -> RatioShown:
+    """p, q, a (and u) written so the line checks out by hand: min(1, p/q) of the shown p and q rounds to the shown
+    a, and the shown u falls on the same side of the shown a as the true u of the true a. a stays the decoder's own
+    value; p and q get more significant figures (3 at least) and a and u more decimals (3 at least) only where
+    fewer would disagree (0.012/0.019 = 0.63, not the true a 0.651)."""
+    values = (p, q, a) if u is None else (p, q, a, u)
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values) or not q > 0:
+        return RatioShown(display_number(p), display_number(q), display_number(a),
+                          "" if u is None else display_number(u))
+    for decimals in range(3, 10):
+        shown_a, shown_u = display_number(a, decimals), "" if u is None else display_number(u, decimals)
+        if u is not None and (float(shown_u) < float(shown_a)) != (u < a) and decimals < 9:
+            continue
+        for digits in range(3, 18):
+            shown = RatioShown(significant(p, digits), significant(q, digits), shown_a, shown_u)
+            if _agrees(shown.p, shown.q, shown_a, decimals):
+                return shown
+    return RatioShown(repr(float(p)), repr(float(q)), display_number(a), "" if u is None else display_number(u))
 
 
 # A place's category follows English (11th-13th are "other"); each table says what a category writes.

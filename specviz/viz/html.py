@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 from ..trace.compare import speedup as _speedup
 from ..strings import DEFAULT_LANG, t
 from ..trace.records import Alt, Choice, Round
-from .format import MARKERS, PALETTE, esc, display_number, pct, rich, round_drafter_text, source_line, token_display, weights_text  # noqa: F401
+from .format import MARKERS, PALETTE, esc, display_number, pct, ratio_shown, rich, round_drafter_text, source_line, token_display, weights_text  # noqa: F401
 
 KINDS = ("accepted", "rejected", "discarded", "correction", "bonus")
 
@@ -76,8 +76,8 @@ def draft_hover(rnd: Round, i: int, greedy: bool, lang: str = DEFAULT_LANG) -> s
                round=rnd.index + 1, pos=i + 1, k=rnd.k), source_line(tk.source, lang)]
     if verdict == "discarded":
         lines.append(t("hover.discarded", lang, pos=(rnd.rejected_at or 0) + 1))
-    lines += [t("hover.q", lang, q=display_number(tk.q)), t("hover.p", lang, p=display_number(tk.p)),
-              f"a = min(1, p/q) = {display_number(tk.accept_prob)}", f"u = {display_number(tk.u)}"]
+    n = ratio_shown(tk.p, tk.q, tk.accept_prob, tk.u)   # q, p, a, u written so min(1, p/q) checks out by hand
+    lines += [t("hover.q", lang, q=n.q), t("hover.p", lang, p=n.p), f"a = min(1, p/q) = {n.a}", f"u = {n.u}"]
     if verdict == "accepted":
         lines.append(t("hover.accepted", lang))
     elif verdict == "rejected":
@@ -129,10 +129,11 @@ def round_fragment_html(rnd: Round, greedy: bool, lang: str = DEFAULT_LANG) -> s
     parts = []
     for i, tk in enumerate(rnd.drafted):
         verdict = rnd.verdict(i)
+        n = ratio_shown(tk.p, tk.q, tk.accept_prob, tk.u)
         parts.append(live_token_html(
             tk.text, verdict, draft_hover(rnd, i, greedy, lang), source_class(tk.source), data_round=rnd.index + 1,
-            data_pos=i + 1, data_source=tk.source, data_token_id=tk.token_id, data_q=display_number(tk.q), data_p=display_number(tk.p),
-            data_a=display_number(tk.accept_prob), data_u=display_number(tk.u)))
+            data_pos=i + 1, data_source=tk.source, data_token_id=tk.token_id, data_q=n.q, data_p=n.p,
+            data_a=n.a, data_u=n.u))
         if verdict == "rejected" and rnd.correction is not None:
             c = rnd.correction
             parts.append(live_token_html(c.text, "correction", choice_hover(rnd, "correction", c, greedy, lang),

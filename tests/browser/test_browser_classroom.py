@@ -181,5 +181,5 @@ def test_bad_url_parameters_give_messages_and_the_app_keeps_serving(page, server
     page.page.wait_for_function("() => document.querySelector('#sv-wi-text').innerText.includes('2.5')",
                                 timeout=15_000)
     text = page.page.locator("#sv-wi-text").inner_text()
-    assert "2.24×" in text and "claims about 2.5×" in text
+    assert "2.24×" in text and "Chen et al. 2023" in text and "2–2.5×" in text
     assert not page.dialogs

@@ -162,6 +162,25 @@ def test_escape_leaves_presenter_mode_right_after_a_mouse_click(laptop, server):
     assert not laptop.locator("#sv-cls-presenter input").is_checked()
 
 
+def test_the_arrows_step_right_after_presenter_mode_is_ticked(laptop, server):
+    """Ticked with the mouse, the switch keeps the focus, and the key handler ignored every key over an <input>:
+    → did nothing until the teacher clicked elsewhere. A switch takes no arrow keys, so they step; Space still
+    belongs to the focused switch."""
+    goto(laptop, server, query="lesson=prose-t07&step=1")
+    wait_stage(laptop, {"round": "1", "stop": "1"})
+    laptop.locator("#sv-cls-presenter input").click()
+    laptop.wait_for_function("() => document.documentElement.classList.contains('sv-presenter')")
+    assert laptop.evaluate("() => document.activeElement.type") == "checkbox"   # the switch has the focus
+    laptop.keyboard.press("ArrowRight")
+    wait_stage(laptop, {"round": "1", "stop": "2"})
+    laptop.keyboard.press("ArrowLeft")
+    wait_stage(laptop, {"round": "1", "stop": "1"})
+    assert laptop.locator("#sv-cls-presenter input").is_checked()               # the arrows left the switch be
+    laptop.keyboard.press(" ")                                                  # Space: the switch's own key
+    laptop.wait_for_function("() => !document.documentElement.classList.contains('sv-presenter')", timeout=5_000)
+    assert "Play" in laptop.locator("#sv-cls-play").inner_text()                # ... and it did not start playing
+
+
 def test_the_classroom_refuses_bad_boxes_with_a_sentence_never_gradios_error(laptop, server):
     """Issue 30: Round 0 and seed -1 gave Gradio's bare red "Error" pill, α 1.5 was clamped to 1 without a word,
     and a temperature of 1e-400 ran greedy while its box still said 1e-400."""

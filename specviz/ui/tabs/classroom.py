@@ -149,7 +149,7 @@ def render(ctx: AppContext, trace, state: StepState, seed, predict) -> dict:
                 "cls_mass": gr.update(visible=False), "cls_cur": state, "cls_guess_row": gr.update(visible=False)}
     v = state.view(trace.rounds, _seed(seed), predict)
     parts = tree_parts(ctx, trace, state, v) if v.round.tree else _chain_parts(ctx, trace, state, v, seed)
-    return {**step_updates(ctx, trace, state, v, predict, parts), "cls_guess_row": gr.update(visible=v.hidden)}
+    return {**step_updates(ctx, trace, state, v, parts), "cls_guess_row": gr.update(visible=v.hidden)}
 
 
 def _chain_parts(ctx: AppContext, trace, state: StepState, v, seed) -> StepParts:

@@ -13,8 +13,11 @@ if (!window.__svClassroomKeys) {
       if (box) box.click();
       return;
     }
-    if (['input', 'textarea', 'select'].includes(tag) || (el && el.isContentEditable)) return;
-    if (e.key === ' ' && tag === 'button') return;   // Space on a focused button presses that button
+    // A switch (a checkbox) takes no arrow keys, so with one focused → and ← still step: ticking presenter mode
+    // leaves its switch focused. Text boxes, lists and radios keep their own keys.
+    const isSwitch = tag === 'input' && ['checkbox', 'button', 'submit'].includes(el.type);
+    if ((['input', 'textarea', 'select'].includes(tag) && !isSwitch) || (el && el.isContentEditable)) return;
+    if (e.key === ' ' && (tag === 'button' || isSwitch)) return;   // Space on a focused button or switch presses it
     const stage = document.getElementById('sv-cls-stage');
     if (!stage || stage.offsetParent === null || e.altKey || e.ctrlKey || e.metaKey) return;
     const id = {ArrowRight: 'sv-cls-next', ArrowLeft: 'sv-cls-prev', ' ': 'sv-cls-play'}[e.key];

@@ -29,11 +29,11 @@ class StepParts:
     picture: Callable[[Mass], tuple[Any, str]]
 
 
-def step_updates(ctx: AppContext, trace, state: StepState, v: StepView, predict, parts: StepParts) -> dict:
+def step_updates(ctx: AppContext, trace, state: StepState, v: StepView, parts: StepParts) -> dict:
     """The stage and the mass picture below it from one `Mass`, so both show the same rejection chance; the
-    round's summary kept back in predict mode until the round's last stop."""
+    round's summary kept back until every test of the round has been shown (predict mode or not)."""
     m = parts.mass
-    options = StageOptions(hidden=v.hidden, show_summary=not predict or v.last, note=parts.note,
+    options = StageOptions(hidden=v.hidden, show_summary=v.last or v.decided, note=parts.note,
                            reject_chance=m.reject_chance if m is not None else None)
     out = {"cls_stage": parts.stage(v.round, len(trace.rounds), v.pos, trace.greedy, options, ctx.lang),
            "cls_round": state.round + 1, "cls_cur": replace(state, stop=v.pos),
