@@ -19,7 +19,7 @@ from specviz.strings import t
 from specviz.trace.files import TraceFormatError
 from specviz.trace.records import Trace, metrics
 from specviz.viz import export
-from specviz.viz.format import display_number, pct
+from specviz.viz.format import display_number, pct, ratio_shown
 
 @pytest.fixture(scope="module")
 def chain() -> Trace:
@@ -73,9 +73,10 @@ def test_every_round_and_token_of_a_real_run_is_in_the_page_with_its_numbers(cha
             shown = parsed.having(data_round=str(n), data_pos=str(i + 1), data_token_id=str(tk.token_id))
             token = [a for a in shown if a.get("data-verdict") == rnd.verdict(i)]
             assert token, (n, i)
+            shown = ratio_shown(tk.p, tk.q, tk.accept_prob, tk.u)   # as the app's live text writes them
             assert (token[0]["data-q"], token[0]["data-p"], token[0]["data-a"], token[0]["data-u"]) == \
-                (display_number(tk.q), display_number(tk.p), display_number(tk.accept_prob), display_number(tk.u))
-            assert f"a = min(1, p/q) = {display_number(tk.accept_prob)}" in token[0]["data-tip"]
+                (shown.q, shown.p, shown.a, shown.u)
+            assert f"= {shown.a}" in token[0]["data-tip"] and "min(1, p/q)" in token[0]["data-tip"]
         choice = rnd.correction or rnd.bonus
         kind = "correction" if rnd.correction else "bonus"
         assert parsed.having(data_round=str(n), data_verdict=kind, data_token_id=str(choice.token_id)), n
