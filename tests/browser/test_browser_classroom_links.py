@@ -150,13 +150,18 @@ def test_the_guess_buttons_show_only_with_predict_and_only_where_a_guess_counts(
     laptop.wait_for_selector("#sv-cls-guess-accept", state="hidden", timeout=10_000)
 
 
-def test_escape_leaves_presenter_mode_right_after_a_mouse_click(laptop, server):
-    """Issue 30: switched on with the mouse, the switch kept the focus and Escape did nothing."""
+def presenter_ticked_with_the_mouse(laptop, server) -> None:
+    """A lesson's first stop with presenter mode ticked by a click: the switch (a checkbox) keeps the focus."""
     goto(laptop, server, query="lesson=prose-t07&step=1")
     wait_stage(laptop, {"round": "1", "stop": "1"})
     laptop.locator("#sv-cls-presenter input").click()
     laptop.wait_for_function("() => document.documentElement.classList.contains('sv-presenter')")
-    assert laptop.evaluate("() => document.activeElement.tagName") == "INPUT"   # the switch has the focus
+    assert laptop.evaluate("() => document.activeElement.type") == "checkbox"   # the switch has the focus
+
+
+def test_escape_leaves_presenter_mode_right_after_a_mouse_click(laptop, server):
+    """Switched on with the mouse, the switch kept the focus and Escape did nothing."""
+    presenter_ticked_with_the_mouse(laptop, server)
     laptop.keyboard.press("Escape")
     laptop.wait_for_function("() => !document.documentElement.classList.contains('sv-presenter')", timeout=5_000)
     assert not laptop.locator("#sv-cls-presenter input").is_checked()
@@ -166,11 +171,7 @@ def test_the_arrows_step_right_after_presenter_mode_is_ticked(laptop, server):
     """Ticked with the mouse, the switch keeps the focus, and the key handler ignored every key over an <input>:
     → did nothing until the teacher clicked elsewhere. A switch takes no arrow keys, so they step; Space still
     belongs to the focused switch."""
-    goto(laptop, server, query="lesson=prose-t07&step=1")
-    wait_stage(laptop, {"round": "1", "stop": "1"})
-    laptop.locator("#sv-cls-presenter input").click()
-    laptop.wait_for_function("() => document.documentElement.classList.contains('sv-presenter')")
-    assert laptop.evaluate("() => document.activeElement.type") == "checkbox"   # the switch has the focus
+    presenter_ticked_with_the_mouse(laptop, server)
     laptop.keyboard.press("ArrowRight")
     wait_stage(laptop, {"round": "1", "stop": "2"})
     laptop.keyboard.press("ArrowLeft")
