@@ -1,5 +1,5 @@
 """GGUF K-quant blocks for the tests: random Q4_K and Q6_K tensors as a GGUF holds them, gguf's own dequantizer, a
-small GGUF file, a model folder with Q4_K scales beside it, a q6k layer (shared by the quant test modules)."""
+small GGUF file, a q6k layer (shared by the quant test modules)."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,29 +23,6 @@ def q4k_dequantized(blocks: np.ndarray) -> torch.Tensor:
     from gguf.quants import dequantize
 
     return torch.from_numpy(dequantize(blocks, GGMLQuantizationType.Q4_K).astype(np.float32))
-
-
-def q4k_folder(model, folder, mismatch: tuple[str, ...] = (), plain: tuple[str, ...] = ()) -> dict[str, str]:
-    """Give every linear layer of `model` whose width is a multiple of 256 Q4_K weights (random blocks, gguf's
-    dequantizer), save the model in `folder` with those scales beside it (layers in `mismatch` get another
-    block's scales, those in `plain` keep their weights and get none); returns {layer name: "q4k" or "other"}."""
-    from safetensors.torch import save_file
-
-    sidecar, kinds = {}, {}
-    for i, (name, layer) in enumerate((n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)):
-        out, inp = layer.weight.shape
-        if inp % 256 or name in plain:
-            kinds[name] = "other"
-            continue
-        blocks = q4k_blocks(out, inp, seed=i)
-        with torch.no_grad():
-            layer.weight.copy_(q4k_dequantized(blocks))
-        scales = q4k.block_scales(q4k_blocks(out, inp, seed=1000 + i) if name in mismatch else blocks, out)
-        sidecar.update({f"{name}.{k}": v for k, v in scales.items()})
-        kinds[name] = "other" if name in mismatch else "q4k"
-    model.save_pretrained(folder)
-    save_file(sidecar, str(folder / q4k.SIDECAR))
-    return kinds
 
 
 def write_gguf(path, tensors: dict[str, tuple[np.ndarray, object]], arch: str = "qwen2") -> None:

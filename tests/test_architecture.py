@@ -421,8 +421,8 @@ LAZY_IMPORTS = {
     ("specviz.models.gguf_loader", "transformers"): HEAVY,
     ("specviz.models.gguf_pair", "transformers"): HEAVY,
     ("specviz.models.quant.q4a8", "torch.utils.cpp_extension"): COMPILER,
-    **{("specviz.models.quant.q4k", m): "the GGUF reader, only while a packaged model is prepared (the module is "
-       "imported on every load)" for m in ("gguf", "gguf.quants")},
+    ("specviz.models.quant.q4k", "gguf.quants"): "gguf's Q4_K scale unpacking, only when a GGUF tensor's scales are "
+                                                 "read (the module is imported on every load)",
     ("specviz.models.quant.weights_cache", "safetensors"): HEAVY,
     ("specviz.models.quant.weights_cache", "safetensors.torch"): HEAVY,
     ("specviz.models.sources", "huggingface_hub"): HEAVY + " (the Hub client, only for a Hub id)",

@@ -405,6 +405,19 @@ def test_a_quantized_file_on_the_q4a8_kernels_computes_the_file_with_int8_activa
         assert float(kl.mean()) <= 1.5 * float(cost.mean()) + 1e-3, (text, kl, cost)
 
 
+@pytest.mark.parametrize("arch", ["qwen2", "llama"])
+def test_every_q4k_and_q6k_layer_on_the_kernels_holds_transformers_dequantized_weight(ext, files, arch):
+    """The layers repacked from the file's blocks hold the very weights transformers' load dequantizes, every one
+    bit for bit (llama's q and k rows un-permuted on the bytes; qwen2's tied output layer from the embedding table)."""
+    path = files[arch, "quant"]
+    ref, _ = transformers_model(path)
+    model, _, counts = specviz_model(path, "q4a8")
+    want = dict(ref.named_modules())
+    stored = {n: m for n, m in model.named_modules() if isinstance(m, (q4a8.Q4KA8Linear, q4a8.Q6KA8Linear))}
+    assert len(stored) == counts["q4k"] + counts["q6k"] == 15
+    assert [n for n, m in stored.items() if not torch.equal(m.dense_weight(), want[n].weight)] == []
+
+
 # --------------------------------------------------------------------------- 3. refusals, one sentence each
 
 

@@ -85,14 +85,21 @@ def test_it_is_close_to_the_float64_product(ext):
 
 
 def test_a_target_keeps_its_q6k_layers_and_a_draft_requantizes_them(ext):
+    """As the GGUF loader places a Q6_K tensor: a target's keeps the file's own values (its dense weight gguf's
+    dequantization bit for bit), a draft's is requantized to its own 4-bit grid; the same weights in a dense model
+    (no GGUF scales) are on no 4-bit grid and go to int8."""
+    from gguf import GGMLQuantizationType
+
+    from specviz.models.gguf_file import GGUFTensor
+    from specviz.models.gguf_loader import placed_linear
+
     blocks = q6k_blocks(48, 512)
+    t = GGUFTensor("blk.0.ffn_down.weight", GGMLQuantizationType.Q6_K, 48, 512, blocks)
+    target, name = placed_linear(t, None, "q4a8", strict_grid=True)
+    assert name == "q6k" and isinstance(target, q4a8.Q6KA8Linear)
+    assert torch.equal(target.dense_weight(), dequantized(blocks))   # as floats: gguf writes some zeros as -0.0
+    assert placed_linear(t, None, "q4a8", strict_grid=False)[1] == "q4h"   # a draft
     linear = torch.nn.Linear(512, 48)
     with torch.no_grad():
         linear.weight.copy_(dequantized(blocks))
-    s = q4k.q6k_block_scales(blocks, 48)
-    scales = (s["q6k_d"], s["q6k_sc"])
-    target, name = weights.converted_linear(linear, "q4a8", strict_grid=True, q6k=scales)
-    assert name == "q6k" and isinstance(target, q4a8.Q6KA8Linear)
-    assert torch.equal(target.dense_weight(), linear.weight)
-    assert weights.converted_linear(linear, "q4a8", strict_grid=True)[1] == "q8a8"       # no scales beside it
-    assert weights.converted_linear(linear, "q4a8", strict_grid=False, q6k=scales)[1] == "q4h"   # a draft
+    assert weights.converted_linear(linear, "q4a8", strict_grid=True)[1] == "q8a8"

@@ -1,4 +1,4 @@
-"""A GGUF's Q4_K scales kept in their own form: read from a GGUF, found again beside a model, and exact.
+"""A GGUF's Q4_K scales in their own form: read from the blocks, the codes found again, and exact.
 
 The proof that matters: gguf's own dequantizer (the one transformers runs when it loads a GGUF) and the
 Q4_K layout's dense weight agree bit for bit, on synthetic blocks here and on the packaged target's every
@@ -6,22 +6,31 @@ Q4_K layer in the real-model test.
 """
 from __future__ import annotations
 
-import json
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 import torch
 
-from gguf_blocks import q4k_blocks, q4k_dequantized as dequantized, write_gguf
-from specviz.models.quant import q4a8, q4k
+from gguf_blocks import q4k_blocks, q4k_dequantized as dequantized
+from specviz.models.quant import q4a8, q4k, weights
+
+
+def _q4k_linear(rows: int = 48, cols: int = 512) -> tuple[torch.nn.Linear, np.ndarray]:
+    blocks = q4k_blocks(rows, cols)
+    linear = torch.nn.Linear(cols, rows)
+    with torch.no_grad():
+        linear.weight.copy_(dequantized(blocks))
+    return linear, blocks
+
+
+def _scales(blocks: np.ndarray, rows: int) -> tuple[torch.Tensor, ...]:
+    s = q4k.block_scales(blocks, rows)
+    return s["d"], s["sc"], s["dmin"], s["m"]
 
 
 def test_the_q4k_layout_gives_ggufs_own_dequantized_weights_bit_for_bit():
     blocks = q4k_blocks(40, 768)
     weight = dequantized(blocks)
-    s = q4k.block_scales(blocks, 40)
-    scales = (s["d"], s["sc"], s["dmin"], s["m"])
+    scales = _scales(blocks, 40)
     codes = q4k.exact_codes(weight, scales)
     assert codes is not None and int(codes.min()) >= 0 and int(codes.max()) <= 15
     layer = q4a8.Q4KA8Linear(weight, None, (codes, *scales))
@@ -31,8 +40,7 @@ def test_the_q4k_layout_gives_ggufs_own_dequantized_weights_bit_for_bit():
 def test_weights_that_are_not_from_the_scales_give_no_codes():
     blocks = q4k_blocks(16, 512)
     weight = dequantized(blocks)
-    s = q4k.block_scales(blocks, 16)
-    scales = (s["d"], s["sc"], s["dmin"], s["m"])
+    scales = _scales(blocks, 16)
     nudged = weight.clone()
     nudged[3, 100] = torch.nextafter(nudged[3, 100], torch.tensor(1.0))   # one ulp off
     assert q4k.exact_codes(nudged, scales) is None
@@ -40,37 +48,24 @@ def test_weights_that_are_not_from_the_scales_give_no_codes():
     assert q4k.exact_codes(dequantized(q4k_blocks(16, 512, seed=1)), scales) is None
 
 
-def test_the_scales_are_read_from_a_gguf_and_found_again_beside_the_model(tmp_path):
-    from gguf import GGMLQuantizationType as T
-
-    q, up = q4k_blocks(32, 512), q4k_blocks(48, 256, seed=3)
-    write_gguf(tmp_path / "m.gguf", {"blk.0.attn_q.weight": (q, T.Q4_K), "blk.0.ffn_up.weight": (up, T.Q4_K),
-                                     "blk.0.ffn_down.weight": (np.zeros((8, 210), np.uint8), T.Q6_K),
-                                     "blk.0.attn_q.bias": (np.zeros(32, np.float32), T.F32)})
-    folder = tmp_path / "model"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"model_type": "qwen2", "num_hidden_layers": 1}))
-    names = [f"model.layers.0.{n}.weight" for n in ("self_attn.q_proj", "mlp.up_proj", "mlp.down_proj")]
-    bias = "model.layers.0.self_attn.q_proj.bias"
-    assert q4k.extract_scales(tmp_path / "m.gguf", folder, names + [bias]) == (2, 1)   # Q4_K, Q6_K
-    model = SimpleNamespace(config=SimpleNamespace(_name_or_path=str(folder)))
-    found = q4k.load_scales(model)
-    assert sorted(found) == ["model.layers.0.mlp.up_proj", "model.layers.0.self_attn.q_proj"]   # Q6_K: its own file
-    six = q4k.load_scales(model, parts=q4k.Q6K_PARTS)
-    assert list(six) == ["model.layers.0.mlp.down_proj"] and (folder / q4k.SIDECAR6).is_file()
-    d, sc = six["model.layers.0.mlp.down_proj"]
-    assert d.dtype == torch.float16 and sc.dtype == torch.int8
-    want = q4k.block_scales(q, 32)
-    assert all(torch.equal(a, want[k]) for a, k in zip(found["model.layers.0.self_attn.q_proj"], ("d", "sc", "dmin", "m")))
-    assert found["model.layers.0.self_attn.q_proj"][0].dtype == torch.float16
-    assert list(q4k.load_scales(model, {"model.layers.0.mlp.up_proj"})) == ["model.layers.0.mlp.up_proj"]
-    assert q4k.exact_codes(dequantized(up), found["model.layers.0.mlp.up_proj"]) is not None
+def test_a_layer_given_its_own_q4k_scales_is_stored_as_them_bit_for_bit():
+    """The load's weight probe (models.gguf_pair) hands converted_linear the file's Q4_K scales of the layer it times:
+    the layer becomes Q4KA8Linear, its dense weight gguf's dequantized one bit for bit, target and draft alike."""
+    linear, blocks = _q4k_linear()
+    for strict_grid in (True, False):
+        layer, got = weights.converted_linear(linear, "q4a8", strict_grid, q4k=_scales(blocks, 48))
+        assert got == "q4k" and isinstance(layer, q4a8.Q4KA8Linear)
+        assert torch.equal(layer.dense_weight().view(torch.int32), linear.weight.view(torch.int32))
+        assert torch.equal(layer.bias, linear.bias)
 
 
-def test_a_model_without_a_folder_or_without_scales_has_none(tmp_path):
-    assert q4k.load_scales(SimpleNamespace(config=SimpleNamespace(_name_or_path=""))) == {}
-    assert q4k.load_scales(SimpleNamespace(config=SimpleNamespace(_name_or_path=str(tmp_path)))) == {}
-    assert q4k.load_scales(object()) == {}
+def test_a_layer_given_another_tensors_scales_keeps_a_grid_of_its_own():
+    """Scales that do not give the weights bit for bit are not used: a target's layer on the 4-bit grid keeps fp32
+    scales ("q4a8"), a draft's is requantized ("q4h")."""
+    linear, _ = _q4k_linear()
+    other = _scales(q4k_blocks(48, 512, seed=1), 48)
+    assert weights.converted_linear(linear, "q4a8", True, q4k=other)[1] == "q4a8"
+    assert weights.converted_linear(linear, "q4a8", False, q4k=other)[1] == "q4h"
 
 
 @pytest.mark.real_model

@@ -240,28 +240,6 @@ def test_a_decoder_that_verifies_with_another_precision_is_caught():
     assert p_value < 1e-6, f"mixing precisions went unnoticed (p = {p_value:.2e})"
 
 
-def test_q4a8_keeps_q4k_scales_where_they_are_exact_and_falls_back_per_layer(tmp_path):
-    """Layers with the GGUF's Q4_K scales beside the model become Q4KA8Linear ("q4k"); a layer whose scales do
-    not give its weights bit for bit, or too narrow for a super-block, keeps fp32 scales ("q4a8") when on a
-    4-bit grid, and a layer on none (a 6-bit tensor) goes to int8 ("q8a8")."""
-    from transformers import AutoModelForCausalLM
-
-    from gguf_blocks import q4k_folder
-
-    kinds = q4k_folder(tiny_model(5, vocab=64, hidden=256, layers=1), tmp_path, mismatch=("model.layers.0.mlp.up_proj",),
-                       plain=("lm_head",))
-    model = AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.float32)
-    before = {n: m.weight.detach().clone() for n, m in model.named_modules() if n in kinds}
-    counts = weights.convert_target_weights(model, "q4a8")
-    got = {n: type(m).__name__ for n, m in model.named_modules() if n in kinds}
-    assert [n for n, k in kinds.items() if k == "q4k"] == [n for n, c in got.items() if c == "Q4KA8Linear"]
-    assert got["model.layers.0.mlp.up_proj"] == "Q4A8Linear"          # its scales are another tensor's
-    assert got["lm_head"] == "Q8A8Linear"                             # no scales, random: on no 4-bit grid
-    assert counts == {"q4k": 6, "q4a8": 1, "q8a8": 1}                  # q, k, v, o, gate, down; up; lm_head
-    assert all(torch.equal(m.dense_weight(), before[n]) for n, m in model.named_modules()
-               if isinstance(m, q4a8.Q4KA8Linear))
-
-
 @pytest.mark.real_model
 @pytest.mark.parametrize("kind", KINDS)
 def test_greedy_identity_on_the_packaged_pair_at_each_target_precision(kind, all_threads):

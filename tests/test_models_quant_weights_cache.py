@@ -1,5 +1,7 @@
 """Converted weights kept on disk: read back only when they are what a fresh conversion gives."""
 import json
+import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -89,19 +91,31 @@ def test_entries_are_keyed_by_kind_and_by_the_weight_files(saved):
     assert entry_path(model, "int4", True) != entry_path(model, "int8", True)
     assert entry_path(model, "int4", True) != entry_path(model, "int4", False)
     assert entry_path(tiny_model(3), "int4", True) is None   # built in memory: nothing to key it by
+    folder, keys = Path(model.config._name_or_path), [entry_path(model, "int4", True)]
+    written = (folder / "model.safetensors").stat().st_mtime_ns
+    os.utime(folder / "model.safetensors", ns=(written, written + 10**9))   # the weights written again
+    keys.append(entry_path(model, "int4", True))
+    (folder / "more.safetensors").write_bytes(b"x")                          # another weight file
+    keys.append(entry_path(model, "int4", True))
+    assert len(set(keys)) == 3
 
 
-def test_a_q4a8_copy_with_q4k_scales_is_read_back_and_keyed_by_them(tmp_path, monkeypatch):
-    """The Q4_K layers come back as Q4KA8Linear without a second conversion (the first layer's fresh conversion,
-    made with its scales, matches the cached one); the scales file is among the files an entry is keyed by."""
-    from specviz.models.quant import q4a8, q4k
-    from gguf_blocks import q4k_folder
+def test_a_q4a8_copy_is_read_back_checking_the_smallest_layer_of_each_class(tmp_path, monkeypatch):
+    """A dense model's q4a8 conversion (its layers on a 4-bit grid as Q4A8Linear, the random output layer as
+    Q8A8Linear) comes back without a second conversion and computes the same; the load converted afresh the smallest
+    layer of each stored class, not the output layer (the largest)."""
+    from gguf_blocks import q4k_blocks, q4k_dequantized
+    from specviz.models.quant import q4a8
 
     if q4a8.unavailable() is not None:
         pytest.skip("q4a8 kernels unavailable here")
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
     folder = tmp_path / "model"
-    q4k_folder(tiny_model(3, vocab=64, hidden=256, layers=1), folder, plain=("lm_head",))
+    model = tiny_model(3, vocab=64, hidden=256, layers=1)
+    with torch.no_grad():   # on a 4-bit grid: what gguf dequantizes from Q4_K blocks
+        for i, layer in enumerate(m for n, m in model.named_modules() if n != "lm_head" and type(m) is torch.nn.Linear):
+            layer.weight.copy_(q4k_dequantized(q4k_blocks(*layer.weight.shape, seed=i)))
+    model.save_pretrained(folder)
 
     def load():
         return AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
@@ -110,10 +124,9 @@ def test_a_q4a8_copy_with_q4k_scales_is_read_back_and_keyed_by_them(tmp_path, mo
     first = load()
     counts = convert_cached(first, "q4a8")
     second = load()
-    assert convert_cached(second, "q4a8") == counts and counts["q4k"] == 7 and calls == ["q4a8"]
-    assert sum(isinstance(m, q4a8.Q4KA8Linear) for m in second.modules()) == 7
+    assert convert_cached(second, "q4a8") == counts == {"q4a8": 7, "q8a8": 1} and calls == ["q4a8"]
+    assert sum(isinstance(m, q4a8.Q4A8Linear) for m in second.modules()) == 7
     assert torch.equal(logits(first), logits(second))
-    # The load converted afresh the smallest layer of each stored class, not the output layer (the largest).
     from safetensors import safe_open
 
     with safe_open(str(entry_path(second, "q4a8", True)), framework="pt") as f:
@@ -125,15 +138,11 @@ def test_a_q4a8_copy_with_q4k_scales_is_read_back_and_keyed_by_them(tmp_path, mo
     sizes = {name: getattr(parent, attr).in_features * getattr(parent, attr).out_features for name, parent, attr in slots}
     for name, _, _ in checked:
         assert sizes[name] == min(sizes[n] for n in layers if layers[n]["class"] == layers[name]["class"])
-    key = entry_path(second, "q4a8", True)
-    (folder / q4k.SIDECAR).unlink()
-    assert entry_path(second, "q4a8", True) != key
 
 
 def test_entries_no_load_read_for_a_month_go_when_another_is_written(saved, tmp_path):
     """A new torch, layout or weight file makes a new key; the old entries (1-1.5 GB each for the packaged target)
     must not stay forever. A load marks what it reads, so an entry in use is never the one removed."""
-    import os
     import time
 
     model = saved()

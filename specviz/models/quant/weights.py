@@ -17,9 +17,9 @@ blocks (one scale and one minimum per 32 weights): where a weight already lies
 on such a grid (the packaged target's Q4_K tensors, dequantized) the 4-bit
 copy reproduces it up to the kernel's bf16 scales; a layer that is not on a
 4-bit grid (the GGUF's Q6_K tensors) is stored as int8 instead of losing bits.
-The q4a8 kind goes further where the GGUF's own Q4_K scales lie beside the model
-(quant.q4k): it keeps them at 6 bits, the dense weight bit for bit, in fewer bytes
-(issue 29).
+A model loaded from its GGUF (models.gguf_loader) goes further: its Q4_K and Q6_K
+tensors keep the file's own codes and scales, in fewer bytes; this module stores
+the rest of its layers, and every layer of a dense model.
 """
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ import torch
 from ...runtime.state import known_runtime, runtime_of
 from .. import lean_forward  # noqa: F401 - the layers made here run in its stack: it registers with the decoder
 from .kernels import Int8WeightLinear, OneDNNLinear, checked_choice, dense_weight, fast_linear
-from .q4a8 import Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q6KA8Linear, Q8A8Linear, fp16_grid, unavailable, usable
-from .q4k import Q6K_PARTS, exact_codes, exact_q6k_codes, load_scales
+from .q4a8 import Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q8A8Linear, fp16_grid, unavailable, usable
+from .q4k import exact_codes
 
 # q4a8: the same 4-bit grid (and the 6-bit layers in their own Q6_K form) through specviz's own kernels with int8
 # activations, where they build (specviz/models/quant/q4a8.py): a verify of up to 8 rows for about one row's cost.
@@ -184,14 +184,14 @@ def on_int4_grid(linear: torch.nn.Module, group: int = GROUP) -> bool:
     return grid_error(weight, int4_grid(weight, group), group) <= ON_GRID
 
 
-def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool, q4k=None,
-                     q6k=None) -> tuple[torch.nn.Module, str]:
-    """`linear` stored as `kind`, and the name its layer count goes by; `q4k` / `q6k`: the GGUF's Q4_K or Q6_K
-    scales of this layer (q4k.load_scales), used by q4a8 where they reproduce its weights bit for bit."""
+def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool, q4k=None) -> tuple[torch.nn.Module, str]:
+    """`linear` stored as `kind`, and the name its layer count goes by; `q4k`: the GGUF's Q4_K scales of this layer
+    (d, sc, dmin, m: the load's weight probe, models.gguf_pair), used by q4a8 where they give its weights bit for
+    bit."""
     if kind == "bf16":
         return Bf16WeightLinear(linear), "bf16"
     if kind == "q4a8":
-        return _converted_q4a8(linear, strict_grid, q4k, q6k)
+        return _converted_q4a8(linear, strict_grid, q4k)
     if kind == "int8" or not int4_usable(linear):
         return Int8WeightLinear(linear), "int8"
     weight, _ = _linear_parts(linear)
@@ -205,21 +205,18 @@ def converted_linear(linear: torch.nn.Module, kind: str, strict_grid: bool, q4k=
     return Int8WeightLinear(linear), "int8"   # 6-bit and wider tensors keep their bits
 
 
-def _converted_q4a8(linear: torch.nn.Module, strict_grid: bool, q4k=None, q6k=None) -> tuple[torch.nn.Module, str]:
-    """A GGUF Q4_K layer with its own scales as Q4KA8Linear ("q4k", 0.59 B a weight); a target's Q6_K layer with
-    its own as Q6KA8Linear ("q6k", 0.83 B); another on the 4-bit grid as Q4A8Linear ("q4a8", fp32 scales: 0.75 B);
-    another (a 6-bit tensor without its scales) as Q8A8Linear ("q8a8", 1 B). `strict_grid=False` (a draft): every
-    layer not Q4_K requantized to 4 bits with fp16 scales (Q4HA8Linear, "q4h": 0.625 B; fewer bytes than its Q6_K).
-    Widths the kernels do not take stay on PyTorch's int8."""
+def _converted_q4a8(linear: torch.nn.Module, strict_grid: bool, q4k=None) -> tuple[torch.nn.Module, str]:
+    """A GGUF Q4_K layer with its own scales as Q4KA8Linear ("q4k", 0.59 B a weight); another on the 4-bit grid as
+    Q4A8Linear ("q4a8", fp32 scales: 0.75 B); another (a 6-bit tensor) as Q8A8Linear ("q8a8", 1 B).
+    `strict_grid=False` (a draft): every layer not Q4_K requantized to 4 bits with fp16 scales (Q4HA8Linear, "q4h":
+    0.625 B). Widths the kernels do not take stay on PyTorch's int8. (A target's Q6_K layers keep their own form
+    where the GGUF loader places them from the file's blocks.)"""
     weight, bias = _linear_parts(linear)
     if not usable(weight.shape[1]):
         return Int8WeightLinear(linear), "int8"
     codes = None if q4k is None else exact_codes(weight, q4k)
     if codes is not None:   # the GGUF's own values, the dense weight bit for bit
         return Q4KA8Linear(weight, bias, (codes, *q4k)), "q4k"
-    codes = None if q6k is None or not strict_grid else exact_q6k_codes(weight, q6k)
-    if codes is not None:   # the same for a Q6_K tensor
-        return Q6KA8Linear(weight, bias, (codes, *q6k)), "q6k"
     if not strict_grid:   # a grid of our own (a draft): its scales in fp16, 0.625 B a weight against 0.75
         return Q4HA8Linear(weight, bias, fp16_grid(weight, *int4_grid(weight, exact=False)[1:])), "q4h"
     if grid_error(weight[:64], int4_grid(weight[:64])) <= ON_GRID:
@@ -236,19 +233,17 @@ def convert_target_weights(model: torch.nn.Module, kind: str, strict_grid: bool 
     """Store every linear layer of `model` as `kind` (bf16 | int8 | int4 | q4a8), in place; returns layer counts.
 
     int4 and q4a8: layers on a 4-bit group grid become 4-bit, the others int8 (`strict_grid=False`:
-    every layer the kernel takes becomes 4-bit, requantized if need be). q4a8: a layer whose GGUF Q4_K or Q6_K
-    scales lie beside the model (q4k.load_scales) keeps them in their own form. Records the kind on the model.
+    every layer the kernel takes becomes 4-bit, requantized if need be). A dense model carries no GGUF scales, so
+    none of its layers is "q4k" (a model loaded from its GGUF keeps them: models.gguf_loader). Records the kind on
+    the model.
     """
     if kind not in STORED_KINDS:
         raise ValueError(f"unknown target weights {kind!r}")
-    scales = load_scales(model) if kind == "q4a8" else {}
-    scales6 = load_scales(model, parts=Q6K_PARTS) if kind == "q4a8" else {}
     counts: dict[str, int] = {}
-    for prefix, module in list(model.named_modules()):
+    for _, module in list(model.named_modules()):
         for name, child in list(module.named_children()):
             if type(child) in LINEAR_TYPES:
-                full = f"{prefix}.{name}" if prefix else name   # its Q4_K or Q6_K scales, where kept
-                new, got = converted_linear(child, kind, strict_grid, scales.get(full), scales6.get(full))
+                new, got = converted_linear(child, kind, strict_grid)
                 setattr(module, name, new)
                 counts[got] = counts.get(got, 0) + 1
     record_target_weights(model, kind)
@@ -324,9 +319,8 @@ def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
                if type(m) in LINEAR_TYPES and m is not model.get_output_embeddings()]
     if not linears:
         return {"choice": "as-loaded", "reason": "no linear layers"}
-    name, layer = max(linears, key=lambda nm: dense_weight(nm[1]).numel())
-    q4k = load_scales(model, {name}).get(name) if "q4a8" in kinds else None   # as the load will store it
-    return probe_layer(layer, kinds, q4k, repeats)
+    _, layer = max(linears, key=lambda nm: dense_weight(nm[1]).numel())
+    return probe_layer(layer, kinds, repeats=repeats)
 
 
 def probe_layer(layer: torch.nn.Module, kinds: list[str], q4k=None, repeats: int = 7) -> dict:

@@ -3,12 +3,11 @@
 `convert_cached` is `weights.convert_target_weights` with a copy of the result in the model cache
 (``$SPECVIZ_CACHE/converted/``). An entry is keyed by the model's weight files (folder, names,
 sizes, modification times), the storage kind and torch's version (the packed 4-bit layout is
-torch's own), so new weights or a new torch make a new entry. The folder's Q4_K scales
-(q4k.SIDECAR and SIDECAR6, *.safetensors files too) count among those files, and q4a8 entries add the packed
-layout's version (q4a8.LAYOUT): a copy written before either existed is never read as the new
-one. Before a cached copy is trusted, the smallest layer of each stored class is converted afresh from the loaded
-weights and must match it bit for bit; otherwise the entry is dropped and everything is converted again. Models that do not come
-from a local folder of safetensors files (nothing to key them by) are converted every time.
+torch's own), so new weights or a new torch make a new entry. q4a8 entries add the packed
+layout's version (q4a8.LAYOUT): a copy written in an older layout is never read as the new one. Before a cached
+copy is trusted, the smallest layer of each stored class is converted afresh from the loaded weights and must match
+it bit for bit; otherwise the entry is dropped and everything is converted again. Models that do not come from a
+local folder of safetensors files (nothing to key them by) are converted every time.
 
 Each new key leaves the old entry behind (1-1.5 GB for the packaged target), so writing an entry also removes those no
 load has read for `STALE_DAYS` (a load marks what it reads) and the partial files of a writer that died.
@@ -27,7 +26,6 @@ from . import huge_pages
 from .kernels import Int8WeightLinear
 from ..packaged import cache_dir
 from .q4a8 import LAYOUT as Q4A8_LAYOUT, Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q6KA8Linear, Q8A8Linear
-from .q4k import Q6K_PARTS, load_scales
 from .weights import (LINEAR_TYPES, Bf16WeightLinear, Int4WeightLinear, converted_linear, convert_target_weights,
                       record_target_weights)
 
@@ -121,7 +119,7 @@ def _rebuilt(info: dict, tensors: dict, prefix: str) -> torch.nn.Module:
 
 def checked_slots(slots: list, layers: dict) -> list:
     """The layers a load converts afresh before it trusts a cached entry: the smallest of each stored class, so every
-    conversion path the entry holds (Q4_K codes, Q6_K codes, a grid of our own, int8, ...) is checked once. Not the
+    conversion path the entry holds (a 4-bit grid found, one of our own, int8, ...) is checked once. Not the
     first in module order: that is the output layer, the largest (converting it again took ~5 of the packaged pair's
     ~10 s load)."""
     smallest: dict[str, tuple[int, tuple]] = {}
@@ -149,11 +147,8 @@ def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | N
         if sorted(name for name, _, _ in slots) != sorted(layers):
             raise ValueError("the model's layers are not the cached ones")
         checked = checked_slots(slots, layers)
-        names = {name for name, _, _ in checked}
-        q4k = load_scales(model, names) if kind == "q4a8" else {}
-        q6k = load_scales(model, names, Q6K_PARTS) if kind == "q4a8" else {}
         for name, parent, attr in checked:
-            fresh, _ = converted_linear(getattr(parent, attr), kind, strict_grid, q4k.get(name), q6k.get(name))
+            fresh, _ = converted_linear(getattr(parent, attr), kind, strict_grid)
             cached = _rebuilt(layers[name], tensors, name)
             pairs = list(zip(fresh.buffers(), cached.buffers()))
             if len(pairs) != len(list(fresh.buffers())) or not all(torch.equal(a, b) for a, b in pairs):
