@@ -18,7 +18,7 @@ STRINGS: dict[str, str] = {
                     "modelo grande (**objetivo**) los comprueba todos en una sola pasada (probabilidades **p**). Un "
                     "token x del borrador se queda cuando un número aleatorio **u** está por debajo de "
                     "**a = min(1, p(x)/q(x))**. Pasa el ratón sobre cualquier token para ver sus números."),
-    "legend.greedy": ("**Modo greedy** (temperatura 0): un token del borrador se queda si y solo si es la primera "
+    "legend.greedy": ("**Modo voraz** (temperatura 0): un token del borrador se queda si y solo si es la primera "
                       "opción del objetivo; los porcentajes de *confianza* son solo informativos."),
     "verdict.accepted": "aceptado",
     "verdict.rejected": "rechazado",
@@ -32,7 +32,7 @@ STRINGS: dict[str, str] = {
     "hover.p": "p(x) = {p}   probabilidad del objetivo",
     "hover.accepted": "u < a  →  aceptado",
     "hover.rejected": "u ≥ a  →  rechazado: la corrección se extrae de max(0, p − q)",
-    "hover.greedy_rule": ("greedy (temperatura 0): p y q son one-hot, así que el token se acepta si y solo si es "
+    "hover.greedy_rule": ("voraz (temperatura 0): p y q son one-hot, así que el token se acepta si y solo si es "
                           "el primero del objetivo"),
     "hover.greedy_confidence": "confianza (softmax sin temperatura, solo informativa): borrador {q}, objetivo {p}",
     "hover.target_top": "primer token del objetivo: {token}",
@@ -43,7 +43,7 @@ STRINGS: dict[str, str] = {
     "hover.correction_head": ("CORRECCIÓN · {token} · ronda {round}, posición {pos}\n"
                               "el token del borrador en la posición {pos} fue rechazado; este se extrae del residuo "
                               "r(x) = max(0, p − q) / Σ"),
-    "hover.correction_greedy": "greedy: el residuo es one-hot en el primer token del objetivo",
+    "hover.correction_greedy": "voraz: el residuo es one-hot en el primer token del objetivo",
     "hover.residual_top5": "top-5 del residuo: {alts}",
     "hover.bonus_head": ("EXTRA · {token} · ronda {round}, posición {pos}\n"
                          "se aceptó todo lo propuesto ({k:borrador|borradores}), así que la distribución del objetivo en la posición "
@@ -101,7 +101,7 @@ STRINGS: dict[str, str] = {
                        "página se dibujó igual durante las dos ejecuciones."),
     "compare.weights": ("Las dos ejecuciones usaron el mismo objetivo, con sus pesos guardados como {weights}: la "
                         "forma más rápida en que esta app lo ejecuta en esta máquina (medida al cargar los modelos)."),
-    "compare.identical": ("✓ salida idéntica: la decodificación especulativa greedy produjo exactamente los "
+    "compare.identical": ("✓ salida idéntica: la decodificación especulativa voraz produjo exactamente los "
                           "tokens del propio objetivo ({n:token|tokens})"),
     "compare.differ": "≠ las salidas difieren {where} ({why})",
     "compare.at_token": "en el token {n}",
@@ -142,7 +142,7 @@ STRINGS: dict[str, str] = {
     "chart.inspector_sub_correction": "; corrección {token}",
     "chart.inspector_bonus": "Ronda {round}, posición {pos}: token extra",
     "chart.inspector_bonus_sub": "se aceptó todo lo propuesto ({k:borrador|borradores}); extra {token} extraído de p (p = {p})",
-    "chart.inspector_greedy": " · greedy: las barras son confianza; aceptación = mismo primer token",
+    "chart.inspector_greedy": " · voraz: las barras son confianza; aceptación = mismo primer token",
     "chart.inspector_x": "token (mejores candidatos)",
     "chart.acceptance": "Aceptación por posición del borrador",
     "chart.acceptance_sub": "la posición i solo se alcanza cuando se aceptaron 1..i−1",
@@ -192,7 +192,7 @@ STRINGS: dict[str, str] = {
                     "{threshold} (K pasa a ser un máximo)"),
     "ui.max_new": "Máximo de tokens nuevos",
     "ui.sampling": "Muestreo",
-    "ui.temperature": "Temperatura (0 = greedy)",
+    "ui.temperature": "Temperatura (0 = voraz)",
     "ui.top_p": "top-p (1 = desactivado)",
     "ui.top_k": "top-k (0 = desactivado)",
     "ui.seed": "Semilla",
@@ -333,7 +333,7 @@ STRINGS: dict[str, str] = {
                       "**a = min(1, p/q)**."),
     "cls.formula": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
     "cls.formula_hidden": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = ? → ¿aceptado o rechazado?",
-    "cls.greedy_note": ("Ejecución greedy: p y q son one-hot, así que a vale 1 cuando el token del borrador es el "
+    "cls.greedy_note": ("Ejecución voraz: p y q son one-hot, así que a vale 1 cuando el token del borrador es el "
                         "primero del objetivo y 0 si no; ningún u puede cambiar el veredicto."),
     "cls.ubar_accept": "✓ aceptar",
     "cls.ubar_reject": "✗ rechazar",
@@ -341,7 +341,7 @@ STRINGS: dict[str, str] = {
     "cls.ubar_label_hidden": "barra unidad partida en a = {a}; u aún oculto",
     "cls.correction_text": ("El borrador {pos} fue rechazado, así que la ronda termina con una **corrección**: "
                             "{token}, extraída del residuo max(0, p − q) normalizado (r = {r})."),
-    "cls.correction_greedy": "Greedy: el residuo es one-hot en el primer token del objetivo.",
+    "cls.correction_greedy": "Voraz: el residuo es one-hot en el primer token del objetivo.",
     "cls.see_mass": "El gráfico de abajo muestra de dónde sale ese residuo.",
     "cls.bonus_text": ("Todo lo propuesto pasó ({k:borrador|borradores}), así que la pasada del objetivo ya contiene p en la posición "
                        "{pos}: el token **extra** {token} se extrae de ella (p = {p}). Esta ronda emite {k} + 1 "
@@ -359,7 +359,7 @@ STRINGS: dict[str, str] = {
                           "conocen las listas top-5 registradas, así que la corrección mostrada es aproximada."),
     "cls.redraw_bonus_unknown": ("Ahora pasan todos los borradores: el extra se extraería de p en la posición K+1, "
                                  "que la ejecución registrada nunca necesitó, así que aquí es desconocido."),
-    "cls.redraw_greedy": "Greedy: a vale 0 o 1, así que un nuevo u nunca cambia un veredicto.",
+    "cls.redraw_greedy": "Voraz: a vale 0 o 1, así que un nuevo u nunca cambia un veredicto.",
     "cls.speed_clamped": "La velocidad {value} está fuera de {lo}…{hi} segundos; se usa el valor permitido más cercano.",
     "cls.mass_title": "Ronda {round}, borrador {pos}: de dónde sale la corrección",
     "cls.mass_empty": "Avanza hasta un rechazo para ver p, q y el residuo",
@@ -393,8 +393,8 @@ STRINGS: dict[str, str] = {
     "cls.tab_race": "Carrera de borradores",
     "race.intro": ("**El mismo prompt, cuatro borradores.** Primero corre el objetivo solo; después el modelo "
                    "borrador, la búsqueda en el prompt, el híbrido y un árbol de borradores decodifican el mismo "
-                   "prompt con la misma K, en modo greedy (T = 0) y con las mismas pasadas sin compilar. La "
-                   "decodificación especulativa greedy debe escribir exactamente los tokens del objetivo, así que la "
+                   "prompt con la misma K, en modo voraz (T = 0) y con las mismas pasadas sin compilar. La "
+                   "decodificación especulativa voraz debe escribir exactamente los tokens del objetivo, así que la "
                    "carrera es también una prueba de que no hay pérdidas. Cada token se colorea según quién lo "
                    "propuso."),
     "race.prompt": "Instrucción",
@@ -414,7 +414,7 @@ STRINGS: dict[str, str] = {
     "race.failed": "La carrera se detuvo con un error: {error}",
     "race.done_same": "Terminado: todos los borradores escribieron exactamente los {n:token|tokens} del objetivo solo.",
     "race.done_differs": ("Terminado, pero {lanes} no escribieron los tokens del objetivo solo. La decodificación "
-                          "especulativa greedy es exacta solo hasta el redondeo en coma flotante de las pasadas: un "
+                          "especulativa voraz es exacta solo hasta el redondeo en coma flotante de las pasadas: un "
                           "casi empate puede inclinarse."),
     "race.col_drafter": "borrador",
     "race.col_tau": "τ (tokens por ronda)",
@@ -450,7 +450,7 @@ STRINGS: dict[str, str] = {
     "lab.v_correction_from_p": "error: corrección extraída de p, no del residuo",
     "lab.v_untempered_q": ("error: q de los logits sin temperatura, el borrador muestrea con temperatura "
                            "(tipo transformers #47932)"),
-    "lab.v_greedy_softmax_q": "error: borradores greedy con una q softmax (#32867)",
+    "lab.v_greedy_softmax_q": "error: borradores voraces con una q softmax (#32867)",
     "lab.prompt": "Prefijo",
     "lab.default_prompt": "El gato se sentó en la",
     "lab.temperature": "Temperatura",
@@ -536,7 +536,7 @@ STRINGS: dict[str, str] = {
     "field.top_p": "Top-p",
     "field.draft_id": "Modelo borrador",
     "field.target_id": "Modelo objetivo",
-    "input.temperature": "Temperatura: debe estar entre 0 y {hi} (0 = greedy).",
+    "input.temperature": "Temperatura: debe estar entre 0 y {hi} (0 = voraz).",
     "input.top_p": "Top-p debe ser mayor que 0 y como mucho 1 (1 = desactivado).",
     "input.hub_url": "{name}: indica un id del Hub como Qwen/Qwen2.5-0.5B-Instruct, no una dirección web",
     "input.hub_id": ("{name}: «{value}» es un id de modelo no válido; un id del Hub tiene la forma propietario/nombre, "
@@ -853,7 +853,7 @@ STRINGS: dict[str, str] = {
     "ctree.then_accepted": "Aceptado.",
     "ctree.then_sibling": "Rechazado: el siguiente candidato, {token}, se prueba contra lo que queda.",
     "ctree.then_correction": "Rechazado, y aquí no queda ningún candidato: la corrección se extrae del residuo.",
-    "ctree.greedy_note": ("Ejecución greedy: r es one-hot en el token preferido del objetivo, así que a vale 1 "
+    "ctree.greedy_note": ("Ejecución voraz: r es one-hot en el token preferido del objetivo, así que a vale 1 "
                           "cuando el candidato es ese token y 0 si no."),
     "ctree.residual_text": ("{token} fue rechazado. La probabilidad del objetivo en la que el borrador ya tuvo su "
                             "oportunidad queda gastada: el siguiente candidato {next} se prueba contra "
@@ -862,7 +862,7 @@ STRINGS: dict[str, str] = {
     "ctree.changed": "Las probabilidades que cambió este rechazo (r antes → r′ después):",
     "ctree.change": "{token}: {before} → {after}",
     "ctree.reject_chance": "Probabilidad de que este candidato fuera rechazado, Σ max(0, r − q): {reject}.",
-    "ctree.residual_greedy": "Greedy: quitar un candidato equivocado deja el token preferido del objetivo donde estaba.",
+    "ctree.residual_greedy": "Voraz: quitar un candidato equivocado deja el token preferido del objetivo donde estaba.",
     "ctree.see_mass": "La figura de abajo muestra r y q antes del rechazo y el residuo r′ después.",
     "ctree.correction_text": ("Todos los candidatos de la profundidad {depth} fueron rechazados, así que la ronda "
                               "termina con una **corrección**: {token}, extraída del último residuo (r′ = {r})."),
@@ -879,7 +879,7 @@ STRINGS: dict[str, str] = {
     # --- issue 30 (app30a): nada se desboca en una CPU, rechazar sin recortar, las pequeñas mentiras del aula
     "input.compile_cpu": ("Esta máquina no tiene GPU CUDA, y las pasadas compiladas («sí») y los grafos CUDA "
                           "(«grafos») la necesitan: elige «automático» o «no»."),
-    "input.temperature_low": "La temperatura debe ser 0 (greedy) o estar entre {lo} y {hi}.",
+    "input.temperature_low": "La temperatura debe ser 0 (voraz) o estar entre {lo} y {hi}.",
     "input.k_order": ("La K más pequeña ({lo}) es mayor que la K más grande ({hi}): pon la menor como la más "
                       "pequeña."),
     "status.withdrawn": "Retirada: tu petición salió de la cola antes de empezar, y no se ejecutó nada.",
