@@ -618,6 +618,15 @@ STRINGS: dict[str, str] = {
     "pays.hint_cpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-7B on a GPU.",
     "pays.hint_gpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-14B with compiled forwards.",
     # --- the API a program sees (issue 22)
+    "api.about.generate": ("Run speculative decoding (the draft q proposes, the target p verifies) on a prompt; "
+                           "returns the text, the metrics and the trace."),
+    "api.about.replay": "Read a trace without any model; returns its metrics and its text.",
+    "api.about.sweep": ("Measure throughput against K: the target alone once, then speculative decoding at each K "
+                        "from k_lo to k_hi."),
+    "api.about.what_if": ("The theory's expectation for a per-token acceptance alpha, K draft tokens and a "
+                          "draft/target cost ratio c."),
+    "api.about.race": ("A drafter race on one prompt: the target alone, then the draft model, prompt lookup, the "
+                       "hybrid and a tree."),
     "api.flag": "“{name}” takes true or false, not {value}.",
     "api.text": "“{name}” takes text.",
     "api.arguments": ("“{endpoint}” takes {n:value|values} in “data”, in this order: {names} (this call gave "
@@ -652,6 +661,15 @@ STRINGS: dict[str, str] = {
                                "forwards: slower, and speculation may not pay."),
     "zerogpu.long": ("This request may need about {seconds} s of GPU time and one ZeroGPU call is given at most "
                      "{limit} s: it may be cut short. Fewer tokens, a smaller K or a narrower sweep fit."),
+    "zerogpu.quota_sweep": ("On ZeroGPU this sweep asks for up to {time} of GPU time from your daily quota ({anon} "
+                            "without an account, {free} with a free one): you need that much left for it to start. "
+                            "Fewer Ks or tokens ask for less; replays use none."),
+    "zerogpu.quota_race": ("On ZeroGPU this race asks for up to {time} of GPU time from your daily quota ({anon} "
+                           "without an account, {free} with a free one): you need that much left for it to start. "
+                           "Fewer tokens or a smaller K ask for less; replays use none."),
+    "zerogpu.minutes": "{m} min {s} s",
+    "zerogpu.whole_minutes": "{m} min",
+    "zerogpu.seconds": "{s} s",
     "memory.refused": ("{name} needs about {need} GB ({weights} GB of weights in {dtype} and {cache} GB of KV "
                        "cache) and {device} has {free} GB free: choose a smaller pair."),
 
@@ -761,6 +779,12 @@ STRINGS: dict[str, str] = {
     "plotly.zoom_out": "Zoom out",
     "plotly.download": "Download plot as a PNG",
     "plotly.spikes": "Toggle Spike Lines",
+    "plotly.download_plot": "Download plot",
+    "plotly.taking_snapshot": "Taking snapshot - this may take a few seconds",
+    "plotly.snapshot_ok": "Snapshot succeeded",
+    "plotly.snapshot_failed": "Sorry, there was a problem downloading your snapshot!",
+    "plotly.double_click_zoom": "Double-click to zoom back out",
+    "plotly.double_click_legend": "Double-click on legend to isolate one trace",
     "plotly.closest": "Show closest data on hover",
     "plotly.compare": "Compare data on hover",
     # issue 30, the Spanish page: words Gradio and Plotly write in English as the start of a longer attribute

@@ -652,6 +652,15 @@ STRINGS: dict[str, str] = {
     "pays.hint_gpu": ("Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-14B con "
                       "pasadas compiladas."),
     # --- the API a program sees (issue 22)
+    "api.about.generate": ("Ejecuta la decodificación especulativa (el borrador q propone, el objetivo p "
+                           "verifica) sobre una instrucción; devuelve el texto, las métricas y la traza."),
+    "api.about.replay": "Lee una traza sin ningún modelo; devuelve sus métricas y su texto.",
+    "api.about.sweep": ("Mide el rendimiento frente a K: el objetivo solo una vez y luego la decodificación "
+                        "especulativa con cada K de k_lo a k_hi."),
+    "api.about.what_if": ("Lo que la teoría espera para una aceptación por token alpha, K tokens de borrador y una "
+                          "razón de coste borrador/objetivo c."),
+    "api.about.race": ("Una carrera de borradores sobre una instrucción: el objetivo solo y luego el modelo "
+                       "borrador, la búsqueda en el prompt, el híbrido y un árbol."),
     "api.flag": "«{name}» admite true o false, no {value}.",
     "api.text": "«{name}» admite texto.",
     "api.arguments": ("«{endpoint}» recibe {n:valor|valores} en «data», en este orden: {names} (esta llamada dio "
@@ -687,6 +696,15 @@ STRINGS: dict[str, str] = {
     "zerogpu.long": ("Esta petición puede necesitar unos {seconds} s de GPU y una llamada a ZeroGPU recibe como "
                      "mucho {limit} s: puede quedar cortada. Con menos tokens, una K menor o un barrido más "
                      "estrecho cabe."),
+    "zerogpu.quota_sweep": ("En ZeroGPU este barrido pide hasta {time} de GPU de tu cuota diaria ({anon} sin "
+                            "cuenta, {free} con una cuenta gratuita): necesitas que te quede eso para que empiece. "
+                            "Con menos valores de K o menos tokens pide menos; las repeticiones no gastan nada."),
+    "zerogpu.quota_race": ("En ZeroGPU esta carrera pide hasta {time} de GPU de tu cuota diaria ({anon} sin "
+                           "cuenta, {free} con una cuenta gratuita): necesitas que te quede eso para que empiece. "
+                           "Con menos tokens o una K menor pide menos; las repeticiones no gastan nada."),
+    "zerogpu.minutes": "{m} min {s} s",
+    "zerogpu.whole_minutes": "{m} min",
+    "zerogpu.seconds": "{s} s",
     "memory.refused": ("{name} necesita unos {need} GB ({weights} GB de pesos en {dtype} y {cache} GB de caché "
                        "KV) y {device} tiene {free} GB libres: elige un par más pequeño."),
 
@@ -801,6 +819,12 @@ STRINGS: dict[str, str] = {
     "plotly.zoom_out": "Alejar",
     "plotly.download": "Descargar el gráfico como PNG",
     "plotly.spikes": "Mostrar u ocultar las líneas guía",
+    "plotly.download_plot": "Descargar el gráfico",
+    "plotly.taking_snapshot": "Haciendo la captura: puede tardar unos segundos",
+    "plotly.snapshot_ok": "Captura hecha",
+    "plotly.snapshot_failed": "No se pudo descargar la captura.",
+    "plotly.double_click_zoom": "Doble clic para volver a alejar",
+    "plotly.double_click_legend": "Doble clic en la leyenda para aislar una serie",
     "plotly.closest": "Mostrar el dato más cercano al pasar el ratón",
     "plotly.compare": "Comparar los datos al pasar el ratón",
     # issue 30, the Spanish page: words Gradio and Plotly write in English as the start of a longer attribute

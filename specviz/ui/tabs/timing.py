@@ -5,12 +5,13 @@ import gradio as gr
 
 from ...strings import t
 from ...viz import charts
+from ..plots import LocalePlot
 
 
 def tab(lang: str) -> dict:
     with gr.Tab(t("tab.charts", lang), id="charts"):
         with gr.Row():
-            return {"pos_plot": gr.Plot(charts.acceptance_by_position_figure([], lang=lang), show_label=False,
+            return {"pos_plot": LocalePlot(lang, charts.acceptance_by_position_figure([], lang=lang), show_label=False,
                                         elem_id="sv-pos-plot"),
-                    "time_plot": gr.Plot(charts.timeline_figure([], lang=lang), show_label=False,
+                    "time_plot": LocalePlot(lang, charts.timeline_figure([], lang=lang), show_label=False,
                                          elem_id="sv-time-plot")}
