@@ -71,3 +71,5 @@ def test_a_spanish_figure_names_its_locale_and_carries_the_dictionary_from_the_f
     english = json.loads(LocalePlot("en", figure).value["plot"])
     assert "config" not in english or "locale" not in english["config"]
     assert LocalePlot("es").value is None   # an empty plot stays empty
+    # and the component keeps every setting of gr.Plot (Gradio reads them by its init's parameters)
+    assert LocalePlot("es", figure, elem_id="sv-p", show_label=False).get_config()["elem_id"] == "sv-p"

@@ -9,6 +9,7 @@ strings table (keys `plotly.*`: the English text Plotly writes, then its transla
 """
 from __future__ import annotations
 
+import inspect
 import json
 
 import gradio as gr
@@ -54,3 +55,8 @@ class LocalePlot(gr.Plot):
 
     def postprocess(self, value):
         return with_locale(super().postprocess(value), self.lang)
+
+
+# Gradio builds a component's config (elem_id, show_label, ...) from its __init__'s parameters by name: the
+# signature it reads is gr.Plot's, whose parameters this init passes on.
+LocalePlot.__init__.__signature__ = inspect.signature(gr.Plot.__init__)

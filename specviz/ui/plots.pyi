@@ -60,3 +60,18 @@ class LocalePlot(gr.Plot):
     if TYPE_CHECKING:
         from gradio.components import Timer
         from gradio.components.base import Component
+class _Plot(gr.Plot):
+    """`gr.Plot` whose every figure, the first and each update, carries the class's `lang`."""
+
+    is_template = True   # drawn by Gradio's own Plot in the browser (its block name is the base class's)
+    lang = DEFAULT_LANG
+
+    def postprocess(self, value):
+        return with_locale(super().postprocess(value), self.lang)
+    from typing import Callable, Literal, Sequence, Any, TYPE_CHECKING
+    from gradio.blocks import Block
+    if TYPE_CHECKING:
+        from gradio.components import Timer
+        from gradio.components.base import Component
+
+    
