@@ -224,6 +224,7 @@ STRINGS: dict[str, str] = {
     "status.loading_step": "Loading models: {step} ({percent}) · {seconds} s",
     "status.stopping_load": "Stopping. The models finish loading in the background and are kept for the next run…",
     "status.prefill": "Reading the prompt ({n:token|tokens})… {seconds} s",
+    "status.prefill_eta": "Reading the prompt ({n:token|tokens})… {seconds} s of about {total} s",
     "status.stopping": "Stopping after the current round…",
     "status.queued": "{place} in line. Yours starts when the runs ahead of it end; Stop cancels it.",
     "status.prepare_failed": "Could not prepare the run: {error}",

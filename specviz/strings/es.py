@@ -545,6 +545,7 @@ STRINGS: dict[str, str] = {
     "status.loading_step": "Cargando modelos: {step} ({percent}) · {seconds} s",
     "status.stopping_load": "Deteniendo. Los modelos terminan de cargarse en segundo plano y se guardan para la próxima vez…",
     "status.prefill": "Leyendo la instrucción ({n:token|tokens})… {seconds} s",
+    "status.prefill_eta": "Leyendo la instrucción ({n:token|tokens})… {seconds} s de unos {total} s",
     "status.stopping": "Deteniendo tras la ronda en curso…",
     "status.queued": "{place} en la cola. La tuya empieza cuando terminen las de delante; Detener la cancela.",
     "replay.stopped": "Reproducción detenida tras {n} de {total:ronda|rondas}.",
