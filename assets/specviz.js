@@ -65,3 +65,20 @@
     el.dispatchEvent(new Event("input", { bubbles: true }));   // the box's value follows its text on "input"
   }, true);
 })();
+
+// specviz: the "Use via API" panel asks /gradio_api/mcp/schema whether this app serves MCP, and reads a 404 as "no";
+// that probe put a 404 in the server's log and the browser's console on every opening. This app serves no MCP
+// (the page's config says so: mcp_server false), so the probe is answered here, with the same "no", and never sent.
+(() => {
+  if (window.__svMcpProbe || typeof window.fetch !== "function") return;
+  window.__svMcpProbe = true;
+  const send = window.fetch.bind(window);
+  window.fetch = (input, init) => {
+    const url = typeof input === "string" ? input : (input && input.url) || "";
+    const config = window.gradio_config;
+    if (/\/gradio_api\/mcp\/schema(\?|$)/.test(url) && config && config.mcp_server === false) {
+      return Promise.resolve(new Response("MCP is not served by this app", { status: 404, statusText: "Not Found" }));
+    }
+    return send(input, init);
+  };
+})();

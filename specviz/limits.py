@@ -98,6 +98,13 @@ ZEROGPU_CALL_OVERHEAD_S = 20.0  # per call before the first token: attaching the
 ZEROGPU_DEFAULT_STEP_S = 0.06   # a target step before one was measured (a pessimistic 14B eager step; unmeasured)
 ZEROGPU_DRAFT_SHARE = 0.5       # a draft step as a share of a target step, pessimistic (compiled c: 0.25-0.43)
 ZEROGPU_MARGIN = 1.5            # asked = estimate x this: an exhausted call is cut mid-run
+# A visitor's daily ZeroGPU quota, as Hugging Face states it in late 2026 (seconds): without an account, a free one.
+ZEROGPU_QUOTA_ANONYMOUS_S = 120
+ZEROGPU_QUOTA_FREE_S = 300
+# What one second asked counts against the quota: `spaces` 0.51.3 multiplies a `large` call's duration by its card's
+# duration_factor (1.5 for the RTX Pro 6000 Blackwell in its zero/configs.json) and counts an `xlarge` call twice.
+ZEROGPU_QUOTA_FACTOR = {"large": 1.5, "xlarge": 2.0}
+ZEROGPU_QUOTA_NOTE_S = 60       # a request asking more than this of the quota (half an anonymous day) is announced
 MEMORY_KV_TOKENS = 8192         # positions of KV cache counted per model when checking that a pair fits
 MEMORY_HEADROOM = 1.15          # weights x this: activations, logits, the allocator's slack and the graphs' pool
 

@@ -200,6 +200,7 @@ CROSS_CUTTING = {
     "stop": "Stop across the decoders, the worker and the page",
     "isolation": "tests/isolated.py: the real-pair tests in processes of their own (CI's peak memory)",
     "app": "app.py, the entry point the README and Spaces run (not a module of the package)",
+    "spaces": "a Space built from the repository: its front matter, the torch it installs, what it asks of the quota",
     "scripts": "every script in scripts/ answers --help and writes nothing (CI runs none of them whole)",
 }
 

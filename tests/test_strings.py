@@ -183,3 +183,23 @@ def test_no_gradio_or_torch_below_the_ui(path, refused):
     mods |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
     assert not mods & refused, (name, mods)                      # lazy imports too, which the probe cannot see
     assert not imports_tried(PACKAGE.parent, _module_name(path), refused), name
+
+
+def _spanish_texts():
+    """Every Spanish text a visitor reads: the strings table, the examples' labels, the lessons' names and notes."""
+    import json
+
+    assets = PACKAGE.parent / "assets"
+    yield from table("es").items()
+    for i, row in enumerate(json.loads((assets / "examples.es.json").read_text(encoding="utf-8"))):
+        yield f"examples.es.json[{i}]", row.get("label", "")
+    for lesson in json.loads((assets / "lessons" / "index.json").read_text(encoding="utf-8"))["lessons"]:
+        for field, value in lesson.items():
+            if isinstance(value, dict) and "es" in value:
+                yield f"lessons/{lesson.get('name')}.{field}", value["es"]
+
+
+def test_spanish_says_voraz_not_greedy():
+    """Spanish sentences name greedy decoding in Spanish ("voraz"); the English word stays only in keys."""
+    left = [key for key, text in _spanish_texts() if "greedy" in str(text).lower()]
+    assert not left, left

@@ -44,3 +44,32 @@ def test_gradio_and_plotly_words_that_start_an_attribute_are_translated_and_the_
 
 def test_the_spanish_prompt_field_says_instruccion_as_the_status_does():
     assert t("ui.prompt", "es") == "Instrucción" and "instrucción" in t("status.prefill", "es", n=3, seconds=1)
+
+
+@pytest.mark.parametrize("page,lang", [("", "en"), ("es", "es")])
+def test_each_endpoint_is_described_from_the_strings_table_in_the_pages_language(app, page, lang):
+    from specviz.ui.api import ABOUT
+
+    info = json.loads(_get(app + "gradio_api/info?page=" + page))
+    described = {name: e["description"] for name, e in info["named_endpoints"].items()}
+    assert described == {"/" + name: t(key, lang) for name, key in ABOUT.items()}
+    if lang != "en":   # and the English page still reads English after the Spanish one was asked
+        english = json.loads(_get(app + "gradio_api/info?page="))["named_endpoints"]
+        assert english["/generate"]["description"] == t("api.about.generate")
+
+
+def test_a_spanish_figure_names_its_locale_and_carries_the_dictionary_from_the_first_draw():
+    import plotly.graph_objects as go
+
+    from specviz.ui.plots import LocalePlot
+
+    figure = go.Figure(go.Bar(x=[1, 2], y=[3, 4]))
+    spanish = json.loads(LocalePlot("es", figure).value["plot"])
+    assert spanish["config"]["locale"] == "es"
+    words = spanish["config"]["locales"]["es"]["dictionary"]
+    assert words["Zoom in"] == t("plotly.zoom_in", "es") and words["Download plot as a PNG"] == t("plotly.download", "es")
+    english = json.loads(LocalePlot("en", figure).value["plot"])
+    assert "config" not in english or "locale" not in english["config"]
+    assert LocalePlot("es").value is None   # an empty plot stays empty
+    # and the component keeps every setting of gr.Plot (Gradio reads them by its init's parameters)
+    assert LocalePlot("es", figure, elem_id="sv-p", show_label=False).get_config()["elem_id"] == "sv-p"

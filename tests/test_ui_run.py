@@ -3,6 +3,8 @@ settings give the same trace whichever asked (tiny pair, event functions and end
 from __future__ import annotations
 
 import json
+
+import pytest
 from types import SimpleNamespace
 
 from specviz.trace.records import Round
@@ -84,3 +86,32 @@ def test_a_hybrids_lookup_rounds_go_to_lookup_k_on_the_page_and_in_the_api(monke
     trace = plain[-1]["trace"]
     assert trace.lookup_k is None and all(len(r.drafted) <= 2 for r in trace.rounds)
     assert trace.output_ids == page.output_ids   # greedy: the same tokens whatever drafts them
+
+
+class _ByteTokenizer:
+    """Token i is the byte i: a character over several bytes is split over tokens, as a byte-level BPE splits it."""
+
+    def decode(self, ids, skip_special_tokens=True):
+        return bytes(ids).decode("utf-8", errors="replace")
+
+
+def test_an_emoji_cut_at_the_token_limit_leaves_no_replacement_character_in_the_output():
+    pair = SimpleNamespace(tokenizer=_ByteTokenizer())
+    emoji = list("😀".encode())
+    assert run.clean_text(pair, list(b"Hi ") + emoji[:2]) == "Hi "          # cut inside the emoji: left out
+    assert run.clean_text(pair, list(b"Hi ") + emoji) == "Hi 😀"              # whole: shown
+    assert run.clean_text(pair, [0xFF] + list(b" ok")) == "\ufffd ok"        # an invalid byte inside stays said
+
+
+def test_a_finished_run_tells_the_next_one_how_long_the_pairs_prompt_read_takes(monkeypatch):
+    from specviz.ui import waiting
+
+    monkeypatch.setattr(pays, "wanted", lambda pair, drafter, compiled: False)
+    monkeypatch.setattr(waiting, "PREFILLS", waiting.PrefillClock())
+    monkeypatch.setattr(waiting.PrefillClock, "MIN_SECONDS", 0.0)    # the tiny pair reads in milliseconds
+    pair = TinyPair(0.0)
+    ctx = AppContext(cache=PairCache(lambda d, t, progress: pair), tick_s=0.05)
+    trace = list(generate.generate(ctx, FORM, request=SimpleNamespace(session_hash="run-prefill")))[-1]["trace"]
+    settings = inputs.run_settings(FORM)
+    n = len(trace.prompt_ids)
+    assert waiting.PREFILLS.expected(settings.pair_ids, 2 * n) == pytest.approx(2 * trace.prefill_seconds)

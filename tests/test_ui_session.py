@@ -106,3 +106,54 @@ def test_without_a_preload_the_load_runs_on_the_models_thread(monkeypatch):
     monkeypatch.setattr(worker.torch_thread, "submit", lambda body: on_models_thread.append(body) or in_a_thread(body))
     updates, pair = finish(waiting.load(ctx, Run(), (None, None), lambda m, kind: {"status": (m, kind)}))
     assert pair == "pair 1" and len(on_models_thread) == 1
+
+
+def test_the_queue_counts_the_running_run_by_its_time_left_and_no_load_as_a_run(monkeypatch):
+    """Runs of ~6 s, the first of which waited 14 s for the pair's load: the page said 10/25/35 s for the 1st, 2nd and
+    3rd in line where 12/18/24 s passed (the load counted as a run, the running run counted whole)."""
+    from specviz.ui import session
+
+    monkeypatch.setattr(session, "_DURATIONS", session.deque(maxlen=8))
+    monkeypatch.setattr(session, "_SESSIONS", {})
+    first = Run()
+    first.started -= 20
+    first.loading_s = 14.0                   # 14 s of its 20 waited for the pair
+    session.end_run(first)
+    assert list(session._DURATIONS) == [pytest.approx(6, abs=0.5)]
+    for _ in range(2):
+        done = Run()
+        done.started -= 6
+        session.end_run(done)
+    running = Run()
+    running.started -= 4                     # 4 s into a ~6 s run: about 2 s left
+    session._SESSIONS["other"] = session._Session(run=running)
+    said = [session.expected_wait(ahead, 1) for ahead in (0, 1, 2)]
+    assert said == [pytest.approx(2, abs=0.5), pytest.approx(8, abs=0.5), pytest.approx(14, abs=0.5)]
+    # a run past the typical length: its slot is due now, never a negative wait
+    running.started -= 60
+    assert session.expected_wait(0, 1) == pytest.approx(0, abs=0.01)
+
+
+def test_a_loads_wait_is_the_runs_loading_time(monkeypatch):
+    """`waiting.load` adds the time it waited for the pair to the run's `loading_s`."""
+    class Cache:
+        def preloading(self, *ids):
+            return False
+
+    class Ctx:
+        lang = "en"
+        cache = Cache()
+        tick_s = 0.01
+
+        def load(self, ids, progress):
+            time.sleep(0.3)
+            return "pair"
+
+    run = Run()
+    steps = waiting.load(Ctx(), run, ("d", "t"), lambda message, kind: {"status": message})
+    try:
+        while True:
+            next(steps)
+    except StopIteration as end:
+        assert end.value == "pair"
+    assert run.loading_s >= 0.3

@@ -109,3 +109,29 @@ def test_prepared_says_a_prompt_the_pair_refuses_and_returns_none():
             next(ok)
     except StopIteration as done:
         assert done.value == ("pair", [1, 2])
+
+
+def test_a_long_prompt_is_read_with_an_estimate_once_a_read_was_measured_on_the_pair():
+    """A 1,690-token prompt read for 29 s under a bare counter: after one read on the pair, the status says how long
+    the read should take in all, in both languages, and goes back to the counter once it is well past that."""
+    import time as clock
+
+    from specviz.strings import t
+    from specviz.ui.run import Outcome
+    from specviz.ui.tabs.generate import waiting_line
+
+    prefills = waiting.PrefillClock()
+    pair = ("draft", "target")
+    assert prefills.expected(pair, 1690) is None                 # nothing measured yet
+    prefills.record(pair, 40, 0.3)                                # a short prompt's read...
+    prefills.record(pair, 400, 6.8)                               # ...and a longer one: the longer one counts
+    prefills.record(pair, 100, 0.5)
+    assert prefills.expected(pair, 1690) == pytest.approx(28.7, abs=0.1)
+    assert prefills.expected(pair, 60) is None                    # a read under 2 s needs no estimate
+    assert prefills.expected(("other", "pair"), 1690) is None
+    now = clock.monotonic()
+    for lang in ("en", "es"):
+        line = waiting_line(Outcome(), False, now - 12, 1690, 3, lang, prefills.expected(pair, 1690))
+        assert line == t("status.prefill_eta", lang, n=1690, seconds="12", total="29")
+        late = waiting_line(Outcome(), False, now - 60, 1690, 3, lang, prefills.expected(pair, 1690))
+        assert late == t("status.prefill", lang, n=1690, seconds="60")

@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 
 from ..limits import (ZEROGPU_CALL_OVERHEAD_S, ZEROGPU_DEFAULT_STEP_S, ZEROGPU_DRAFT_SHARE, ZEROGPU_MARGIN,
-                      ZEROGPU_MAX_DURATION_S, ZEROGPU_MIN_DURATION_S)
+                      ZEROGPU_MAX_DURATION_S, ZEROGPU_MIN_DURATION_S, ZEROGPU_QUOTA_FACTOR)
 
 ZERO_GPU_ENV = "SPACES_ZERO_GPU"
 ZEROGPU_MIN_S = ZEROGPU_MIN_DURATION_S
@@ -148,3 +148,10 @@ def duration(request: GpuRequest, step_s: float) -> int:
 def exceeds(request: GpuRequest, step_s: float) -> bool:
     """Whether the request would need more than one call may ask for (it will be cut at the limit)."""
     return estimate_seconds(request, step_s) > ZEROGPU_MAX_DURATION_S
+
+
+def quota_seconds(request: GpuRequest, step_s: float, size: str = ZEROGPU_DEFAULT_SIZE) -> int:
+    """Seconds of a visitor's daily quota the call asks for: its duration as `spaces` schedules it (times the card's
+    factor for `large`, twice for `xlarge`). A visitor needs that much left for the call to start, and it uses at
+    most that much."""
+    return round(duration(request, step_s) * ZEROGPU_QUOTA_FACTOR.get(size, ZEROGPU_QUOTA_FACTOR["xlarge"]))

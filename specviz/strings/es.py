@@ -18,7 +18,7 @@ STRINGS: dict[str, str] = {
                     "modelo grande (**objetivo**) los comprueba todos en una sola pasada (probabilidades **p**). Un "
                     "token x del borrador se queda cuando un número aleatorio **u** está por debajo de "
                     "**a = min(1, p(x)/q(x))**. Pasa el ratón sobre cualquier token para ver sus números."),
-    "legend.greedy": ("**Modo greedy** (temperatura 0): un token del borrador se queda si y solo si es la primera "
+    "legend.greedy": ("**Modo voraz** (temperatura 0): un token del borrador se queda si y solo si es la primera "
                       "opción del objetivo; los porcentajes de *confianza* son solo informativos."),
     "verdict.accepted": "aceptado",
     "verdict.rejected": "rechazado",
@@ -32,7 +32,7 @@ STRINGS: dict[str, str] = {
     "hover.p": "p(x) = {p}   probabilidad del objetivo",
     "hover.accepted": "u < a  →  aceptado",
     "hover.rejected": "u ≥ a  →  rechazado: la corrección se extrae de max(0, p − q)",
-    "hover.greedy_rule": ("greedy (temperatura 0): p y q son one-hot, así que el token se acepta si y solo si es "
+    "hover.greedy_rule": ("voraz (temperatura 0): p y q son one-hot, así que el token se acepta si y solo si es "
                           "el primero del objetivo"),
     "hover.greedy_confidence": "confianza (softmax sin temperatura, solo informativa): borrador {q}, objetivo {p}",
     "hover.target_top": "primer token del objetivo: {token}",
@@ -43,7 +43,7 @@ STRINGS: dict[str, str] = {
     "hover.correction_head": ("CORRECCIÓN · {token} · ronda {round}, posición {pos}\n"
                               "el token del borrador en la posición {pos} fue rechazado; este se extrae del residuo "
                               "r(x) = max(0, p − q) / Σ"),
-    "hover.correction_greedy": "greedy: el residuo es one-hot en el primer token del objetivo",
+    "hover.correction_greedy": "voraz: el residuo es one-hot en el primer token del objetivo",
     "hover.residual_top5": "top-5 del residuo: {alts}",
     "hover.bonus_head": ("EXTRA · {token} · ronda {round}, posición {pos}\n"
                          "se aceptó todo lo propuesto ({k:borrador|borradores}), así que la distribución del objetivo en la posición "
@@ -101,7 +101,7 @@ STRINGS: dict[str, str] = {
                        "página se dibujó igual durante las dos ejecuciones."),
     "compare.weights": ("Las dos ejecuciones usaron el mismo objetivo, con sus pesos guardados como {weights}: la "
                         "forma más rápida en que esta app lo ejecuta en esta máquina (medida al cargar los modelos)."),
-    "compare.identical": ("✓ salida idéntica: la decodificación especulativa greedy produjo exactamente los "
+    "compare.identical": ("✓ salida idéntica: la decodificación especulativa voraz produjo exactamente los "
                           "tokens del propio objetivo ({n:token|tokens})"),
     "compare.differ": "≠ las salidas difieren {where} ({why})",
     "compare.at_token": "en el token {n}",
@@ -142,7 +142,7 @@ STRINGS: dict[str, str] = {
     "chart.inspector_sub_correction": "; corrección {token}",
     "chart.inspector_bonus": "Ronda {round}, posición {pos}: token extra",
     "chart.inspector_bonus_sub": "se aceptó todo lo propuesto ({k:borrador|borradores}); extra {token} extraído de p (p = {p})",
-    "chart.inspector_greedy": " · greedy: las barras son confianza; aceptación = mismo primer token",
+    "chart.inspector_greedy": " · voraz: las barras son confianza; aceptación = mismo primer token",
     "chart.inspector_x": "token (mejores candidatos)",
     "chart.acceptance": "Aceptación por posición del borrador",
     "chart.acceptance_sub": "la posición i solo se alcanza cuando se aceptaron 1..i−1",
@@ -225,7 +225,7 @@ STRINGS: dict[str, str] = {
                     "{threshold} (K pasa a ser un máximo)"),
     "ui.max_new": "Máximo de tokens nuevos",
     "ui.sampling": "Muestreo",
-    "ui.temperature": "Temperatura (0 = greedy)",
+    "ui.temperature": "Temperatura (0 = voraz)",
     "ui.top_p": "top-p (1 = desactivado)",
     "ui.top_k": "top-k (0 = desactivado)",
     "ui.seed": "Semilla",
@@ -368,7 +368,7 @@ STRINGS: dict[str, str] = {
                       "**a = min(1, p/q)**."),
     "cls.formula": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = {u} {rel} {a} → {verdict}",
     "cls.formula_hidden": "a = min(1, p/q) = min(1, {p}/{q}) = {a}; u = ? → ¿aceptado o rechazado?",
-    "cls.greedy_note": ("Ejecución greedy: p y q son one-hot, así que a vale 1 cuando el token del borrador es el "
+    "cls.greedy_note": ("Ejecución voraz: p y q son one-hot, así que a vale 1 cuando el token del borrador es el "
                         "primero del objetivo y 0 si no; ningún u puede cambiar el veredicto."),
     "cls.ubar_accept": "✓ aceptar",
     "cls.ubar_reject": "✗ rechazar",
@@ -376,7 +376,7 @@ STRINGS: dict[str, str] = {
     "cls.ubar_label_hidden": "barra unidad partida en a = {a}; u aún oculto",
     "cls.correction_text": ("El borrador {pos} fue rechazado, así que la ronda termina con una **corrección**: "
                             "{token}, extraída del residuo max(0, p − q) normalizado (r = {r})."),
-    "cls.correction_greedy": "Greedy: el residuo es one-hot en el primer token del objetivo.",
+    "cls.correction_greedy": "Voraz: el residuo es one-hot en el primer token del objetivo.",
     "cls.see_mass": "El gráfico de abajo muestra de dónde sale ese residuo.",
     "cls.bonus_text": ("Todo lo propuesto pasó ({k:borrador|borradores}), así que la pasada del objetivo ya contiene p en la posición "
                        "{pos}: el token **extra** {token} se extrae de ella (p = {p}). Esta ronda emite {k} + 1 "
@@ -394,7 +394,7 @@ STRINGS: dict[str, str] = {
                           "conocen las listas top-5 registradas, así que la corrección mostrada es aproximada."),
     "cls.redraw_bonus_unknown": ("Ahora pasan todos los borradores: el extra se extraería de p en la posición K+1, "
                                  "que la ejecución registrada nunca necesitó, así que aquí es desconocido."),
-    "cls.redraw_greedy": "Greedy: a vale 0 o 1, así que un nuevo u nunca cambia un veredicto.",
+    "cls.redraw_greedy": "Voraz: a vale 0 o 1, así que un nuevo u nunca cambia un veredicto.",
     "cls.speed_clamped": "La velocidad {value} está fuera de {lo}…{hi} segundos; se usa el valor permitido más cercano.",
     "cls.mass_title": "Ronda {round}, borrador {pos}: de dónde sale la corrección",
     "cls.mass_empty": "Avanza hasta un rechazo para ver p, q y el residuo",
@@ -430,9 +430,9 @@ STRINGS: dict[str, str] = {
     "cls.run_intro": "Tras la última ronda, la ejecución entera: cuántos borradores aceptó cada ronda frente a lo que predicen aceptaciones independientes, y a dónde fue el tiempo de cada ronda.",
     "race.intro": ("**El mismo prompt, cuatro borradores.** Primero corre el objetivo solo; después el modelo "
                    "borrador, la búsqueda en el prompt, el híbrido y un árbol de borradores decodifican el mismo "
-                   "prompt con la misma K, en modo greedy (T = 0), cada uno como lo ejecuta Generar, y el objetivo "
+                   "prompt con la misma K, en modo voraz (T = 0), cada uno como lo ejecuta Generar, y el objetivo "
                    "solo es la misma comparación de Generar, así que las aceleraciones son las que muestra Generar. La "
-                   "decodificación especulativa greedy debe escribir exactamente los tokens del objetivo, así que la "
+                   "decodificación especulativa voraz debe escribir exactamente los tokens del objetivo, así que la "
                    "carrera es también una prueba de que no hay pérdidas. Cada token se colorea según quién lo "
                    "propuso."),
     "race.prompt": "Instrucción",
@@ -452,7 +452,7 @@ STRINGS: dict[str, str] = {
     "race.failed": "La carrera se detuvo con un error: {error}",
     "race.done_same": "Terminado: todos los borradores escribieron exactamente los {n:token|tokens} del objetivo solo.",
     "race.done_differs": ("Terminado, pero {lanes} no escribieron los tokens del objetivo solo. La decodificación "
-                          "especulativa greedy es exacta solo hasta el redondeo en coma flotante de las pasadas: un "
+                          "especulativa voraz es exacta solo hasta el redondeo en coma flotante de las pasadas: un "
                           "casi empate puede inclinarse."),
     "race.col_drafter": "borrador",
     "race.col_tau": "τ (tokens por ronda)",
@@ -488,7 +488,7 @@ STRINGS: dict[str, str] = {
     "lab.v_correction_from_p": "error: corrección extraída de p, no del residuo",
     "lab.v_untempered_q": ("error: q de los logits sin temperatura, el borrador muestrea con temperatura "
                            "(tipo transformers #47932)"),
-    "lab.v_greedy_softmax_q": "error: borradores greedy con una q softmax (#32867)",
+    "lab.v_greedy_softmax_q": "error: borradores voraces con una q softmax (#32867)",
     "lab.prompt": "Prefijo",
     "lab.default_prompt": "El gato se sentó en la",
     "lab.temperature": "Temperatura",
@@ -578,7 +578,7 @@ STRINGS: dict[str, str] = {
     "field.top_p": "Top-p",
     "field.draft_id": "Modelo borrador",
     "field.target_id": "Modelo objetivo",
-    "input.temperature": "Temperatura: debe estar entre 0 y {hi} (0 = greedy).",
+    "input.temperature": "Temperatura: debe estar entre 0 y {hi} (0 = voraz).",
     "input.top_p": "Top-p debe ser mayor que 0 y como mucho 1 (1 = desactivado).",
     "input.hub_url": "{name}: indica un id del Hub como Qwen/Qwen2.5-0.5B-Instruct, no una dirección web",
     "input.hub_id": ("{name}: «{value}» es un id de modelo no válido; un id del Hub tiene la forma propietario/nombre, "
@@ -587,6 +587,7 @@ STRINGS: dict[str, str] = {
     "status.loading_step": "Cargando modelos: {step} ({percent}) · {seconds} s",
     "status.stopping_load": "Deteniendo. Los modelos terminan de cargarse en segundo plano y se guardan para la próxima vez…",
     "status.prefill": "Leyendo la instrucción ({n:token|tokens})… {seconds} s",
+    "status.prefill_eta": "Leyendo la instrucción ({n:token|tokens})… {seconds} s de unos {total} s",
     "status.stopping": "Deteniendo tras la ronda en curso…",
     "status.queued": "{place} en la cola. La tuya empieza cuando terminen las de delante; Detener la cancela.",
     "replay.stopped": "Reproducción detenida tras {n} de {total:ronda|rondas}.",
@@ -694,6 +695,15 @@ STRINGS: dict[str, str] = {
     "pays.hint_gpu": ("Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-14B con "
                       "pasadas compiladas."),
     # --- the API a program sees (issue 22)
+    "api.about.generate": ("Ejecuta la decodificación especulativa (el borrador q propone, el objetivo p "
+                           "verifica) sobre una instrucción; devuelve el texto, las métricas y la traza."),
+    "api.about.replay": "Lee una traza sin ningún modelo; devuelve sus métricas y su texto.",
+    "api.about.sweep": ("Mide el rendimiento frente a K: el objetivo solo una vez y luego la decodificación "
+                        "especulativa con cada K de k_lo a k_hi."),
+    "api.about.what_if": ("Lo que la teoría espera para una aceptación por token alpha, K tokens de borrador y una "
+                          "razón de coste borrador/objetivo c."),
+    "api.about.race": ("Una carrera de borradores sobre una instrucción: el objetivo solo y luego el modelo "
+                       "borrador, la búsqueda en el prompt, el híbrido y un árbol."),
     "api.flag": "«{name}» admite true o false, no {value}.",
     "api.text": "«{name}» admite texto.",
     "api.arguments": ("«{endpoint}» recibe {n:valor|valores} en «data», en este orden: {names} (esta llamada dio "
@@ -729,6 +739,15 @@ STRINGS: dict[str, str] = {
     "zerogpu.long": ("Esta petición puede necesitar unos {seconds} s de GPU y una llamada a ZeroGPU recibe como "
                      "mucho {limit} s: puede quedar cortada. Con menos tokens, una K menor o un barrido más "
                      "estrecho cabe."),
+    "zerogpu.quota_sweep": ("En ZeroGPU este barrido pide hasta {time} de GPU de tu cuota diaria ({anon} sin "
+                            "cuenta, {free} con una cuenta gratuita): necesitas que te quede eso para que empiece. "
+                            "Con menos valores de K o menos tokens pide menos; las repeticiones no gastan nada."),
+    "zerogpu.quota_race": ("En ZeroGPU esta carrera pide hasta {time} de GPU de tu cuota diaria ({anon} sin "
+                           "cuenta, {free} con una cuenta gratuita): necesitas que te quede eso para que empiece. "
+                           "Con menos tokens o una K menor pide menos; las repeticiones no gastan nada."),
+    "zerogpu.minutes": "{m} min {s} s",
+    "zerogpu.whole_minutes": "{m} min",
+    "zerogpu.seconds": "{s} s",
     "memory.refused": ("{name} necesita unos {need} GB ({weights} GB de pesos en {dtype} y {cache} GB de caché "
                        "KV) y {device} tiene {free} GB libres: elige un par más pequeño."),
 
@@ -833,6 +852,63 @@ STRINGS: dict[str, str] = {
     "gradio.file_upload": "Subida de archivos",
     "gradio.reset_default": "Volver al valor predeterminado",
     "gradio.settings": "Configuración",
+    # Los paneles de ajustes y «Usar vía API» de Gradio (specviz.ui.locale_panels).
+    "gradio.panel.theme_light": "☀︎ Claro",
+    "gradio.panel.theme_dark": "⏾ Oscuro",
+    "gradio.panel.theme_system": "🖥︎ Sistema",
+    "gradio.panel.language": "Idioma",
+    "gradio.panel.pwa_off": "La aplicación web progresiva no está activada en esta aplicación. Para activarla, inicia la aplicación de Gradio con",
+    "gradio.panel.screen_studio": "Grabación de pantalla",
+    "gradio.panel.screen_studio_about": "La grabación de pantalla graba tu pantalla y genera un vídeo de la aplicación, con acercamientos y alejamientos automáticos y sin los tiempos de espera de cada predicción.",
+    "gradio.panel.start_by": "Para empezar a grabar, pulsa el botón",
+    "gradio.panel.start_recording": "Empezar a grabar",
+    "gradio.panel.start_then": "de abajo y comparte la pestaña del navegador de esta demo de Gradio. Usa la aplicación como siempre para generar una predicción.",
+    "gradio.panel.stop_by": "Para dejar de grabar, pulsa el botón",
+    "gradio.panel.stop_then": "del pie de la demo.",
+    "gradio.panel.auto_zoom": "Incluir acercamientos y alejamientos automáticos",
+    "gradio.panel.auto_trim": "Incluir el recorte automático del vídeo",
+    "gradio.panel.history_about": "Elige dónde se guardan las ejecuciones nuevas y vuelve a ver resultados anteriores.",
+    "gradio.panel.view_history": "Ver el historial de ejecuciones",
+    "gradio.panel.history_storage": "Dónde se guarda el historial",
+    "gradio.panel.this_browser": "Este navegador",
+    "gradio.panel.private_device": "Solo en este dispositivo",
+    "gradio.panel.documentation": "documentación",
+    "gradio.panel.api_recorder": "Grabadora de llamadas a la API",
+    "gradio.panel.api_endpoint": "punto de acceso de la API",
+    "gradio.panel.api_endpoints": "puntos de acceso de la API",
+    "gradio.panel.choose_way": "Elige una de estas formas de usar la API.",
+    "gradio.panel.copy_page": "Copiar la página",
+    "gradio.panel.install_the": "1. Instala el cliente",
+    "gradio.panel.client_open": "(",
+    "gradio.panel.docs": "documentación",
+    "gradio.panel.if_not_installed": ") si aún no lo tienes instalado.",
+    "gradio.panel.latest_gradio": "1. Asegúrate de usar la última versión de Gradio:",
+    "gradio.panel.skill_install": "2. Instala el uso de este Space como una skill de tu agente de programación ejecutando esto en tu terminal:",
+    "gradio.panel.instead_of": "En lugar de",
+    "gradio.panel.you_can_use": ", puedes usar",
+    "gradio.panel.or_comma": ", o",
+    "gradio.panel.combine_flags": ". Combina opciones para instalarla en varios agentes. Usa",
+    "gradio.panel.user_level": "para instalarla para tu usuario en lugar de para el proyecto.",
+    "gradio.panel.skill_added": "3. Esto añade a tu agente de programación una skill que describe cómo usar este Space con Python, JavaScript y cURL. La skill se verá así:",
+    "gradio.panel.mcp_server": "Esta aplicación de Gradio también puede servir como servidor MCP, con una herramienta MCP por cada punto de acceso de la API. Para activarlo, inicia esta aplicación de Gradio con",
+    "gradio.panel.or_set_the": "o pon la variable de entorno",
+    "gradio.panel.env_variable_to": "a",
+    "gradio.panel.find_endpoint": "2. Busca abajo el punto de acceso de la API de la función que quieras. Copia el fragmento de código y cambia los valores de ejemplo por tus propios datos.",
+    "gradio.panel.or_use_the": "O usa la",
+    "gradio.panel.auto_requests": "para generar tus peticiones a la API automáticamente.",
+    "gradio.panel.api_name": "Nombre en la API:",
+    "gradio.panel.required": "Obligatorio",
+    "gradio.panel.default": "Por defecto:",
+    "gradio.panel.returns": "Devuelve",
+    "gradio.panel.no_routes": "No hay rutas de API para",
+    "gradio.panel.run_history": "Historial de ejecuciones ({n})",
+    "gradio.panel.accepts": "Acepta {n} parámetro",
+    "gradio.panel.accepts_many": "Acepta {n} parámetros",
+    "gradio.panel.elements": "{n} elemento",
+    "gradio.panel.elements_many": "{n} elementos",
+    "gradio.panel.input_value": "El valor de entrada que recibe el componente Api n.º {nth}.",
+    "gradio.panel.output_value": "El valor de salida que aparece en el componente Api n.º {nth}.",
+    "gradio.panel.usage": "{n} peticiones ({pct} % con éxito, p50: {time})",
     "plotly.autoscale": "Escala automática",
     "plotly.box_select": "Seleccionar con un rectángulo",
     "plotly.lasso_select": "Seleccionar con lazo",
@@ -843,6 +919,12 @@ STRINGS: dict[str, str] = {
     "plotly.zoom_out": "Alejar",
     "plotly.download": "Descargar el gráfico como PNG",
     "plotly.spikes": "Mostrar u ocultar las líneas guía",
+    "plotly.download_plot": "Descargar el gráfico",
+    "plotly.taking_snapshot": "Haciendo la captura: puede tardar unos segundos",
+    "plotly.snapshot_ok": "Captura hecha",
+    "plotly.snapshot_failed": "No se pudo descargar la captura.",
+    "plotly.double_click_zoom": "Doble clic para volver a alejar",
+    "plotly.double_click_legend": "Doble clic en la leyenda para aislar una serie",
     "plotly.closest": "Mostrar el dato más cercano al pasar el ratón",
     "plotly.compare": "Comparar los datos al pasar el ratón",
     # issue 30, the Spanish page: words Gradio and Plotly write in English as the start of a longer attribute
@@ -895,7 +977,7 @@ STRINGS: dict[str, str] = {
     "ctree.then_accepted": "Aceptado.",
     "ctree.then_sibling": "Rechazado: el siguiente candidato, {token}, se prueba contra lo que queda.",
     "ctree.then_correction": "Rechazado, y aquí no queda ningún candidato: la corrección se extrae del residuo.",
-    "ctree.greedy_note": ("Ejecución greedy: r es one-hot en el token preferido del objetivo, así que a vale 1 "
+    "ctree.greedy_note": ("Ejecución voraz: r es one-hot en el token preferido del objetivo, así que a vale 1 "
                           "cuando el candidato es ese token y 0 si no."),
     "ctree.residual_text": ("{token} fue rechazado. El siguiente candidato, {next}, no se prueba otra vez contra r: "
                             "en esa prueba cada token que el borrador podía proponer aquí ya tuvo su ocasión de ser "
@@ -908,7 +990,7 @@ STRINGS: dict[str, str] = {
     "ctree.reject_chance": ("Antes de extraer un candidato, una prueba aquí falla con probabilidad Σ max(0, r − q) = "
                             "{reject}, sobre todos los tokens que el borrador podía proponer; la prueba de este "
                             "candidato fallaba con probabilidad 1 − a = {miss}."),
-    "ctree.residual_greedy": "Greedy: quitar un candidato equivocado deja el token preferido del objetivo donde estaba.",
+    "ctree.residual_greedy": "Voraz: quitar un candidato equivocado deja el token preferido del objetivo donde estaba.",
     "ctree.see_mass": "La figura de abajo muestra r y q antes del rechazo y el residuo r′ después.",
     "ctree.correction_text": ("Todos los candidatos de la profundidad {depth} fueron rechazados, así que la ronda "
                               "termina con una **corrección**: {token}, extraída del último residuo (r′ = {r})."),
@@ -925,7 +1007,7 @@ STRINGS: dict[str, str] = {
     # --- issue 30 (app30a): nada se desboca en una CPU, rechazar sin recortar, las pequeñas mentiras del aula
     "input.compile_cpu": ("Esta máquina no tiene GPU CUDA, y las pasadas compiladas («sí») y los grafos CUDA "
                           "(«grafos») la necesitan: elige «automático» o «no»."),
-    "input.temperature_low": "La temperatura debe ser 0 (greedy) o estar entre {lo} y {hi}.",
+    "input.temperature_low": "La temperatura debe ser 0 (voraz) o estar entre {lo} y {hi}.",
     "input.k_order": ("La K más pequeña ({lo}) es mayor que la K más grande ({hi}): pon la menor como la más "
                       "pequeña."),
     "status.withdrawn": "Retirada: tu petición salió de la cola antes de empezar, y no se ejecutó nada.",

@@ -17,6 +17,7 @@ return types of each method to document the endpoint, and needs real types.
 (`GenerateRequest`, `SweepRequest`), and `register` hands Gradio `by_fields(method, request)`, whose signature
 has one parameter per field, so the endpoint a program sees (names, order, types, defaults) is the dataclass's.
 """
+import copy
 import dataclasses
 import functools
 import inspect
@@ -48,6 +49,10 @@ USES_MODELS = {"generate", "sweep"}   # these share the page's "decode" slot: no
 # is computed from the call's own arguments, as the page's is from its form (`gpu_calls.request_of`).
 GPU_FIELDS = {"generate": {"max_new_tokens": "max_new", "compare": "compare_switch"},
               "sweep": {"tokens": "sweep_tokens"}}
+# Each endpoint's description in the "Use via API" panel, from the strings table (the root page's in English, a
+# language page's in its own: `Blocks.get_api_info`).
+ABOUT = {"generate": "api.about.generate", "replay": "api.about.replay", "sweep": "api.about.sweep",
+         "what_if": "api.about.what_if", "race": "api.about.race"}
 
 
 class Blocks(gr.Blocks):
@@ -62,9 +67,13 @@ class Blocks(gr.Blocks):
     language_pages: tuple[str, ...] = ()
 
     def get_api_info(self, all_endpoints: bool = False, page: Optional[str] = None):
-        if page in self.language_pages:
-            page = ""
-        return super().get_api_info(all_endpoints=all_endpoints, page=page)
+        if page not in self.language_pages:
+            return super().get_api_info(all_endpoints=all_endpoints, page=page)
+        info = copy.deepcopy(super().get_api_info(all_endpoints=all_endpoints, page=""))
+        for name, endpoint in (info or {}).get("named_endpoints", {}).items():   # the panel's text, in the page's
+            if name.lstrip("/") in ABOUT:                                           # language
+                endpoint["description"] = t(ABOUT[name.lstrip("/")], page)
+        return info
 
     def validate_inputs(self, block_fn, inputs):
         """A program's call with too few or too many values gets one sentence naming the endpoint's parameters and
@@ -92,9 +101,10 @@ def register(ctx: AppContext, concurrency_limit: int = 1) -> None:
     for name in ENDPOINTS:
         fn = by_fields(getattr(api, name), REQUESTS[name]) if name in REQUESTS else getattr(api, name)
         if name in USES_MODELS:
-            gr.api(gpu(fn, api_fields=GPU_FIELDS[name]), api_name=name, concurrency_limit=concurrency_limit, concurrency_id="decode")
+            gr.api(gpu(fn, api_fields=GPU_FIELDS[name]), api_name=name, api_description=t(ABOUT[name], LANG),
+                   concurrency_limit=concurrency_limit, concurrency_id="decode")
         else:   # no model: a replay or a what-if never waits behind a decode
-            gr.api(fn, api_name=name, concurrency_limit=None)
+            gr.api(fn, api_name=name, api_description=t(ABOUT[name], LANG), concurrency_limit=None)
 
 
 def refused(e: BaseException) -> gr.Error:

@@ -34,8 +34,8 @@ TEXT_PARAMETERS = ("prompt", "pair", "draft_id", "target_id")
 def register(ctx: AppContext, concurrency_limit: int = 1) -> None:
     """Add `race` to the Blocks being built, in the decode slot, sized for ZeroGPU by its own arguments."""
     endpoint = RaceEndpoint(ctx)
-    gr.api(gpu(endpoint.race, api_fields=FORM_NAMES), api_name=NAME, concurrency_limit=concurrency_limit,
-           concurrency_id="decode")
+    gr.api(gpu(endpoint.race, api_fields=FORM_NAMES), api_name=NAME, api_description=t("api.about.race", LANG),
+           concurrency_limit=concurrency_limit, concurrency_id="decode")
 
 
 def race_form(arguments: Mapping[str, Any]) -> dict:

@@ -20,9 +20,11 @@ from typing import Any, Callable, Mapping, Sequence
 import gradio as gr
 
 from ..runtime import zerogpu
-from ..limits import APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_RACE_TOKENS, APP_MAX_SWEEP_TOKENS, ZEROGPU_MAX_DURATION_S
+from ..limits import (APP_MAX_K, APP_MAX_NEW_TOKENS, APP_MAX_RACE_TOKENS, APP_MAX_SWEEP_TOKENS, ZEROGPU_MAX_DURATION_S,
+                      ZEROGPU_QUOTA_ANONYMOUS_S, ZEROGPU_QUOTA_FREE_S, ZEROGPU_QUOTA_NOTE_S)
 from ..strings import DEFAULT_LANG, t
 from ..models.devices import gpu_available
+from ..viz import html as vh
 from .inputs import default_pair, pair_ids
 from .session import default_cache
 from .worker import torch_thread
@@ -52,6 +54,37 @@ def request_of(form: Mapping[str, Any] | None) -> zerogpu.GpuRequest | None:
         return zerogpu.GpuRequest(_int(form, "max_new", 128, APP_MAX_NEW_TOKENS), (k,),
                                   baseline=bool(form.get("compare_switch")))
     return None
+
+
+# The sentence for each kind of long request, by the field only that kind's form has.
+_QUOTA_KEYS = {"race_tokens": "zerogpu.quota_race", "sweep_tokens": "zerogpu.quota_sweep"}
+
+
+def quota_time(seconds: int, lang: str = DEFAULT_LANG) -> str:
+    """A stretch of quota in words: "45 s", "2 min", "2 min 27 s"."""
+    m, s = divmod(int(seconds), 60)
+    if not m:
+        return t("zerogpu.seconds", lang, s=s)
+    return t("zerogpu.whole_minutes", lang, m=m) if not s else t("zerogpu.minutes", lang, m=m, s=s)
+
+
+def quota_note(form: Mapping[str, Any] | None, lang: str = DEFAULT_LANG) -> str:
+    """What a sweep or race (SWEEP_FORM, RACE_FORM) would ask of a ZeroGPU visitor's daily quota, in a sentence, from
+    the very duration its call will ask for; "" off ZeroGPU, for other forms, or when it asks for little."""
+    key = next((k for field, k in _QUOTA_KEYS.items() if field in (form or {})), None)
+    if key is None or not zerogpu.on_zero_gpu():
+        return ""
+    seconds = zerogpu.quota_seconds(request_of(form), zerogpu.STEPS.step_seconds(pair_key(form)), zerogpu.gpu_size())
+    if seconds <= ZEROGPU_QUOTA_NOTE_S:
+        return ""
+    return t(key, lang, time=quota_time(seconds, lang), anon=quota_time(ZEROGPU_QUOTA_ANONYMOUS_S, lang),
+             free=quota_time(ZEROGPU_QUOTA_FREE_S, lang))
+
+
+def quota_html(form: Mapping[str, Any] | None, lang: str = DEFAULT_LANG) -> str:
+    """`quota_note` as the page shows it beside the sweep's and the race's buttons ("" when there is nothing to say)."""
+    note = quota_note(form, lang)
+    return vh.status_html(note, "info") if note else ""
 
 
 def pair_key(form: Mapping[str, Any] | None) -> tuple:

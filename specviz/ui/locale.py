@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 
 from ..strings import DEFAULT_LANG, t
+from .locale_panels import PANEL_JS, panel_words
 
 # The strings keys whose English text Gradio or Plotly writes into an attribute without translating it.
 UNTRANSLATED_KEYS = ("gradio.copy", "gradio.more_tabs", "gradio.footer_nav", "gradio.upload_drop",
                      "gradio.file_upload", "gradio.reset_default", "gradio.settings", "plotly.autoscale",
                      "plotly.box_select", "plotly.lasso_select", "plotly.pan", "plotly.reset_axes", "plotly.zoom",
                      "plotly.zoom_in", "plotly.zoom_out", "plotly.download", "plotly.spikes", "plotly.closest",
-                     "plotly.compare", "gradio.stop_recording")
+                     "plotly.compare", "gradio.stop_recording", "gradio.panel.language")
 # Keys whose English text starts a longer attribute: Gradio's "number input for <label>" and "range slider for
 # <label>" (the label is already the page's), Plotly's "Produced with Plotly.js (v3.3.1)" (its version follows).
 PREFIX_KEYS = ("gradio.number_input_for", "gradio.range_slider_for", "plotly.produced_with")
@@ -61,7 +62,7 @@ def page_language_js(lang: str) -> str | None:
     if lang == DEFAULT_LANG:
         return None
     data = json.dumps({"lang": lang, "title": t("app.title", lang), "words": words(lang), "starts": prefixes(lang),
-                       "attrs": list(ATTRIBUTES)}, ensure_ascii=False)
+                       "attrs": list(ATTRIBUTES), "panel": panel_words(lang)}, ensure_ascii=False)
     return ("() => { const cfg = " + data + "; "
             "document.documentElement.lang = cfg.lang; "
             "const core = performance.getEntriesByType('resource').map(e => e.name)"
@@ -74,8 +75,8 @@ def page_language_js(lang: str) -> str | None:
             "const own = Object.prototype.hasOwnProperty; "
             "const put = (v) => { if (own.call(cfg.words, v)) return cfg.words[v]; "
             "for (const [w, mine] of starts) if (v.startsWith(w)) return mine + v.slice(w.length); return null; }; "
-            "let queued = false; "
-            "const fix = () => { queued = false; "
+            "let queued = false; " + PANEL_JS +
+            "const fix = () => { queued = false; fixPanels(); "
             "if (document.title !== cfg.title) document.title = cfg.title; "
             "if (document.documentElement.lang !== cfg.lang) document.documentElement.lang = cfg.lang; "
             "if (!sel) return; "
@@ -90,9 +91,11 @@ def page_language_js(lang: str) -> str | None:
             # redraw), so the page's own translations never wake it again.
             "new MutationObserver((records) => { if (queued) return; "
             "for (const r of records) { if (r.type === 'attributes') { "
-            "if (put(r.target.getAttribute(r.attributeName) || '') === null) continue; } else { "
+            "if (put(r.target.getAttribute(r.attributeName) || '') === null) continue; } "
+            # Gradio rewrites a panel's text in place (a count, the usage line): only English there wakes it.
+            "else if (r.type === 'characterData') { if (!panelText(r)) continue; } else { "
             "const el = r.target.nodeType === 1 ? r.target : r.target.parentElement; "
             "if (el && el.closest && el.closest(busy)) continue; } "
             "queued = true; setTimeout(fix, 100); return; } })"
             ".observe(document.documentElement, {subtree: true, childList: true, attributes: true, "
-            "attributeFilter: cfg.attrs}); }")
+            "characterData: true, attributeFilter: cfg.attrs}); }")

@@ -76,11 +76,15 @@ def make_trace(pair, s: RunSettings, ids: list[int], rounds: list[Round], stats:
 
 
 def clean_text(pair, ids: list[int]) -> str:
-    """The output as a reader wants it: decoded as a whole (so multi-byte characters join), special tokens hidden."""
+    """The output as a reader wants it: decoded as a whole (so multi-byte characters join), special tokens hidden.
+
+    A character whose bytes are not all there yet (an emoji split over tokens, cut by the token limit or waiting for
+    the next round) decodes as U+FFFD at the end: it is left out, not shown as "�" (the live text shows its bytes)."""
     try:
-        return pair.tokenizer.decode(list(ids), skip_special_tokens=True)
+        text = pair.tokenizer.decode(list(ids), skip_special_tokens=True)
     except Exception:  # noqa: BLE001 - a tokenizer without the option: the pair's own decode, specials stripped
-        return strip_special(_decode(pair, ids))
+        text = strip_special(_decode(pair, ids))
+    return text.rstrip("\ufffd")
 
 
 def draft_label(pair, drafter: str) -> str:

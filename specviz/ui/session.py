@@ -139,6 +139,7 @@ class Run:
     started: float = field(default_factory=time.monotonic)
     cut: bool = False              # someone stopped it (Stop, a newer run, the page closing): its length is no guide
     withdrawn: bool = False        # Stop was pressed while it still waited in the queue: it starts stopped
+    loading_s: float = 0.0         # of its time, the seconds it waited for the pair's load: no guide to a run's length
 
     def halt(self) -> None:
         """Stop it from outside (the run's own end sets `stop` too, without `cut`)."""
@@ -200,19 +201,31 @@ def end_run(run: Run) -> None:
     issue 30 saw runs stopped within a second make the page promise 5 s where 14 s passed)."""
     if run.active and run.uses_models and not run.cut:
         with _RUNS_LOCK:
-            _DURATIONS.append(time.monotonic() - run.started)
+            _DURATIONS.append(run_seconds(run))
     run.active = False
+
+
+def run_seconds(run: Run, now: float | None = None) -> float:
+    """How long the run has run, its wait for the pair's load left out (the first run after a start loaded the pair:
+    counted, it made the queue promise 25 s for runs of 6 s)."""
+    return max(0.0, (time.monotonic() if now is None else now) - run.started - run.loading_s)
 
 
 def expected_wait(ahead: int, slots: int) -> float | None:
     """Seconds until a submission with `ahead` others before it starts, from the measured length of the recent runs
-    that ran to their end (their median); None before any has ended here. With `slots` runs at once, each wave of
-    `slots` ends together."""
+    that ran to their end (their median, the lower one of an even count); None before any has ended here. With
+    `slots` runs at once, each wave of `slots` ends together; the wave running now has only its time left to go
+    (counted whole, the estimate ran long: 10/25/35 s said where 12/18/24 s passed)."""
+    now = time.monotonic()
     with _RUNS_LOCK:
         recent = sorted(_DURATIONS)
+        running = [run_seconds(s.run, now) for s in _SESSIONS.values()
+                   if s.run is not None and s.run.active and s.run.uses_models]
     if not recent:
         return None
-    return (ahead // max(slots, 1) + 1) * recent[len(recent) // 2]
+    typical = recent[(len(recent) - 1) // 2]
+    first = max(0.0, typical - max(running)) if running else typical
+    return first + (ahead // max(slots, 1)) * typical
 
 
 def stop_run(request) -> bool:

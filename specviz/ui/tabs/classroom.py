@@ -19,6 +19,7 @@ from ...viz import html as vh
 from .. import classroom_inputs, inputs
 from ..events import listen
 from ..inputs import InputError
+from ..plots import LocalePlot
 from ..session import AppContext
 from .classroom_js import KEYS_JS, PRESENTER_JS, SCROLL_TO_LESSON_JS
 from .classroom_stage import StepParts, step_updates
@@ -89,7 +90,7 @@ def step_layout(lang: str) -> dict:
                                               min_width=110)
         c["cls_score_view"] = gr.HTML(vc.score_html(0, 0, lang), elem_id="sv-cls-score")
     c["cls_mass_text"] = gr.HTML("", elem_id="sv-cls-mass-text")
-    c["cls_mass"] = gr.Plot(show_label=False, visible=False, elem_id="sv-cls-mass")
+    c["cls_mass"] = LocalePlot(lang, show_label=False, visible=False, elem_id="sv-cls-mass")
     return c
 
 

@@ -19,6 +19,7 @@ from ...viz import html as vh
 from .. import classroom_inputs, inputs, worker
 from ..events import listen, listen_form
 from ..inputs import InputError
+from ..plots import LocalePlot
 from ..session import AppContext, session_id
 
 # ---------------------------------------------------------------- the losslessness lab
@@ -64,7 +65,7 @@ def lab_layout(lang: str) -> dict:
         c["lab_run"] = gr.Button(t("lab.run", lang), variant="primary", elem_id="sv-lab-run")
         c["lab_stop"] = gr.Button(t("lab.stop", lang), variant="stop", elem_id="sv-lab-stop")
     c["lab_stats"] = gr.HTML("", elem_id="sv-lab-stats")
-    c["lab_plot"] = gr.Plot(vc.lab_figure([], None, 0, "real", lang), show_label=False, elem_id="sv-lab-plot")
+    c["lab_plot"] = LocalePlot(lang, vc.lab_figure([], None, 0, "real", lang), show_label=False, elem_id="sv-lab-plot")
     c["lab_compare"] = gr.HTML("", elem_id="sv-lab-compare")
     return c
 

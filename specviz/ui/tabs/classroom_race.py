@@ -11,12 +11,14 @@ import gradio as gr
 
 from ...classroom import race as cr
 from ...limits import APP_MAX_RACE_PROMPT_CHARS, APP_MAX_RACE_TOKENS
+from ...runtime.zerogpu import on_zero_gpu
 from ...strings import t
 from ...viz import html as vh
 from ...viz import race as vr
 from .. import classroom_inputs, inputs, waiting, worker
 from ..classroom_inputs import RACE_FORM
 from ..events import listen, listen_form
+from ..gpu_calls import quota_html
 from ..session import AppContext, stop_run
 from ..worker import Failed, Result, Stopped
 
@@ -39,6 +41,9 @@ def race_layout(lang: str) -> dict:
     with gr.Row():
         c["race_run"] = gr.Button(t("race.run", lang), variant="primary", elem_id="sv-race-run", min_width=140)
         c["race_stop"] = gr.Button(t("race.stop", lang), variant="stop", elem_id="sv-race-stop", min_width=140)
+    if on_zero_gpu():   # what the race will ask of a visitor's daily GPU quota, said before it runs
+        c["race_quota"] = gr.HTML(quota_html({"race_tokens": DEFAULT_TOKENS, "race_k": DEFAULT_K}, lang),
+                                  elem_id="sv-race-quota")
     c["race_status"] = gr.HTML("", elem_id="sv-race-status")
     c["race_view"] = gr.HTML("", elem_id="sv-race-view")
     gr.Markdown(t("race.lesson_note", lang))
@@ -51,6 +56,13 @@ def race_wire(ctx: AppContext, c: dict, concurrency_limit: int) -> None:
     listen_form(c["race_run"].click, race, ctx, c, RACE_FORM, ["race_status", "race_view"], gpu=True,
                 concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal")
     listen(c["race_stop"].click, race_stop, ctx, c, [], ["race_status"], queue=False, show_progress="hidden")
+    if "race_quota" in c:   # the note follows the fields (and the step measured so far) before each race
+        for trigger in (c["race_tokens"].change, c["race_k"].change, c["race_run"].click):
+            listen_form(trigger, race_quota, ctx, c, RACE_FORM, ["race_quota"], queue=False, show_progress="hidden")
+
+
+def race_quota(ctx: AppContext, form: dict) -> dict:
+    return {"race_quota": quota_html(form, ctx.lang)}
 
 
 def say(message: str, kind: str) -> dict:

@@ -22,6 +22,7 @@ from ...viz import html as vh
 from .. import classroom_inputs, inputs, worker
 from ..events import listen
 from ..inputs import InputError
+from ..plots import LocalePlot
 from ..session import AppContext, end_run, new_run, stop_run
 
 
@@ -42,7 +43,7 @@ def whatif_layout(lang: str) -> dict:
     w = whatif.worked_example()
     first = whatif.curves(w.alpha, w.c)
     c["wi_text"] = gr.HTML(vw.whatif_html(w.alpha, w.k, w.c, first, None, w, lang), elem_id="sv-wi-text")
-    c["wi_plot"] = gr.Plot(vw.whatif_figure(first, w.k, None, lang), show_label=False, elem_id="sv-wi-plot")
+    c["wi_plot"] = LocalePlot(lang, vw.whatif_figure(first, w.k, None, lang), show_label=False, elem_id="sv-wi-plot")
     gr.Markdown(t("why.intro", lang))
     with gr.Row(equal_height=False):
         c["why_k"] = gr.Number(4, step=1, label=t("why.k", lang), elem_id="sv-why-k",
@@ -50,7 +51,7 @@ def whatif_layout(lang: str) -> dict:
         c["why_btn"] = gr.Button(t("why.run", lang), elem_id="sv-why-run")
         c["why_stop"] = gr.Button(t("why.stop", lang), elem_id="sv-why-stop", variant="stop")
     c["why_text"] = gr.HTML("", elem_id="sv-why-text")
-    c["why_plot"] = gr.Plot(vw.premise_figure(None, lang), show_label=False, elem_id="sv-why-plot")
+    c["why_plot"] = LocalePlot(lang, vw.premise_figure(None, lang), show_label=False, elem_id="sv-why-plot")
     return c
 
 

@@ -190,8 +190,9 @@ def stream_run(ctx: AppContext, run, pair, s: RunSettings, ids: list[int], compi
     both are timed under the same drawing; between updates this thread sleeps and the decoder has the cores."""
     lang = ctx.lang
     t0, said, announced = time.monotonic(), time.monotonic(), None
-    yield {**status(waiting_line(outcome, compiled, t0, len(ids), s.k, lang), "run"), **view.start(), "compare": "",
-           "output": "", "metrics": vh.metrics_html(metrics([]), lang=lang)}
+    expected = waiting.PREFILLS.expected(s.pair_ids, len(ids))
+    yield {**status(waiting_line(outcome, compiled, t0, len(ids), s.k, lang, expected), "run"), **view.start(),
+           "compare": "", "output": "", "metrics": vh.metrics_html(metrics([]), lang=lang)}
     events = worker.start(job_of(pair, s, ids), run)
     rate = ctx.live_updates_per_s
     for batch in worker.batches(events, tick=min(ctx.tick_s, APP_STOP_GRACE_S / 2),
@@ -208,18 +209,23 @@ def stream_run(ctx: AppContext, run, pair, s: RunSettings, ids: list[int], compi
             return
         elif not view.rounds and announced is None and time.monotonic() - said >= 1.0:
             said = time.monotonic()  # the warm-up or the prefill: no round yet, say what it is and for how long
-            update.update(status(waiting_line(outcome, compiled, t0, len(ids), s.k, lang), "run"))
+            update.update(status(waiting_line(outcome, compiled, t0, len(ids), s.k, lang, expected), "run"))
         elif announced is not None and "status" in update:
             update.pop("status")     # keep "Stopping…" until the final status
         if update and not outcome.finished:
             yield update
 
 
-def waiting_line(outcome: Outcome, compiled: bool, t0: float, n_ids: int, k: int, lang: str) -> str:
-    """Before the first round: compiling and capturing the forwards (a compiled run), then reading the prompt."""
+def waiting_line(outcome: Outcome, compiled: bool, t0: float, n_ids: int, k: int, lang: str,
+                 expected: float | None = None) -> str:
+    """Before the first round: compiling and capturing the forwards (a compiled run), then reading the prompt, with
+    how long it should take in all where a read on this pair was measured (`expected`, `waiting.PREFILLS`)."""
     if compiled and outcome.warmup_seconds is None:
         return t("status.warmup", lang, k=k, seconds=waiting.seconds_since(t0))
-    return t("status.prefill", lang, n=n_ids, seconds=waiting.seconds_since(t0 + (outcome.warmup_seconds or 0.0)))
+    seconds = waiting.seconds_since(t0 + (outcome.warmup_seconds or 0.0))
+    if expected is not None and float(seconds) <= 1.5 * expected:
+        return t("status.prefill_eta", lang, n=n_ids, seconds=seconds, total=f"{max(expected, 1.0):.0f}")
+    return t("status.prefill", lang, n=n_ids, seconds=seconds)
 
 
 def apply_events(batch: list, view: StreamView, outcome: Outcome, s: RunSettings, stopped, lang: str) -> dict:
@@ -254,6 +260,8 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
     and under the tiles the sentence saying when speculation cannot pay here (`costs`: the pair's bare forwards)."""
     lang = ctx.lang
     trace = make_trace(pair, s, ids, view.rounds, outcome.spec_stats)
+    if view.rounds:   # the prompt was read whole: its time tells the next run on this pair how long a read takes
+        waiting.PREFILLS.record(s.pair_ids, len(ids), trace.prefill_seconds)
     m = metrics(view.rounds)
     # A stopped comparison would compare a whole run with part of one: leave it out.
     steps = [] if outcome.stopped else (outcome.steps or [])

@@ -7,6 +7,7 @@ from ...strings import t
 from ...viz import charts
 from ...viz import cards as vc
 from ..events import listen
+from ..plots import LocalePlot
 from ..session import AppContext
 
 
@@ -18,7 +19,7 @@ def tab(lang: str) -> dict:
                                         elem_id="sv-insp-round")
             c["insp_pos"] = gr.Slider(1, 2, value=1, step=1, label=t("ui.insp_pos", lang), interactive=False,
                                       elem_id="sv-insp-pos")
-        c["insp_plot"] = gr.Plot(charts.inspector_figure(None, 1, True, lang=lang), show_label=False,
+        c["insp_plot"] = LocalePlot(lang, charts.inspector_figure(None, 1, True, lang=lang), show_label=False,
                                  elem_id="sv-insp-plot")
         c["insp_card"] = gr.HTML("", elem_id="sv-inspect-text")
     return c

@@ -10,29 +10,38 @@ import gradio as gr
 
 from ...trace.compare import best_row
 from ...limits import APP_MAX_K, APP_MAX_SWEEP_TOKENS
+from ...runtime.zerogpu import on_zero_gpu
 from ...strings import t
 from ...viz import charts
 from ...viz import html as vh
 from .. import inputs, waiting, worker
 from ..events import listen_form
+from ..gpu_calls import quota_html
+from ..plots import LocalePlot
 from ..session import AppContext
 from ..worker import Failed, Progress, Result, Stopped
 from .generate import field_validator
+
+# The form's starting values, which the ZeroGPU quota note is first computed from.
+DEFAULTS = {"k_lo": 1, "k_hi": 8, "sweep_tokens": 32}
+
 
 def tab(lang: str) -> dict:
     c = {}
     with gr.Tab(t("tab.sweep", lang), id="sweep"):
         gr.Markdown(t("sweep.intro", lang))
         with gr.Row():
-            c["k_lo"] = gr.Number(value=1, step=1, label=t("ui.k_lo", lang), info=t("ui.range", lang, lo=1, hi=APP_MAX_K),
-                                  elem_id="sv-klo")
-            c["k_hi"] = gr.Number(value=8, step=1, label=t("ui.k_hi", lang), info=t("ui.range", lang, lo=1, hi=APP_MAX_K),
-                                  elem_id="sv-khi")
-            c["sweep_tokens"] = gr.Number(value=32, step=1, label=t("ui.sweep_tokens", lang),
+            c["k_lo"] = gr.Number(value=DEFAULTS["k_lo"], step=1, label=t("ui.k_lo", lang),
+                                  info=t("ui.range", lang, lo=1, hi=APP_MAX_K), elem_id="sv-klo")
+            c["k_hi"] = gr.Number(value=DEFAULTS["k_hi"], step=1, label=t("ui.k_hi", lang),
+                                  info=t("ui.range", lang, lo=1, hi=APP_MAX_K), elem_id="sv-khi")
+            c["sweep_tokens"] = gr.Number(value=DEFAULTS["sweep_tokens"], step=1, label=t("ui.sweep_tokens", lang),
                                           info=t("ui.range", lang, lo=4, hi=APP_MAX_SWEEP_TOKENS), elem_id="sv-sweep-tokens")
         c["sweep_btn"] = gr.Button(t("ui.sweep_run", lang), variant="primary", elem_id="sv-sweep")
+        if on_zero_gpu():   # what the sweep will ask of a visitor's daily GPU quota, said before it runs
+            c["sweep_quota"] = gr.HTML(quota_html(DEFAULTS, lang), elem_id="sv-sweep-quota")
         c["sweep_status"] = gr.HTML("", elem_id="sv-sweep-status")
-        c["sweep_plot"] = gr.Plot(charts.throughput_vs_k_figure(None, lang=lang), show_label=False,
+        c["sweep_plot"] = LocalePlot(lang, charts.throughput_vs_k_figure(None, lang=lang), show_label=False,
                                   elem_id="sv-sweep-plot")
     return c
 
@@ -44,6 +53,14 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int) -> None:
     listen_form(c["sweep_btn"].click, sweep, ctx, c, inputs.SWEEP_FORM, ["sweep_plot", "sweep_status", "status"],
                 gpu=True, concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal",
                 validator=field_validator(ctx, inputs.SWEEP_FORM))
+    if "sweep_quota" in c:   # the note follows the fields (and the step measured so far) before each sweep
+        for trigger in (c["k_lo"].change, c["k_hi"].change, c["sweep_tokens"].change, c["sweep_btn"].click):
+            listen_form(trigger, quota, ctx, c, inputs.SWEEP_FORM, ["sweep_quota"], queue=False,
+                        show_progress="hidden")
+
+
+def quota(ctx: AppContext, form: dict) -> dict:
+    return {"sweep_quota": quota_html(form, ctx.lang)}
 
 
 def say(message: str, kind: str) -> dict:
