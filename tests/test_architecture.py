@@ -377,7 +377,7 @@ LAZY_IMPORTS = {
     ("specviz.__main__", "specviz.cli.generate"): CLI_PENDING,
     ("specviz.bench.llamacpp", "llama_cpp"): OPTIONAL + " (the llama.cpp baseline)",
     ("specviz.bench.llamacpp", "llama_cpp.llama_speculative"): OPTIONAL + " (the llama.cpp baseline)",
-    ("specviz.bench.shapes", "psutil"): OPTIONAL + " (free memory is then unknown)",
+    ("specviz.models.devices", "psutil"): OPTIONAL + " (free memory is then unknown)",
     ("specviz.models.quant.q4a8", "ninja"): OPTIONAL + " (the build tool's wheel, only where PATH has no ninja)",
     ("specviz.bench.shapes", "transformers"): HEAVY,
     ("specviz.bench.suite", "tqdm.auto"): OPTIONAL + " (a progress bar on a terminal)",
@@ -396,7 +396,7 @@ LAZY_IMPORTS = {
     ("specviz.cli.bench", "transformers"): HEAVY,
     ("specviz.cli.bench", "transformers.utils"): HEAVY,
     **{("specviz.cli.costs", m): CLI_PENDING for m in (
-        "specviz.bench.costs", "specviz.bench.shapes", "specviz.models.loading", "torch")},
+        "specviz.bench.costs", "specviz.bench.shapes", "specviz.models.devices", "specviz.models.loading", "torch")},
     **{("specviz.cli.generate", m): CLI_PENDING for m in (
         "specviz.engine.baseline", "specviz.engine.speculative", "specviz.models.loading", "specviz.runtime.decoding",
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},
