@@ -20,7 +20,7 @@ from specviz.classroom.state import StepState
 from specviz.classroom.steps import stops
 from specviz.models.loading import load_pair
 from specviz.engine.sampling import SamplingConfig
-from specviz.engine.speculative import speculative_generate
+from specviz.generate import speculative_generate
 from specviz.strings import t
 from specviz.trace.records import Trace
 

@@ -22,7 +22,8 @@ from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from specviz.engine.sampling import probabilities
 from specviz.trace.records import Trace
-from specviz.engine.tree import TreeShape, forward_masked, keep_path, verify_mask, verify_positions
+from specviz.engine.tree import TreeShape
+from specviz.runtime.masked import forward_masked, keep_path, verify_mask, verify_positions
 from specviz.engine.tree_drafter import without
 from tiny import noisy_copy, tiny_model
 
@@ -73,8 +74,9 @@ def test_the_tree_forward_gives_each_node_the_logits_of_its_own_branch(make, cac
     cache = prefill(model, prompt) if cached else None
     seen = cache.get_seq_length() if cached else 0
     pending = prompt[:, seen:]
-    logits = forward_masked(model, torch.cat([pending, nodes], 1), cache, verify_positions(shape, seen, pending.shape[1]),
-                            verify_mask(shape, seen, pending.shape[1]), shape.size + 1)[0]
+    logits = forward_masked(model, torch.cat([pending, nodes], 1), cache,
+                            verify_positions(shape.depths, seen, pending.shape[1]),
+                            verify_mask(shape.ancestry, seen, pending.shape[1]), shape.size + 1)[0]
     plain_root = model(input_ids=prompt).logits[0, -1]
     torch.testing.assert_close(logits[0], plain_root, atol=1e-5, rtol=1e-4)
     for node in range(shape.size):
@@ -90,8 +92,8 @@ def test_keeping_a_path_leaves_the_cache_of_that_branch():
     shape = TreeShape.from_widths((2, 2))
     nodes = torch.tensor([[7, 9, 2, 8, 6, 5]])
     cache = prefill(model, prompt)
-    forward_masked(model, torch.cat([prompt[:, 2:], nodes], 1), cache, verify_positions(shape, 2, 1),
-                   verify_mask(shape, 2, 1), 1)
+    forward_masked(model, torch.cat([prompt[:, 2:], nodes], 1), cache, verify_positions(shape.depths, 2, 1),
+                   verify_mask(shape.ancestry, 2, 1), 1)
     keep_path(cache, 3, [3 + 1, 3 + 5])        # the second root child (9), then its second child (5)
     assert cache.get_seq_length() == 5
     after = forward_logits(model, torch.tensor([[0]]), cache, 1)[0, -1]

@@ -95,7 +95,7 @@ def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, m
     `run`: the decoder's `eos_token_id`, `stop` (asked between rounds) and `stats` (`stats["stopped"]` says Stop
     ended the lane), passed on as they are."""
     from ..engine.sampling import SamplingConfig
-    from ..engine.speculative import speculative_generate
+    from ..generate import speculative_generate
 
     if entrant not in ENTRANTS:
         raise ValueError(f"unknown race entrant {entrant!r}; one of {ENTRANTS}")

@@ -5,6 +5,7 @@ Same sampling transform, same cache, seed and stopping semantics as
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 import torch
@@ -14,7 +15,17 @@ from ..runtime.decoding import (PrefillStopped, forward_logits, prefill, start_r
                                 vocab_size, warm_up)
 from .options import DecodeOptions, decode_options
 from .sampling import draw
-from ..trace.records import Step
+
+
+@dataclass
+class Step:
+    """One token of plain (target-alone) decoding."""
+
+    index: int
+    token_id: int
+    text: str
+    p: float
+    seconds: float
 
 
 @torch.inference_mode()

@@ -23,7 +23,8 @@ from ..runtime.decoding import KVCache, forward_logits, prefill
 from .drafters import LookupRule, PromptLookupDrafter, Proposal
 from .sampling import SamplingConfig, probabilities, sample
 from ..limits import MAX_TREE_NODES
-from .tree import TreeShape, forward_masked, keep_path
+from ..runtime.masked import forward_masked, keep_path
+from .tree import TreeShape
 
 
 @dataclass(frozen=True)

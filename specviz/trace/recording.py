@@ -6,45 +6,15 @@ measured and switched off (`record=False` keeps only tokens, verdicts, times).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from ..runtime.token_text import decode_tokens
-from ..engine.drafters import Proposal
 from ..limits import TOP_N
-from ..engine.rule import Settled, Verdict
+from ..engine.rule import Settled
 from ..engine.sampling import SamplingConfig
-from ..engine.tree_rule import TreeVerdict
+from ..engine.speculative import RoundTensors
 from .records import Alt, Choice, DraftToken, Round
 from .tree_recording import path_tokens, tree_numbers
-
-
-@dataclass
-class RoundTensors:
-    """What one round computed for B rows, still on the device (the decoder's B is 1); a tree's rows of p_logits
-    and P are the root's, then one after each node."""
-
-    proposal: Proposal
-    p_logits: torch.Tensor   # [B, K+1, V] the target's raw logits (confidence display)
-    P: torch.Tensor          # [B, K+1, V] p after the sampling transform
-    verdict: Verdict | TreeVerdict
-
-    def first_row(self) -> tuple[list[int], list[int], int, int]:
-        """(accepted path's node ids, drafts shown, accepted count, next token) of row 0, in one transfer: the
-        decoder's host sync. A chain shows all its drafts and its path is its first m; a tree shows the path's
-        tokens and, after a rejection, the first child rejected at its end."""
-        v, shape = self.verdict, self.proposal.shape
-        if shape is None:
-            m, y, *drafted = torch.cat([v.n_accepted[:1], v.next_token[:1], self.proposal.ids[0]]).tolist()
-            return list(range(m)), drafted, m, y
-        m, y, *rest = torch.cat([v.n_accepted[:1], v.next_token[:1], v.path[0], self.proposal.ids[0]]).tolist()
-        path, ids = rest[:m], rest[shape.max_depth:]
-        shown = [ids[node] for node in path]
-        stop = shape.children[path[-1] + 1 if path else 0]
-        if stop:   # the walk stopped at a node with children: all of them were rejected
-            shown.append(ids[stop[0]])
-        return path, shown, m, y
 
 
 def unrecorded_token(token_id: int, accepted: bool, source: str) -> DraftToken:

@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator, Union
 
 from ..engine.baseline import autoregressive_generate
 from ..engine.sampling import SamplingConfig
-from ..engine.speculative import speculative_generate
+from ..generate import speculative_generate
 from ..trace.records import Round, Step
 from .inputs import TREE
 from .session import Run
