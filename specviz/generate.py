@@ -28,6 +28,7 @@ def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor,
     started = start(target, draft, input_ids, options)
     if started is None:
         return
-    recorder = RoundRecorder(options.tokenizer, options.sampling, options.record, started.run.clock, started.name)
+    recorder = RoundRecorder(options.tokenizer, options.sampling, options.record, started.run.clock, started.name,
+                             started.trees)
     for decided in rounds(started, options):
         yield recorder.record(decided.index, decided.tensors, decided.outcome, decided.marks)

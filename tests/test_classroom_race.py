@@ -9,7 +9,7 @@ import types
 import pytest
 
 from specviz.classroom import lab, race
-from specviz.engine import speculative
+from specviz.engine import rule
 from specviz.engine.rule import verify
 from specviz.limits import APP_MAX_RACE_TOKENS
 from specviz.trace.records import first_difference
@@ -92,7 +92,7 @@ def test_a_broken_rule_is_caught_by_the_race(pair, monkeypatch):
     pair = types.SimpleNamespace(target=pair.target, draft=tiny_model(2), eos_token_ids=[])
     reference = race.run_lane(pair, PROMPTS["plain"], race.TARGET, 4, 24)
     assert race.verdict(reference, race.run_lane(pair, PROMPTS["plain"], "model", 4, 24)).same   # the real rule
-    monkeypatch.setattr(speculative, "verify", functools.partial(verify, accept_fn=lab.always_accept))
+    monkeypatch.setattr(rule, "verify", functools.partial(verify, accept_fn=lab.always_accept))
     broken = race.run_lane(pair, PROMPTS["plain"], "model", 4, 24)
     v = race.verdict(reference, broken)
     assert not v.same and v.first_diff == first_difference(reference.output_ids, broken.output_ids)

@@ -16,7 +16,8 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
-from specviz.engine import tree_rule
+from specviz.engine import rule
+from specviz.engine.proposal import Proposal
 from specviz.runtime.decoding import KVCache, forward_logits, prefill
 from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
@@ -128,8 +129,8 @@ def exact_first_token(p: torch.Tensor, q: torch.Tensor, width: int) -> torch.Ten
         if weight == 0.0:
             continue
         P = torch.stack([p] + [p] * width)[None]
-        verdict = tree_rule.verify_tree(P, torch.stack(qs)[None], torch.tensor([kids]), shape, None, False,
-                                        u=torch.ones(1, width))
+        proposal = Proposal(torch.tensor([kids]), torch.stack(qs)[None], shape=shape)
+        verdict = rule.verify(P, proposal, None, False, u=torch.ones(1, width))
         a, still = verdict.accept_prob[0].double(), 1.0
         for j, x in enumerate(kids):
             out[x] += weight * still * float(a[j])
@@ -152,7 +153,7 @@ def test_every_draw_of_the_children_together_emits_exactly_p(cfg, width):
 def test_exact_enumeration_catches_children_tested_against_the_untouched_p(monkeypatch):
     target = tiny_model(51, vocab=8, scale=0.6)
     p, q = _node_dists(target, noisy_copy(target, 7, 0.8), [1, 2], SamplingConfig(1.0))
-    monkeypatch.setattr(tree_rule, "sibling_residual", _untouched_p)
+    monkeypatch.setattr(rule, "sibling_residual", _untouched_p)
     assert (exact_first_token(p, q, 2) - p.double()).abs().sum() > 0.02
 
 
@@ -194,7 +195,7 @@ def test_tree_rounds_follow_the_target_distribution(models, tree, cfg):
 
 @pytest.mark.statistical
 def test_the_statistical_test_catches_children_tested_against_the_untouched_p(models, monkeypatch):
-    monkeypatch.setattr(tree_rule, "sibling_residual", _untouched_p)
+    monkeypatch.setattr(rule, "sibling_residual", _untouched_p)
     _, p_value = tree_fit(models, "3x1", SamplingConfig(1.0))
     assert p_value < 1e-6, f"a broken tree rule went unnoticed (p = {p_value:.2e})"
 

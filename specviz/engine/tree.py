@@ -13,6 +13,7 @@ ancestry). Afterwards only the accepted path is kept in the KV cache.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -30,13 +31,21 @@ class TreeShape:
     parents: tuple[int, ...]
 
     def __post_init__(self):
-        if not 1 <= len(self.parents) <= MAX_TREE_NODES:
+        # No node at all is the empty chain: the round at the end of the budget, which drafts nothing.
+        if not 0 <= len(self.parents) <= MAX_TREE_NODES:
             raise ValueError(f"a draft tree has 1 to {MAX_TREE_NODES} nodes, got {len(self.parents)}")
         for i, parent in enumerate(self.parents):
             if not -1 <= parent < i:
                 raise ValueError(f"node {i}'s parent must be -1 or an earlier node, got {parent}")
         if any(self.depths[i] < self.depths[i - 1] for i in range(1, len(self.parents))):
             raise ValueError("nodes must be numbered breadth first (depths never decrease)")
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def chain(length: int) -> "TreeShape":
+        """The width-one tree of `length` nodes, 0 <- 1 <- ... <- length-1: a chain's drafts (one a round per
+        length, so cached)."""
+        return TreeShape(tuple(range(-1, length - 1)))
 
     @classmethod
     def from_widths(cls, widths) -> "TreeShape":
@@ -79,6 +88,8 @@ class TreeShape:
     def parse(cls, text: str) -> "TreeShape":
         """'2x2x1x1' -> from_widths((2, 2, 1, 1)); '-1,-1,0' -> the parent list itself (as `spelled` writes it)."""
         text = str(text).strip().lower()
+        if not text:
+            raise ValueError("a tree is written as widths per depth (2x2x1) or parents (-1,-1,0), got ''")
         try:
             if "," in text:
                 return cls(tuple(int(p) for p in text.split(",")))
@@ -102,7 +113,7 @@ class TreeShape:
 
     @property
     def max_depth(self) -> int:
-        return max(self.depths)
+        return max(self.depths, default=0)
 
     @cached_property
     def children(self) -> tuple[tuple[int, ...], ...]:
@@ -122,6 +133,11 @@ class TreeShape:
         return anc
 
     def is_chain(self) -> bool:
+        """One child per node: the width-one tree, verified on the chain's fast path (causal, no mask)."""
+        return self._chain
+
+    @cached_property
+    def _chain(self) -> bool:
         return all(parent == i - 1 for i, parent in enumerate(self.parents))
 
     def truncated(self, max_depth: int) -> "TreeShape":

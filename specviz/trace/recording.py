@@ -26,11 +26,14 @@ def unrecorded_token(token_id: int, accepted: bool, source: str) -> DraftToken:
 
 class RoundRecorder:
     """Builds each round's `Round` from its tensors and its settled outcome, chain or tree; caches token texts
-    across rounds. `drafter` is the run's drafting method as a Round records it ("model", "ngram", ..., "tree")."""
+    across rounds. `drafter` is the run's drafting method as a Round records it ("model", "ngram", ..., "tree");
+    `trees`: the run drafts trees, so a round whose tree came out one node wide is recorded node by node too (a
+    chain run's rounds list their drafts only)."""
 
-    def __init__(self, tokenizer, sampling: SamplingConfig, record: bool = True, clock=None, drafter: str = "model"):
+    def __init__(self, tokenizer, sampling: SamplingConfig, record: bool = True, clock=None, drafter: str = "model",
+                 trees: bool = False):
         self.tokenizer, self.sampling, self.record_numbers, self.clock = tokenizer, sampling, record, clock
-        self.drafter = drafter
+        self.drafter, self.trees = drafter, trees
         self._texts: dict[int, str] = {}
 
     def text_of(self, token_id: int) -> str:
@@ -55,7 +58,7 @@ class RoundRecorder:
             drafted = [unrecorded_token(tok, i < outcome.n_accepted, t.proposal.source)
                        for i, tok in enumerate(outcome.drafted)]
             correction = bonus = None
-        elif t.proposal.shape is None:
+        elif t.proposal.shape.is_chain() and not (self.trees and t.proposal.shape.size):
             drafted, correction, bonus = self._numbers(t, outcome)
         else:
             nodes, correction, bonus = tree_numbers(self, t, outcome)

@@ -21,7 +21,7 @@ _PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "qwen2.5-0.5
 # 0.5B -> 7B, 0.25 for 0.5B -> 14B on an H200): offered only where CUDA is, never the default on a CPU.
 GPU_PRESETS = ("qwen2.5-0.5b-7b", "qwen2.5-0.5b-14b")
 # The page's drafters are the decoder's, then "tree": the draft model drafting EAGLE-2's dynamic tree of K nodes
-# (issue 21; `worker.decoder_options` turns it into the decoder's `tree="dynamic:K"`).
+# (issue 21; `worker.drafting_of` turns it into the decoder's `Tree("dynamic:K")`).
 TREE = "tree"
 # Literal keys, so tests/test_strings.py finds them.
 _COMPILE_KEYS = {"auto": "compile.auto", "on": "compile.on", "off": "compile.off", "graphs": "compile.graphs"}
