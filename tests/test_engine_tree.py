@@ -52,10 +52,18 @@ def test_widths_build_a_breadth_first_tree():
     assert TreeShape.parse("1x1x1").is_chain() and not shape.is_chain()
 
 
-@pytest.mark.parametrize("parents", [(), (0,), (-1, 1), (-1, 0, -1)])
+@pytest.mark.parametrize("parents", [(0,), (-1, 1), (-1, 0, -1)])
 def test_bad_shapes_are_refused(parents):
     with pytest.raises(ValueError):
         TreeShape(parents)
+
+
+def test_no_node_is_the_empty_chain_and_no_spelling_gives_it():
+    """The round at the budget's end drafts nothing: its proposal's shape is the chain of 0; a user never names it."""
+    assert TreeShape(()) == TreeShape.chain(0) and TreeShape.chain(0).is_chain() and TreeShape.chain(0).max_depth == 0
+    for text in ("", " "):
+        with pytest.raises(ValueError):
+            TreeShape.parse(text)
 
 
 def test_a_tree_larger_than_the_limit_is_refused():

@@ -99,12 +99,11 @@ def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, m
 
     if entrant not in ENTRANTS:
         raise ValueError(f"unknown race entrant {entrant!r}; one of {ENTRANTS}")
-    tree = f"dynamic:{k}" if entrant == "tree" else None
-    return speculative_generate(target, None if entrant == "ngram" else draft, prompt_ids, k=k,
+    drafting = dict(tree=f"dynamic:{k}") if entrant == "tree" else dict(k=k, drafter=entrant)   # K: a tree's nodes
+    return speculative_generate(target, None if entrant == "ngram" else draft, prompt_ids,
                                 sampling=SamplingConfig(temperature=0.0),
-                                max_new_tokens=max_new_tokens, seed=0, record=False,
-                                drafter="model" if entrant == "tree" else entrant, compile="off", tree=tree,
-                                **run)
+                                max_new_tokens=max_new_tokens, seed=0, record=False, compile="off",
+                                **drafting, **run)
 
 
 def lane_from_rounds(entrant: str, rounds: Iterable[Round]) -> Lane:
