@@ -54,7 +54,7 @@ def record(args) -> None:
     from specviz.bench.costs import forward_costs
     from specviz.models.loading import load_pair
     from specviz.engine.sampling import SamplingConfig
-    from specviz.engine.speculative import speculative_generate
+    from specviz.generate import speculative_generate
 
     source = Path(args.prompts) if args.prompts else ASSETS / "vocab" / "prompts.jsonl"
     rows = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]

@@ -19,8 +19,9 @@ from specviz.classroom.lessons import LESSONS_DIR   # the lessons themselves sta
 from specviz.classroom.state import StepState
 from specviz.classroom.steps import stops
 from specviz.models.loading import load_pair
+from specviz.engine.options import Chain, DecodeOptions, Tree
 from specviz.engine.sampling import SamplingConfig
-from specviz.engine.speculative import speculative_generate
+from specviz.generate import speculative_generate
 from specviz.strings import t
 from specviz.trace.records import Trace
 
@@ -172,10 +173,10 @@ def run(pair, spec: dict, seed: int) -> Trace:
     sampling = SamplingConfig(temperature=spec["temperature"])
     ids = pair.encode_chat(spec["prompt"])
     drafter = spec.get("drafter", "model")
-    rounds = list(speculative_generate(pair.target, None if drafter == "ngram" else pair.draft, ids, k=spec["k"],
-                                       sampling=sampling, max_new_tokens=spec["tokens"], seed=seed,
-                                       tokenizer=pair.tokenizer, eos_token_id=list(pair.eos_token_ids or []) or None,
-                                       tree=spec.get("tree"), drafter=drafter))
+    drafting = Tree(spec["tree"]) if spec.get("tree") else Chain(spec["k"], drafter=drafter)
+    options = DecodeOptions(sampling=sampling, max_new_tokens=spec["tokens"], seed=seed, drafting=drafting,
+                            tokenizer=pair.tokenizer, eos_token_id=list(pair.eos_token_ids or []) or None)
+    rounds = list(speculative_generate(pair.target, None if drafter == "ngram" else pair.draft, ids, options))
     return Trace(prompt=spec["prompt"], prompt_ids=list(ids), draft_model=pair.draft_name,
                  target_model=pair.target_name, k=spec["k"], max_new_tokens=spec["tokens"], seed=seed,
                  sampling=sampling.to_dict(), rounds=rounds,

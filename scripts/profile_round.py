@@ -19,7 +19,7 @@ import torch
 from specviz.bench import METHODS, default_prompts_file, forward_costs, load_prompts, run_method
 from specviz.engine.options import Chain, decode_options
 from specviz.engine.sampling import SamplingConfig, draw, probabilities
-from specviz.engine.speculative import speculative_generate
+from specviz.generate import speculative_generate
 from specviz.models.loading import load_pair
 
 

@@ -77,7 +77,7 @@ def decode(pair, ids, args, settings: str) -> tuple[list, list]:
     """(rounds, target-alone steps) of one run with the given settings, in the calling thread."""
     from specviz.engine.baseline import autoregressive_generate
     from specviz.engine.sampling import SamplingConfig
-    from specviz.engine.speculative import speculative_generate
+    from specviz.generate import speculative_generate
     from specviz.ui import session, worker
 
     sampling = SamplingConfig(temperature=0.0)

@@ -7,7 +7,7 @@ models -> sampling/speculative (decoding) -> trace -> viz -> ui.
 from .engine.baseline import autoregressive_generate
 from .engine.options import Chain, DecodeOptions, Tree
 from .engine.sampling import SamplingConfig
-from .engine.speculative import speculative_generate
+from .generate import speculative_generate
 from .trace.records import Round, Step, Trace, metrics
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import functools
 
 from specviz.engine.sampling import SamplingConfig
-from specviz.engine.speculative import speculative_generate
+from specviz.generate import speculative_generate
 from specviz.trace.records import Trace
 from tests.browser.tiny_app import TinyPair
 
@@ -28,7 +28,8 @@ def recorded(tree: str | None = None, tokens: int = 24, seed: int = 3, prompt: s
     ids = p.encode_chat(prompt)
     sampling = SamplingConfig(temperature=1.0)
     k = 6 if tree else 3
-    rounds = list(speculative_generate(p.target, p.draft, ids, k=k, tree=tree, sampling=sampling,
+    drafting = dict(tree=tree) if tree else dict(k=k)   # a tree's size is in its shape
+    rounds = list(speculative_generate(p.target, p.draft, ids, **drafting, sampling=sampling,
                                        max_new_tokens=tokens, seed=seed, tokenizer=p.tokenizer))
     text = p.tokenizer.decode([i for r in rounds for i in r.emitted])
     return Trace(prompt=prompt, prompt_ids=list(ids), draft_model=p.draft_name, target_model=p.target_name, k=k,

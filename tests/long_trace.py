@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from specviz.engine.sampling import SamplingConfig
-from specviz.engine.speculative import speculative_generate
+from specviz.generate import speculative_generate
 from specviz.trace.records import Trace
 
 

@@ -1,9 +1,9 @@
-"""Structural checks over specviz/ (issue 19): module size, function size, no import cycle.
+"""Structural checks over specviz/: module size, function size, no import cycle, layers that import downward.
 
 Read from the source with `ast`, nothing imported: no module over 400 lines except the word tables
 (specviz/strings/), no function over 60 lines (from its `def` to its last line), no function taking more than 8
-parameters (issue 28), and no cycle in the graph of imports between specviz modules, counting imports inside
-functions (lazy ones) and resolving relative ones.
+parameters, no cycle in the graph of imports between specviz modules nor between its sub-packages, counting imports
+inside functions (lazy ones) and resolving relative ones, and every sub-package importing only the layers below it.
 """
 from __future__ import annotations
 
@@ -228,44 +228,93 @@ def test_the_mirror_check_sees_a_stray_name():
     assert not mirrored("statistical", code) and not mirrored("rules", code)
 
 
-# ---------------------------------------------------------------- the layers (issue 28)
-# What each layer may not import, by package prefix. Read from today's graph, from the bottom up:
-# - the engine (the algorithm) imports the runtime (how forwards run) and the records (trace), never the models
-#   (loading, precision: it meets a model only as an object, and its kernel path through runtime.state), nor
-#   anything that draws, measures or teaches;
-# - the runtime imports neither the models nor the records; it imports the engine only in its harness
-#   (LAYER_EXCEPTIONS);
-# - the records (trace) import the engine and the runtime (a recorder reads a round's tensors), never a page;
-# - nothing outside specviz.ui imports specviz.ui, and nothing outside it imports Gradio (static, lazy imports
-#   included; tests/test_strings.py's probe checks at run time that the pure layers do not reach it either).
-ABOVE_THE_ENGINE = ("specviz.models", "specviz.ui", "specviz.viz", "specviz.bench", "specviz.classroom", "specviz.cli")
-FORBIDDEN = {
-    "specviz.engine": ABOVE_THE_ENGINE,
-    "specviz.runtime": ABOVE_THE_ENGINE + ("specviz.engine", "specviz.trace"),
-    "specviz.trace": ("specviz.models", "specviz.ui", "specviz.viz", "specviz.bench", "specviz.classroom", "specviz.cli"),
-}
+# ---------------------------------------------------------------- the layers
+# Every sub-package (and top-level module) has a layer, from the bottom up; a module imports its own package and
+# packages of lower layers only, never one beside it or above it (static and lazy imports alike):
+# - the words, the limits and the pure formulas read nothing of specviz; errors read the words;
+# - the runtime runs forwards (caches, kernels, masks); it meets a tree only as depths and ancestry;
+# - the models load weights onto the runtime; the engine (the algorithm) drafts and verifies on it, meeting a
+#   model only as an object: neither imports the other;
+# - the trace turns what a round decided into a `Round`; `specviz.generate` composes the engine's rounds with it;
+# - the classroom teaches from records, the views draw them, the bench measures runs (and writes its report);
+# - the command line and the page sit on top; the package itself (its public names) and `__main__` above them.
+# Nothing outside specviz.ui imports Gradio (tests/test_strings.py's probe checks the pure layers at run time).
+LAYERS: list[tuple[str, ...]] = [
+    ("specviz.strings", "specviz.limits", "specviz.stats", "specviz.theory"),
+    ("specviz.errors",),
+    ("specviz.runtime",),
+    ("specviz.models", "specviz.engine"),
+    ("specviz.trace",),
+    ("specviz.generate",),
+    ("specviz.classroom",),
+    ("specviz.viz",),
+    ("specviz.bench",),
+    ("specviz.cli", "specviz.ui"),
+    ("specviz", "specviz.__main__"),
+]
 PAGE_PACKAGE = "specviz.ui"
 PAGE_LIBRARIES = {"gradio"}
-# (importer, imported) allowed across a layer rule, each with its reason.
-LAYER_EXCEPTIONS = {
-    ("specviz.runtime.invariance", "specviz.engine.tree"):
-        "the row-invariance harness checks the engine's tree verify (its mask and positions) against one-row forwards",
-}
+# (importer, imported) allowed across a layer rule, each with its reason; none today.
+LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def within(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
-def layer_violations(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
-    """(importer, imported) pairs that break FORBIDDEN, or import the page from outside it."""
-    bad = set()
+def package_of(name: str) -> str:
+    """The sub-package (or top-level module) a module belongs to: specviz.engine.rule -> specviz.engine."""
+    return ".".join(name.split(".")[:2])
+
+
+def layer_of(name: str, layers: list[tuple[str, ...]] = LAYERS) -> int:
+    return next(i for i, tier in enumerate(layers) if package_of(name) in tier)
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between sub-packages (and top-level modules): one edge for any import across two."""
+    out: dict[str, set[str]] = {}
     for name, targets in graph.items():
-        refused = [p for layer, ps in FORBIDDEN.items() if within(name, layer) for p in ps]
-        if not within(name, PAGE_PACKAGE):
-            refused.append(PAGE_PACKAGE)
-        bad |= {(name, t) for t in targets if any(within(t, p) for p in refused)}
-    return bad - set(LAYER_EXCEPTIONS)
+        out.setdefault(package_of(name), set()).update(package_of(t) for t in targets if package_of(t) != package_of(name))
+    return out
+
+
+def layer_violations(graph: dict[str, set[str]], layers: list[tuple[str, ...]] = LAYERS) -> set[tuple[str, str]]:
+    """(importer, imported) pairs where a module imports a package of its own layer or of a higher one."""
+    return {(name, t) for name, targets in graph.items() for t in targets
+            if package_of(t) != package_of(name) and layer_of(t, layers) >= layer_of(name, layers)} \
+        - set(LAYER_EXCEPTIONS)
+
+
+def test_every_package_has_a_layer():
+    assert {package_of(name) for name in modules()} - {p for tier in LAYERS for p in tier} == set()
+
+
+def test_no_package_import_cycle():
+    assert cycles(package_graph(import_graph())) == []
+
+
+def test_each_layer_imports_only_what_is_below_it():
+    assert layer_violations(import_graph()) == set()
+
+
+def test_the_layer_check_sees_a_forbidden_import_and_a_package_cycle():
+    """The broken examples: each import below goes sideways or upwards; and two packages that import each other
+    through modules that form no module-level cycle are a package cycle."""
+    graph = {"specviz.engine.rule": {"specviz.models.loading", "specviz.runtime.decoding"},
+             "specviz.engine.speculative": {"specviz.trace.recording"},
+             "specviz.runtime.invariance": {"specviz.engine.tree"},
+             "specviz.models.memory": {"specviz.bench.shapes"},
+             "specviz.trace.recording": {"specviz.engine.rule"},
+             "specviz.bench.suite": {"specviz.ui"},
+             "specviz.ui.api": {"specviz.ui.run", "specviz.bench.suite"}}
+    assert layer_violations(graph) == {("specviz.engine.rule", "specviz.models.loading"),
+                                       ("specviz.engine.speculative", "specviz.trace.recording"),
+                                       ("specviz.runtime.invariance", "specviz.engine.tree"),
+                                       ("specviz.models.memory", "specviz.bench.shapes"),
+                                       ("specviz.bench.suite", "specviz.ui")}
+    two_ways = {"specviz.engine.speculative": {"specviz.trace.recording"}, "specviz.trace.recording": {"specviz.engine.rule"}}
+    assert cycles(two_ways) == [] and cycles(package_graph(two_ways)) == [["specviz.engine", "specviz.trace"]]
 
 
 def third_party(path: Path) -> set[str]:
@@ -273,10 +322,6 @@ def third_party(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     return names | {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
-
-
-def test_each_layer_imports_only_what_is_below_it():
-    assert layer_violations(import_graph()) == set()
 
 
 def test_no_module_below_the_page_imports_gradio():
@@ -287,19 +332,7 @@ def test_no_module_below_the_page_imports_gradio():
 def test_the_layer_exceptions_are_still_needed():
     graph = import_graph()
     assert [pair for pair in LAYER_EXCEPTIONS if pair[1] not in graph.get(pair[0], set())] == []
-
-
-def test_the_layer_check_sees_a_forbidden_import():
-    graph = {"specviz.engine.rule": {"specviz.models.loading", "specviz.runtime.decoding"},
-             "specviz.runtime.graphs": {"specviz.trace.records"},
-             "specviz.trace.files": {"specviz.ui.inputs"},
-             "specviz.bench.suite": {"specviz.ui"},
-             "specviz.ui.api": {"specviz.ui.run", "specviz.bench.suite"},
-             "specviz.runtime.invariance": {"specviz.engine.tree"}}
-    assert layer_violations(graph) == {("specviz.engine.rule", "specviz.models.loading"),
-                                       ("specviz.runtime.graphs", "specviz.trace.records"),
-                                       ("specviz.trace.files", "specviz.ui.inputs"),
-                                       ("specviz.bench.suite", "specviz.ui")}
+    assert all(reason.strip() for reason in LAYER_EXCEPTIONS.values())
 
 
 def test_the_gradio_check_sees_a_lazy_import(tmp_path):
@@ -378,15 +411,16 @@ LAZY_IMPORTS = {
     ("specviz.__main__", "specviz.cli.generate"): CLI_PENDING,
     ("specviz.bench.llamacpp", "llama_cpp"): OPTIONAL + " (the llama.cpp baseline)",
     ("specviz.bench.llamacpp", "llama_cpp.llama_speculative"): OPTIONAL + " (the llama.cpp baseline)",
-    ("specviz.bench.shapes", "psutil"): OPTIONAL + " (free memory is then unknown)",
+    ("specviz.models.devices", "psutil"): OPTIONAL + " (free memory is then unknown)",
     ("specviz.models.quant.q4a8", "ninja"): OPTIONAL + " (the build tool's wheel, only where PATH has no ninja)",
     ("specviz.bench.shapes", "transformers"): HEAVY,
     ("specviz.bench.suite", "tqdm.auto"): OPTIONAL + " (a progress bar on a terminal)",
     ("specviz.classroom.lab", "transformers"): HEAVY + " (the lab's tiny pair)",
     **{("specviz.classroom.race", m): PURE_CLASSROOM for m in (
-        "specviz.engine.baseline", "specviz.engine.sampling", "specviz.engine.speculative")},
+        "specviz.engine.baseline", "specviz.engine.options", "specviz.engine.sampling", "specviz.generate")},
+    ("specviz.engine.drafter_names", "specviz.engine.options"): PURE_CLASSROOM + " (the race names its drafters)",
     **{("specviz.cli.agreement", m): CLI_PENDING for m in (
-        "specviz.engine.baseline", "specviz.engine.speculative", "specviz.models.loading", "specviz.runtime.attention",
+        "specviz.engine.baseline", "specviz.generate", "specviz.models.loading", "specviz.runtime.attention",
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},
     **{("specviz.cli.args", m): CLI_PENDING for m in (
         "specviz.models.loading", "specviz.models.quant.kernels", "specviz.models.quant.weights",
@@ -397,9 +431,9 @@ LAZY_IMPORTS = {
     ("specviz.cli.bench", "transformers"): HEAVY,
     ("specviz.cli.bench", "transformers.utils"): HEAVY,
     **{("specviz.cli.costs", m): CLI_PENDING for m in (
-        "specviz.bench.costs", "specviz.bench.shapes", "specviz.models.loading", "torch")},
+        "specviz.bench.costs", "specviz.bench.shapes", "specviz.models.devices", "specviz.models.loading", "torch")},
     **{("specviz.cli.generate", m): CLI_PENDING for m in (
-        "specviz.engine.baseline", "specviz.engine.speculative", "specviz.models.loading", "specviz.runtime.decoding",
+        "specviz.engine.baseline", "specviz.generate", "specviz.models.loading", "specviz.runtime.decoding",
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},
     ("specviz.cli.prepare", "specviz.models.loading"): CLI_PENDING,
     ("specviz.cli.prepare", "specviz.models.packaged"): CLI_PENDING,

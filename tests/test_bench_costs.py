@@ -8,6 +8,7 @@ import torch
 
 from specviz import theory
 from specviz.bench import shapes
+from specviz.models import devices
 from specviz.cli import costs
 
 # Published sizes (model cards), in parameters: the shape table must reproduce them.
@@ -49,7 +50,7 @@ def test_costs_prints_c_verify_cost_and_theory_per_k(capsys):
 
 
 def test_costs_refuses_what_does_not_fit(capsys, monkeypatch):
-    monkeypatch.setattr(shapes, "available_memory", lambda device: 4 << 30)
+    monkeypatch.setattr(devices, "available_memory", lambda device: 4 << 30)
     monkeypatch.setattr(shapes, "materialize", lambda *a, **k: pytest.fail("must not build what does not fit"))
     rc = costs.main(["--draft-shape", "qwen2.5-0.5b", "--target-shape", "qwen2.5-7b", "--device", "cpu",
                      "--dtype", "bf16"])
@@ -64,7 +65,7 @@ def test_memory_estimate_is_params_times_bytes():
     n = 1_000_000
     assert shapes.bytes_needed(n, torch.bfloat16, 10, 1) < shapes.bytes_needed(n, torch.float32, 10, 1)
     assert shapes.bytes_needed(n, torch.float32, 10, 1) >= 4 * n
-    assert shapes.available_memory(torch.device("cpu")) > 0
+    assert devices.available_memory(torch.device("cpu")) > 0
 
 
 @pytest.mark.parametrize("argv, says", [

@@ -9,7 +9,7 @@ import types
 import pytest
 
 from specviz.classroom import lab, race
-from specviz.engine import speculative
+from specviz.engine import rule
 from specviz.engine.rule import verify
 from specviz.limits import APP_MAX_RACE_TOKENS
 from specviz.trace.records import first_difference
@@ -92,7 +92,7 @@ def test_a_broken_rule_is_caught_by_the_race(pair, monkeypatch):
     pair = types.SimpleNamespace(target=pair.target, draft=tiny_model(2), eos_token_ids=[])
     reference = race.run_lane(pair, PROMPTS["plain"], race.TARGET, 4, 24)
     assert race.verdict(reference, race.run_lane(pair, PROMPTS["plain"], "model", 4, 24)).same   # the real rule
-    monkeypatch.setattr(speculative, "verify", functools.partial(verify, accept_fn=lab.always_accept))
+    monkeypatch.setattr(rule, "verify", functools.partial(verify, accept_fn=lab.always_accept))
     broken = race.run_lane(pair, PROMPTS["plain"], "model", 4, 24)
     v = race.verdict(reference, broken)
     assert not v.same and v.first_diff == first_difference(reference.output_ids, broken.output_ids)
@@ -167,10 +167,11 @@ def test_the_code_edit_lesson_says_what_its_own_trace_measured():
 # ---------------------------------------------------------------- the race's lanes are Generate's runs
 def _spied(monkeypatch, module, name: str, seen: dict, key: str) -> None:
     """Stand in for a decoder entry of `module`: record the options it was called with, decode nothing."""
-    from specviz.engine.options import decode_options
+    from specviz.engine.options import DecodeOptions, decode_options
 
-    def spy(*args, options=None, **keywords):
-        seen[key] = decode_options(options, **keywords)
+    def spy(*args, options=None, **keywords):   # the options object, passed by position or by name
+        given = [a for a in args if isinstance(a, DecodeOptions)]
+        seen[key] = decode_options(given[0] if given else options, **keywords)
         return iter(())
 
     monkeypatch.setattr(module, name, spy)
@@ -209,7 +210,8 @@ def test_each_lane_and_the_target_alone_run_as_generate_runs_them(pair, monkeypa
     the ones Generate shows. The race once decoded every lane with compile "off" while Generate's default is
     "auto" (a GPU's compiled forwards on static caches): its target alone ran slower than Generate's, and every
     speedup it showed was overstated."""
-    from specviz.engine import baseline, speculative as spec
+    from specviz import generate as spec
+    from specviz.engine import baseline
 
     seen: dict = {}
     _generate(pair, monkeypatch, "model", seen)       # the page's default drafter: Generate's own comparison

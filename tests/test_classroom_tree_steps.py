@@ -1,17 +1,17 @@
 """The classroom's walk of a draft tree (issue 21): specviz.classroom.tree_steps, the tree stops of
 specviz.classroom.steps, and their drawing (specviz.viz.classroom_tree).
 
-A hand-built round goes through the decoder's own rule (tree_rule.verify_tree) and
+A hand-built round goes through the decoder's own rule (rule.verify) and
 recorder (recording.RoundRecorder, a tree round) over a 5-token vocabulary, so the recorded
 top-5 lists are whole distributions and the walk's residual can be compared with
-`tree_rule.sibling_residual` itself. Tiny models over 5 tokens do the same through
+`rule.sibling_residual` itself. Tiny models over 5 tokens do the same through
 the decoder's loop; the prepared tree lesson is checked for the round it promises.
 """
 import pytest
 import torch
 
 from specviz import SamplingConfig, speculative_generate
-from specviz.engine import tree_rule
+from specviz.engine import rule
 from specviz.classroom import lessons
 from specviz.classroom.state import StepState
 from specviz.classroom.steps import node_decision, stop_decision, stops, tree_order
@@ -20,7 +20,8 @@ from specviz.engine.rule import settle
 from specviz.engine.sampling import SamplingConfig as Sampling
 from specviz.engine.tree import TreeShape
 from specviz.engine.drafters import Proposal
-from specviz.trace.recording import RoundRecorder, RoundTensors
+from specviz.engine.speculative import RoundTensors
+from specviz.trace.recording import RoundRecorder
 from specviz.viz.classroom_tree import tree_stage_html
 from tiny import noisy_copy, tiny_model
 
@@ -48,8 +49,9 @@ def hand_built_round(tokenizer=None, u=(0.5, 0.3, 0.0, 0.9)):
     P = torch.tensor([[P_ROOT, [0.2] * 5, P_AFTER_1, [0.2] * 5, [0.2] * 5]])
     Q = torch.tensor([[Q_FIRST, Q_SECOND, [0.2] * 5, Q_AFTER_1]])
     ids = torch.tensor([[0, 2, 1, 3]])
-    verdict = tree_rule.verify_tree(P, Q, ids, SHAPE, torch.Generator().manual_seed(0), False, u=torch.tensor([u]))
-    t = RoundTensors(Proposal(ids=ids, q=Q, shape=SHAPE), P.log(), P, verdict)
+    proposal = Proposal(ids=ids, q=Q, shape=SHAPE)
+    verdict = rule.verify(P, proposal, torch.Generator().manual_seed(0), False, u=torch.tensor([u]))
+    t = RoundTensors(proposal, P.log(), P, verdict)
     path, shown, m, y = t.first_row()
     outcome = settle(shown, m, y, frozenset())
     return RoundRecorder(tokenizer, Sampling(1.0), drafter="tree").record(0, t, outcome, (0.0, 0.0, 0.0)), P, Q
@@ -74,7 +76,7 @@ def test_the_walk_of_a_hand_built_round_has_a_stop_per_decision():
 
 def test_the_residual_after_a_rejected_sibling_is_the_rules_own():
     rnd, P, Q = hand_built_round()
-    expected = tree_rule.sibling_residual(P[0, 0], Q[0, 0])          # norm(max(0, p − q)) after node 0
+    expected = rule.sibling_residual(P[0, 0], Q[0, 0])          # norm(max(0, p − q)) after node 0
     m = residual_mass(rnd, 0)
     shown = torch.zeros(5)
     for i, r in zip(m.ids, m.r):
@@ -92,7 +94,7 @@ def test_the_residual_after_a_rejected_sibling_is_the_rules_own():
 def test_the_correction_is_drawn_from_the_last_residual():
     rnd, P, Q = hand_built_round()
     assert rnd.correction is not None
-    last = tree_rule.sibling_residual(P[0, 2], Q[0, 3])
+    last = rule.sibling_residual(P[0, 2], Q[0, 3])
     m = residual_mass(rnd, 3)
     shown = torch.zeros(5)
     for i, r in zip(m.ids, m.r):
@@ -166,7 +168,7 @@ def test_tiny_model_tree_rounds_record_the_rules_residuals():
                     assert d.a == pytest.approx(min(1.0, d.p / d.q), abs=1e-6)
                 if s.kind == "residual":
                     node = rnd.tree[s.pos]
-                    expected = tree_rule.sibling_residual(full(node.top_r), full(node.top_q))
+                    expected = rule.sibling_residual(full(node.top_r), full(node.top_q))
                     m = residual_mass(rnd, s.pos)
                     got = torch.zeros(5)
                     for i, r in zip(m.ids, m.r):

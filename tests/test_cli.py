@@ -218,7 +218,7 @@ def test_generate_writes_a_trace_with_long_lookup_rounds_that_reads_back(tmp_pat
 
     from specviz.cli.generate import _write_trace
     from specviz.engine.sampling import SamplingConfig
-    from specviz.engine.speculative import speculative_generate
+    from specviz.generate import speculative_generate
     from specviz.trace.records import Trace
     from tiny import tiny_model
 

@@ -7,7 +7,7 @@ import pytest
 
 import specviz.engine.baseline
 import specviz.models.loading
-import specviz.engine.speculative
+import specviz.generate
 from specviz.cli import bench, generate
 from tests.browser.tiny_app import TinyPair
 
@@ -26,7 +26,7 @@ def test_generate_hands_the_mode_to_both_decoders(mode, capsys, monkeypatch):
     pair = TinyPair(0.0)
     monkeypatch.setattr(specviz.models.loading, "load_pair", lambda **kw: pair)
     seen = []
-    spec, base = specviz.engine.speculative.speculative_generate, specviz.engine.baseline.autoregressive_generate
+    spec, base = specviz.generate.speculative_generate, specviz.engine.baseline.autoregressive_generate
 
     def spy(real, name):
         def call(*args, **kwargs):
@@ -34,7 +34,7 @@ def test_generate_hands_the_mode_to_both_decoders(mode, capsys, monkeypatch):
             return real(*args, **kwargs)
         return call
 
-    monkeypatch.setattr(specviz.engine.speculative, "speculative_generate", spy(spec, "spec"))
+    monkeypatch.setattr(specviz.generate, "speculative_generate", spy(spec, "spec"))
     monkeypatch.setattr(specviz.engine.baseline, "autoregressive_generate", spy(base, "base"))
     rc = generate.main(["generate", "--prompt", "the cat", "--max-new-tokens", "6", "--compare", "--compile", mode])
     assert rc == 0 and seen == [("spec", mode), ("base", mode)]

@@ -29,8 +29,11 @@ def test_k_means_a_chains_length_only():
     for k in (0, 33, 2.5):
         with pytest.raises(ValueError, match="k must be"):
             Chain(k)
-    tree = decode_options(k=7, tree="dynamic:4")
+    tree = decode_options(tree="dynamic:4")
     assert tree.tree and tree.drafting == Tree("dynamic:4")   # the tree's size is in its shape
+    with pytest.raises(ValueError, match="give k or tree, not both"):   # k with a tree is refused, never dropped
+        decode_options(k=7, tree="dynamic:4")
+    assert DecodeOptions(drafting=Tree("1x1x1")).drafting == Chain(3)   # a width-one tree is its chain
     for wrong in (dict(drafter="ngram"), dict(adaptive_threshold=0.5)):
         with pytest.raises(ValueError, match="tree is drafted by a draft model"):
             decode_options(tree="2x2", **wrong)

@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from specviz.engine import rule
+from specviz.engine.proposal import Proposal   # a chain's, its shape the width-one tree
 
 
 # ------------------------------------------------------------ exact enumeration of the rule
@@ -42,7 +43,8 @@ def test_equal_p_and_q_accept_every_draft_and_the_bonus_comes_after_each_rows_la
     P = _dists(0, 3, 5)                                   # [B=3, K+1=5, V]
     draft_ids = torch.tensor([[1, 2, 3, 4], [0, 1, 2, 3], [5, 4, 3, 2]])
     n_drafted = torch.tensor([4, 1, 3])
-    v = rule.verify(P, P[:, :4].clone(), draft_ids, torch.Generator().manual_seed(1), False, n_drafted)
+    drafts = Proposal(draft_ids, P[:, :4].clone(), n_drafted=n_drafted)
+    v = rule.verify(P, drafts, torch.Generator().manual_seed(1), False)
     assert v.n_accepted.tolist() == [4, 1, 3] and v.bonus.all()
     assert torch.equal(v.next_dist, P[torch.arange(3), n_drafted])
     assert (v.accept_prob == 1).all()
@@ -51,7 +53,7 @@ def test_equal_p_and_q_accept_every_draft_and_the_bonus_comes_after_each_rows_la
 def test_a_sure_rejection_draws_the_correction_from_the_residual():
     P = torch.tensor([[[0.0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]]])   # p(x=0) = 0: x = 0 is always rejected
     Q = torch.tensor([[[0.8, 0.1, 0.1]]])
-    v = rule.verify(P, Q, torch.tensor([[0]]), torch.Generator().manual_seed(0), False)
+    v = rule.verify(P, Proposal(torch.tensor([[0]]), Q), torch.Generator().manual_seed(0), False)
     assert v.n_accepted.tolist() == [0] and not v.bonus.any() and v.accept_prob.item() == 0
     assert torch.allclose(v.next_dist, rule.residual(P[:, :1], Q)[:, 0]) and v.next_token.item() in (1, 2)
 
@@ -59,7 +61,7 @@ def test_a_sure_rejection_draws_the_correction_from_the_residual():
 def test_emitted_tokens_are_the_accepted_drafts_then_the_next_token():
     P = _dists(2, 2, 4)
     draft_ids = torch.tensor([[1, 2, 3], [4, 5, 0]])
-    v = rule.verify(P, P[:, :3].clone(), draft_ids, None, True, torch.tensor([3, 2]))
+    v = rule.verify(P, Proposal(draft_ids, P[:, :3].clone(), n_drafted=torch.tensor([3, 2])), None, True)
     out, lengths = rule.emitted_tokens(draft_ids, v)
     assert lengths.tolist() == [4, 3]
     assert out[0].tolist() == [1, 2, 3, v.next_token[0].item()]
@@ -98,8 +100,8 @@ def test_the_greedy_shortcut_gives_the_general_rules_verdict_bit_for_bit(seed):
     Q = torch.nn.functional.one_hot(ids, vocab).float()
     n_drafted = torch.randint(0, K + 1, (rows,), generator=g)
     for drafted in (None, n_drafted):
-        fast = rule.verify(P, Q, ids, torch.Generator().manual_seed(1), True, drafted)
-        general = rule.verify(P, Q, ids, torch.Generator().manual_seed(1), True, drafted,
+        fast = rule.verify(P, Proposal(ids, Q, n_drafted=drafted), torch.Generator().manual_seed(1), True)
+        general = rule.verify(P, Proposal(ids, Q, n_drafted=drafted), torch.Generator().manual_seed(1), True,
                               residual_fn=lambda p, q: rule.residual(p, q))
         assert (fast.n_accepted == general.n_accepted).all() and (fast.bonus == general.bonus).all()
         assert {int(n) for n in fast.n_accepted} >= set(range(K)) and not fast.bonus.all() and fast.bonus.any()

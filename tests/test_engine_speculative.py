@@ -1,4 +1,5 @@
 """The decoder loop: greedy equality with the target alone, boundaries, EOS, caches, options."""
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
@@ -272,7 +273,7 @@ def test_the_shared_static_cache_is_reused_and_grown(tiny_pair):
 # ------------------------------------------------------------ one loop for chains and trees
 @pytest.mark.parametrize("how", [dict(k=3), dict(k=3, drafter="hybrid"), dict(tree="2x2"), dict(tree="dynamic:4")])
 def test_chains_and_trees_run_through_the_one_round_and_chains_skip_the_mask(monkeypatch, how):
-    """Every round of either shape goes through `decode_round` and `_rounds`; a chain's verify builds no tree mask
+    """Every round of either shape goes through `decode_round` and `rounds`; a chain's verify builds no tree mask
     (its fast path: causal forward, static caches and graphs), a tree's always does."""
     target = tiny_model(11)
     draft = noisy_copy(target, 3, 0.5)
@@ -293,10 +294,10 @@ def test_chains_and_trees_run_through_the_one_round_and_chains_skip_the_mask(mon
     rounds = run(target, draft, [1, 2, 3], sampling=GREEDY, max_new_tokens=20, **how)
     assert emitted(rounds) == baseline(target, [1, 2, 3], sampling=GREEDY, max_new_tokens=20)
     assert len(shapes) == len(rounds)
-    trees = [shape for shape in shapes if shape is not None]
+    trees = [shape for shape in shapes if not shape.is_chain()]   # every proposal has a shape; a chain's is width one
     assert len(masked) == len(trees)
-    if "tree" in how:   # only the budget's last round (no room for a draft) may be a draft-free chain
-        assert len(trees) >= len(shapes) - 1 and all(r.drafter == "tree" for r in rounds)
+    if "tree" in how:   # a round whose tree came out one node wide (or empty, at the budget's end) is its chain
+        assert trees and all(r.drafter == "tree" and (r.tree or not r.drafted) for r in rounds)
     else:
         assert trees == [] and all(r.tree is None for r in rounds)
 
@@ -341,3 +342,26 @@ def test_building_the_drafter_is_set_up_timed_apart_from_the_rounds(monkeypatch)
     args = SimpleNamespace(drafter="model", k=3, max_new_tokens=8, seed=0, adaptive=None, compile="off", lookup_k=None)
     _, stats, wall = cli_generate._decode(args, pair, [1, 2, 3], SamplingConfig(0))
     assert stats["drafter_seconds"] >= setup_s and wall < setup_s
+
+
+# ------------------------------------------------------------ a chain is the width-one tree
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_a_chain_and_the_same_chain_as_a_width_one_tree_give_identical_tokens_and_records(temperature):
+    """`Tree("1x1x1")` is the chain of 3, drafted, verified and recorded as that chain (`Tree.as_chain`): every
+    round's record is the same, field for field, but the clock's."""
+    target = tiny_model(11)
+    draft = noisy_copy(target, 3, 0.5)
+
+    def records(**how):
+        rounds = run(target, draft, [1, 2, 3, 1, 2], sampling=SamplingConfig(temperature), max_new_tokens=16,
+                     seed=5, **how)
+        return [dataclasses.replace(r, draft_seconds=0.0, verify_seconds=0.0, seconds=0.0) for r in rounds]
+
+    chain = records(k=3)
+    assert chain and records(tree="1x1x1") == chain == records(tree="-1,0,1")
+
+
+def test_k_given_with_a_tree_is_refused_in_words(tiny_pair):
+    """`k` is a chain's length; a tree's size is in its shape: the two together are refused, never one dropped."""
+    with pytest.raises(ValueError, match="give k or tree, not both"):
+        run(*tiny_pair, [1, 2], k=4, tree="2x2", max_new_tokens=4)

@@ -16,13 +16,15 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
-from specviz.engine import tree_rule
+from specviz.engine import rule
+from specviz.engine.proposal import Proposal
 from specviz.runtime.decoding import KVCache, forward_logits, prefill
 from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from specviz.engine.sampling import probabilities
 from specviz.trace.records import Trace
-from specviz.engine.tree import TreeShape, forward_masked, keep_path, verify_mask, verify_positions
+from specviz.engine.tree import TreeShape
+from specviz.runtime.masked import forward_masked, keep_path, verify_mask, verify_positions
 from specviz.engine.tree_drafter import without
 from tiny import noisy_copy, tiny_model
 
@@ -50,10 +52,18 @@ def test_widths_build_a_breadth_first_tree():
     assert TreeShape.parse("1x1x1").is_chain() and not shape.is_chain()
 
 
-@pytest.mark.parametrize("parents", [(), (0,), (-1, 1), (-1, 0, -1)])
+@pytest.mark.parametrize("parents", [(0,), (-1, 1), (-1, 0, -1)])
 def test_bad_shapes_are_refused(parents):
     with pytest.raises(ValueError):
         TreeShape(parents)
+
+
+def test_no_node_is_the_empty_chain_and_no_spelling_gives_it():
+    """The round at the budget's end drafts nothing: its proposal's shape is the chain of 0; a user never names it."""
+    assert TreeShape(()) == TreeShape.chain(0) and TreeShape.chain(0).is_chain() and TreeShape.chain(0).max_depth == 0
+    for text in ("", " "):
+        with pytest.raises(ValueError):
+            TreeShape.parse(text)
 
 
 def test_a_tree_larger_than_the_limit_is_refused():
@@ -73,8 +83,9 @@ def test_the_tree_forward_gives_each_node_the_logits_of_its_own_branch(make, cac
     cache = prefill(model, prompt) if cached else None
     seen = cache.get_seq_length() if cached else 0
     pending = prompt[:, seen:]
-    logits = forward_masked(model, torch.cat([pending, nodes], 1), cache, verify_positions(shape, seen, pending.shape[1]),
-                            verify_mask(shape, seen, pending.shape[1]), shape.size + 1)[0]
+    logits = forward_masked(model, torch.cat([pending, nodes], 1), cache,
+                            verify_positions(shape.depths, seen, pending.shape[1]),
+                            verify_mask(shape.ancestry, seen, pending.shape[1]), shape.size + 1)[0]
     plain_root = model(input_ids=prompt).logits[0, -1]
     torch.testing.assert_close(logits[0], plain_root, atol=1e-5, rtol=1e-4)
     for node in range(shape.size):
@@ -90,8 +101,8 @@ def test_keeping_a_path_leaves_the_cache_of_that_branch():
     shape = TreeShape.from_widths((2, 2))
     nodes = torch.tensor([[7, 9, 2, 8, 6, 5]])
     cache = prefill(model, prompt)
-    forward_masked(model, torch.cat([prompt[:, 2:], nodes], 1), cache, verify_positions(shape, 2, 1),
-                   verify_mask(shape, 2, 1), 1)
+    forward_masked(model, torch.cat([prompt[:, 2:], nodes], 1), cache, verify_positions(shape.depths, 2, 1),
+                   verify_mask(shape.ancestry, 2, 1), 1)
     keep_path(cache, 3, [3 + 1, 3 + 5])        # the second root child (9), then its second child (5)
     assert cache.get_seq_length() == 5
     after = forward_logits(model, torch.tensor([[0]]), cache, 1)[0, -1]
@@ -126,8 +137,8 @@ def exact_first_token(p: torch.Tensor, q: torch.Tensor, width: int) -> torch.Ten
         if weight == 0.0:
             continue
         P = torch.stack([p] + [p] * width)[None]
-        verdict = tree_rule.verify_tree(P, torch.stack(qs)[None], torch.tensor([kids]), shape, None, False,
-                                        u=torch.ones(1, width))
+        proposal = Proposal(torch.tensor([kids]), torch.stack(qs)[None], shape=shape)
+        verdict = rule.verify(P, proposal, None, False, u=torch.ones(1, width))
         a, still = verdict.accept_prob[0].double(), 1.0
         for j, x in enumerate(kids):
             out[x] += weight * still * float(a[j])
@@ -150,7 +161,7 @@ def test_every_draw_of_the_children_together_emits_exactly_p(cfg, width):
 def test_exact_enumeration_catches_children_tested_against_the_untouched_p(monkeypatch):
     target = tiny_model(51, vocab=8, scale=0.6)
     p, q = _node_dists(target, noisy_copy(target, 7, 0.8), [1, 2], SamplingConfig(1.0))
-    monkeypatch.setattr(tree_rule, "sibling_residual", _untouched_p)
+    monkeypatch.setattr(rule, "sibling_residual", _untouched_p)
     assert (exact_first_token(p, q, 2) - p.double()).abs().sum() > 0.02
 
 
@@ -192,7 +203,7 @@ def test_tree_rounds_follow_the_target_distribution(models, tree, cfg):
 
 @pytest.mark.statistical
 def test_the_statistical_test_catches_children_tested_against_the_untouched_p(models, monkeypatch):
-    monkeypatch.setattr(tree_rule, "sibling_residual", _untouched_p)
+    monkeypatch.setattr(rule, "sibling_residual", _untouched_p)
     _, p_value = tree_fit(models, "3x1", SamplingConfig(1.0))
     assert p_value < 1e-6, f"a broken tree rule went unnoticed (p = {p_value:.2e})"
 

@@ -1,6 +1,6 @@
 """The tree drafters' own choices: a dynamic tree read one row per depth, and the hybrid tree.
 
-The rule they feed (specviz.engine.tree_rule) is proven in tests/test_engine_tree.py; here: that these
+The rule they feed (specviz.engine.rule) is proven in tests/test_engine_tree.py; here: that these
 drafters keep the output exactly the target's (greedy identity, chi-square through the
 decoder's tree round with the lookup chain in it), and that they draft what they claim.
 And the q each sampled child is recorded with: on fixed tables of p and q (tests/tiny.py
@@ -14,14 +14,16 @@ import pytest
 import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
-from specviz.engine import tree_drafter, tree_rule
+from specviz.engine import rule, tree_drafter
 from specviz.engine.drafters import shared_vocab
 from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from specviz.engine.sampling import probabilities
 from specviz.engine.speculative import Sides, decode_round
 from specviz.engine.tree import TreeShape
-from specviz.engine.tree_drafter import HybridTreeDrafter, TreeDrafter, make_tree_drafter
+from specviz.engine.drafters import HybridDrafter, make_drafter
+from specviz.engine.options import Tree
+from specviz.engine.tree_drafter import DynamicTreeDrafter, TreeDrafter
 from tiny import fixed_model, noisy_copy, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -75,12 +77,13 @@ def test_the_hybrid_tree_looks_up_when_the_text_repeats_and_grows_a_tree_otherwi
 
 def test_tree_spellings_name_their_drafter():
     target = tiny_model(11, vocab=32)
-    drafter = make_tree_drafter(target, 32, "hybrid:8:6:3:1")
-    assert isinstance(drafter, HybridTreeDrafter)
-    assert (drafter.nodes, drafter.depth, drafter.top_k, drafter.frontier) == (8, 6, 3, 1)
+    drafter = make_drafter(Tree("hybrid:8:6:3:1"), target, 32)
+    assert isinstance(drafter, HybridDrafter) and isinstance(drafter.model, DynamicTreeDrafter)
+    inner = drafter.model
+    assert (inner.nodes, inner.depth, inner.top_k, inner.frontier) == (8, 6, 3, 1)
     for bad in ("hybrid:", "hybrid:4:4:2:3", "hybrid:4:4:2:0", "dynamic:4:4:2:1:1", "dynamic:4:4:1:2"):
         with pytest.raises(ValueError):
-            make_tree_drafter(target, 32, bad)
+            make_drafter(Tree(bad), target, 32)
 
 
 # ------------------------------------------------------------ statistical: the lookup chain in a tree round
@@ -98,14 +101,14 @@ def small():
 def test_hybrid_tree_rounds_follow_the_target_distribution(small, cfg, monkeypatch):
     target, draft = small
     looked_up = []
-    propose = HybridTreeDrafter.propose
+    propose = HybridDrafter.propose
 
     def spy(self, tokens, k, sampling, generator):
         proposal = propose(self, tokens, k, sampling, generator)
         looked_up.append(proposal.source == "ngram")
         return proposal
 
-    monkeypatch.setattr(HybridTreeDrafter, "propose", spy)
+    monkeypatch.setattr(HybridDrafter, "propose", spy)
     prompt = [2, 3, 4, 5, 2, 3, 4]
     counts = sample_prefixes(target, draft, prompt, N_TOKENS, N_SAMPLES,
                              decode_options(sampling=cfg, seed=3, tree="hybrid:3"))
@@ -186,7 +189,7 @@ def enumerated_round(target, draft, width, cfg, monkeypatch):
     """P(first emitted token) of a round with `width` root children, over every draw of the children.
 
     Each script of child tokens runs the decoder's real tree round (the drafter, the target's tree
-    forward, specviz.engine.tree_rule.verify_tree) once with u = 1, so every child is tried and rejected: that
+    forward, specviz.engine.rule.verify) once with u = 1, so every child is tried and rejected: that
     reports each child's acceptance probability a_j and the last residual, and
     P(emit y) = Σ_j Π_{i<j}(1 - a_i) a_j [x_j = y] + Π_j(1 - a_j) r(y), weighted by the script's probability.
     Returns the distribution and, per script of positive weight, (script, drawn-from q's, recorded q's, a).
@@ -194,9 +197,9 @@ def enumerated_round(target, draft, width, cfg, monkeypatch):
     vocab = shared_vocab(target, draft)
     draws = ScriptedDraws()
     monkeypatch.setattr(tree_drafter, "sample", draws)
-    verify = tree_rule.verify_tree
-    monkeypatch.setattr(tree_rule, "verify_tree", lambda P, Q, ids, shape, generator, greedy:
-                        verify(P, Q, ids, shape, generator, greedy, u=torch.ones(ids.shape)))
+    verify = rule.verify
+    monkeypatch.setattr(rule, "verify", lambda P, proposal, generator, greedy:
+                        verify(P, proposal, generator, greedy, u=torch.ones(proposal.ids.shape)))
     out, seen = torch.zeros(vocab, dtype=torch.float64), []
     for script in itertools.product(range(vocab), repeat=width):
         draws.start(script)

@@ -18,7 +18,8 @@ from specviz.runtime import decoding
 from specviz.runtime.attention import use_row_invariant_attention
 from specviz.runtime.decoding import (KVCache, forward_hidden, forward_logits, lean_available, prefill,
                                       transformers_forwards)
-from specviz.engine.tree import TreeShape, forward_masked, verify_mask, verify_positions
+from specviz.engine.tree import TreeShape
+from specviz.runtime.masked import forward_masked, verify_mask, verify_positions
 from specviz.runtime.invariance import chain_report, tree_report
 from specviz.runtime.state import runtime_of
 
@@ -177,7 +178,7 @@ def test_a_tree_verify_on_it_is_transformers_masked_forward_bit_for_bit(family):
     for plain in (False, True):
         cache = prefill(model, ctx[None])
         seen = cache.length
-        positions, allowed = verify_positions(shape, seen, 1), verify_mask(shape, seen, 1)
+        positions, allowed = verify_positions(shape.depths, seen, 1), verify_mask(shape.ancestry, seen, 1)
         if plain:
             with transformers_forwards():
                 outs.append(forward_masked(model, ids, cache, positions, allowed, shape.size + 1))

@@ -8,7 +8,7 @@ from specviz.engine.baseline import autoregressive_generate
 from specviz.engine.sampling import SamplingConfig
 from specviz.runtime.decoding import PrefillStopped, prefill
 from specviz.limits import PREFILL_CHUNK
-from specviz.engine.speculative import speculative_generate
+from specviz.generate import speculative_generate
 from tests.tiny import noisy_copy, tiny_model
 
 

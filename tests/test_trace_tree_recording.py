@@ -38,8 +38,9 @@ def test_a_greedy_correction_or_bonus_lists_no_zero_fillers(tree):
     is one-hot, so it lists its one token and no fillers."""
     target = tiny_model(11, vocab=32)
     draft = noisy_copy(target, 3, 0.9)
-    rounds = list(speculative_generate(target, draft, [1, 2, 3], k=3, tree=tree, sampling=SamplingConfig(0),
-                                       max_new_tokens=24))
+    drafting = dict(tree=tree) if tree else dict(k=3)   # k is a chain's length: refused beside a tree
+    rounds = list(speculative_generate(target, draft, [1, 2, 3], sampling=SamplingConfig(0), max_new_tokens=24,
+                                       **drafting))
     bonuses = [r.bonus for r in rounds if r.bonus is not None]
     corrections = [r.correction for r in rounds if r.correction is not None]
     assert bonuses and corrections

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from specviz import speculative_generate
+from specviz import Chain, Tree, speculative_generate
 from specviz.limits import APP_MAX_K, APP_MAX_TREE_NODES
 from specviz.engine.sampling import SamplingConfig
 from specviz.strings import t
@@ -77,8 +77,10 @@ def test_a_tree_over_its_node_budget_is_refused(monkeypatch):
 
 # ---------------------------------------------------------------- the form's settings reach the decoder
 def test_the_page_tree_is_the_decoders_dynamic_tree_of_k_nodes_uncompiled():
-    assert worker.decoder_options(TREE, 7, "auto") == {"drafter": "model", "tree": "dynamic:7", "compile": "off"}
-    assert worker.decoder_options("hybrid", 7, "on") == {"drafter": "hybrid", "compile": "on"}
+    job = SimpleNamespace(drafter=TREE, k=7, adaptive_threshold=None, lookup_k=None)
+    assert worker.drafting_of(job) == Tree("dynamic:7") and worker.compile_mode(TREE, "auto") == "off"
+    job = SimpleNamespace(drafter="hybrid", k=7, adaptive_threshold=None, lookup_k=None)
+    assert worker.drafting_of(job) == Chain(7, drafter="hybrid") and worker.compile_mode("hybrid", "on") == "on"
 
 
 def test_a_tree_job_runs_the_decoders_tree_round_for_round(tiny_pair):

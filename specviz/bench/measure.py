@@ -19,7 +19,7 @@ from ..runtime.decoding import Timer, as_id_tensor, input_device
 from ..limits import ADAPTIVE_THRESHOLD
 from ..engine.options import HYBRID_DRAFTERS, Chain, DecodeOptions, Tree
 from ..engine.sampling import SamplingConfig
-from ..engine.speculative import speculative_generate
+from ..generate import speculative_generate
 from ..trace.records import metrics
 from .methods import METHODS, TREE_SPECS
 

@@ -91,28 +91,6 @@ def materialize(model, device: torch.device, dtype: torch.dtype, seed: int = 0):
     return model.eval()
 
 
-def available_memory(device: torch.device) -> int | None:
-    """Bytes free for new tensors on `device`: CUDA's free memory, or the host's available memory; None if unknown."""
-    if device.type == "cuda":
-        try:
-            return int(torch.cuda.mem_get_info(device)[0])
-        except Exception:
-            return None
-    try:
-        import psutil
-        return int(psutil.virtual_memory().available)
-    except ImportError:
-        pass
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024   # the file says kB, meaning KiB
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
 def bytes_needed(params: int, dtype: torch.dtype, vocab: int, ks: int) -> int:
     """Weights (params x bytes per element), plus 10% and the fp32 logits of the widest forward."""
     per = torch.empty((), dtype=dtype).element_size()

@@ -29,6 +29,7 @@ import torch
 from ..engine.lossless import chi_square_fit, total_variation
 from ..engine.rule import verify
 from ..engine.sampling import SamplingConfig, confidence, probabilities
+from ..engine.proposal import Proposal
 
 VARIANTS = ("real", "always_accept", "correction_from_p", "untempered_q", "greedy_softmax_q")
 MAX_SAMPLES = 5_000
@@ -89,7 +90,7 @@ def first_tokens(d: LabDistributions, variant: str, rows: int, gen: torch.Genera
     # P[:, 1] would be p after the drafted token (the bonus's distribution); the first emitted token never
     # depends on it, so p itself stands in for it rather than a forward per drafted token.
     P = d.p.expand(rows, 2, d.p.shape[-1])
-    verdict = verify(P, Q, ids, gen, greedy=False,
+    verdict = verify(P, Proposal(ids, Q), gen, greedy=False,
                      accept_fn=always_accept if variant == "always_accept" else None,
                      residual_fn=residual_is_p if variant == "correction_from_p" else None)
     return torch.where(verdict.n_accepted > 0, ids[:, 0], verdict.next_token)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from ..engine.drafter_names import PAGE_COMPILE, decoder_options, target_alone_compile
+from ..engine.drafter_names import PAGE_COMPILE, compile_for, drafting
 from ..limits import APP_MAX_K, APP_MAX_RACE_TOKENS, APP_MAX_TREE_NODES
 from ..trace.records import Round, first_difference
 
@@ -95,19 +95,20 @@ def pieces_of(rnd: Round) -> list[Piece]:
 def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, max_new_tokens: int,
                    **run) -> Iterator[Round]:
     """The race's one call to `speculative_generate`: greedy, no per-token records (they would slow the clock),
-    the drafter's options as Generate's (`drafter_names.decoder_options` at the page's compile choice). The tree
+    the drafter's options as Generate's (`drafter_names.drafting` and `compile_for` at the page's compile choice). The tree
     is the draft model's dynamic tree of K nodes, as the page's "tree".
     `run`: the decoder's `eos_token_id`, `stop` (asked between rounds) and `stats` (`stats["stopped"]` says Stop
     ended the lane), passed on as they are."""
+    from ..engine.options import DecodeOptions
     from ..engine.sampling import SamplingConfig
-    from ..engine.speculative import speculative_generate
+    from ..generate import speculative_generate
 
     if entrant not in ENTRANTS:
         raise ValueError(f"unknown race entrant {entrant!r}; one of {ENTRANTS}")
-    return speculative_generate(target, None if entrant == "ngram" else draft, prompt_ids, k=k,
-                                sampling=SamplingConfig(temperature=0.0),
-                                max_new_tokens=max_new_tokens, seed=0, record=False,
-                                **decoder_options(entrant, k, PAGE_COMPILE), **run)
+    options = DecodeOptions(sampling=SamplingConfig(temperature=0.0), max_new_tokens=max_new_tokens, seed=0,
+                            drafting=drafting(entrant, k), record=False, compile=compile_for(entrant, PAGE_COMPILE),
+                            **run)
+    return speculative_generate(target, None if entrant == "ngram" else draft, prompt_ids, options)
 
 
 def lane_from_rounds(entrant: str, rounds: Iterable[Round]) -> Lane:
@@ -126,16 +127,17 @@ def lane_from_rounds(entrant: str, rounds: Iterable[Round]) -> Lane:
 def target_lane(target, prompt_ids: list[int], max_new_tokens: int, *, eos_token_id=None,
                 stop: Callable[[], bool] | None = None) -> Lane:
     """The target alone, greedy, as Generate's comparison runs it after a run with the page's default drafter and
-    compile choice (`drafter_names.target_alone_compile`): the reference every lane must equal, and the speed
+    compile choice (`drafter_names.compile_for`): the reference every lane must equal, and the speed
     every lane is measured against."""
     from ..engine.baseline import autoregressive_generate
+    from ..engine.options import DecodeOptions
     from ..engine.sampling import SamplingConfig
 
     lane, stats = Lane(TARGET), {}
-    compile = target_alone_compile("model", MAX_RACE_K, PAGE_COMPILE)   # K does not matter to a chain's target
-    for s in autoregressive_generate(target, prompt_ids, sampling=SamplingConfig(temperature=0.0),
-                                     max_new_tokens=max_new_tokens, seed=0, eos_token_id=eos_token_id,
-                                     compile=compile, stop=stop, stats=stats):
+    options = DecodeOptions(sampling=SamplingConfig(temperature=0.0), max_new_tokens=max_new_tokens, seed=0,
+                            eos_token_id=eos_token_id, compile=compile_for("model", PAGE_COMPILE), stop=stop,
+                            stats=stats)
+    for s in autoregressive_generate(target, prompt_ids, options):
         lane.pieces.append(Piece(int(s.token_id), TARGET))
         lane.rounds += 1
         lane.seconds += s.seconds

@@ -4,7 +4,7 @@ Pure functions of the recorded `Round` (its `tree` of `TreeNode`s); no Gradio,
 no torch. The stops themselves are `steps.tree_stops`: the tree whole, each
 tried node's test a = min(1, r/q) against the residual r its earlier siblings
 left, after each rejected node with a next sibling the residual that sibling
-faces, then the correction or the bonus (specviz.engine.tree_rule says why this keeps
+faces, then the correction or the bonus (specviz.engine.rule says why this keeps
 the target's distribution).
 
 A residual is shown as the chain's mass picture (`steps.Mass`) with r in the

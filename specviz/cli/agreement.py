@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..viz.html import LIMIT_SENTENCES
     from ..runtime.invariance import identity_limit
     from ..models.loading import ModelLoadError, load_pair
-    from ..engine.speculative import speculative_generate
+    from ..generate import speculative_generate
     from ..strings import t
 
     if (args.draft is None) != (args.target is None):

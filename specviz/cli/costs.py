@@ -175,13 +175,14 @@ def _files_pair(args, device, dtype):
 
 def _plan(parser, args, device, dtype):
     """Both models on the meta device and the memory they need; refuses (exit 2) when the device has less."""
-    from ..bench.shapes import SHAPES, available_memory, bytes_needed, config_of, meta_model, parameter_count
+    from ..bench.shapes import SHAPES, bytes_needed, config_of, meta_model, parameter_count
+    from ..models import devices   # read at call time: tests stand in for devices.available_memory
 
     positions = args.prompt_tokens + max(args.k) + 8
     metas = [meta_model(config_of(SHAPES[name], args.layers, max_positions=max(positions, 512)))
              for name in (args.draft_shape, args.target_shape)]
     need = sum(bytes_needed(parameter_count(m), dtype, m.config.vocab_size, max(args.k)) for m in metas)
-    have = available_memory(device)
+    have = devices.available_memory(device)
     if have is not None and need > have:
         where = "the GPU has" if device.type == "cuda" else "this machine has"
         parser.error(f"{args.draft_shape} + {args.target_shape} in {str(dtype).removeprefix('torch.')} need about "

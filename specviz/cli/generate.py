@@ -165,7 +165,7 @@ def _announce(args, pair, sampling: SamplingConfig) -> None:
 
 def _decode(args, pair, ids: list[int], sampling: SamplingConfig) -> tuple[list, dict, float]:
     """The speculative run, one line per round on stdout: (rounds, the decoder's stats, decode wall seconds)."""
-    from ..engine.speculative import speculative_generate
+    from ..generate import speculative_generate
 
     stats: dict = {}
     rounds = []

@@ -14,7 +14,7 @@ from ..runtime.decoding import (PrefillStopped, forward_logits, prefill, start_r
                                 vocab_size, warm_up)
 from .options import DecodeOptions, decode_options
 from .sampling import draw
-from ..trace.records import Step
+from .step import Step  # noqa: F401 - the record it yields, re-exported where callers have always found it
 
 
 @torch.inference_mode()

@@ -10,17 +10,19 @@ TREE = "tree"           # the draft model drafting EAGLE-2's dynamic tree of K n
 PAGE_COMPILE = "auto"   # the page's compile choice unless a person changes it (the Generate form's default)
 
 
-def decoder_options(drafter: str, k: int, compile: str) -> dict:
-    """The decoder's drafter arguments for a drafter named as the page names it, at K, under `compile`.
+def drafting(drafter: str, k: int, adaptive_threshold: float | None = None, lookup_k: int | None = None):
+    """How a drafter named as the page names it drafts at K (an `options.Chain` or `options.Tree`): "tree" is the
+    draft model's dynamic tree of K nodes; any other name is a chain drafter ("model", "ngram", "hybrid", ...)
+    drafting K tokens, as it is."""
+    from .options import Chain, Tree   # torch: the page's names are read where no model is (the classroom's lessons)
 
-    "tree" runs on the dynamic cache: its forwards are never compiled (the attention mask changes every round), so
-    its compile is "off". Any other name is a decoder drafter ("model", "ngram", "hybrid", ...), as it is."""
     if drafter == TREE:
-        return {"drafter": "model", "tree": f"dynamic:{k}", "compile": "off"}
-    return {"drafter": drafter, "compile": compile}
+        return Tree(f"dynamic:{k}")
+    return Chain(k, adaptive_threshold, drafter, lookup_k)
 
 
-def target_alone_compile(drafter: str, k: int, compile: str) -> str:
-    """The compile the target alone runs under when it is the reference of that drafter's run: the run's own (a
-    tree's target alone is eager, as the tree is)."""
-    return decoder_options(drafter, k, compile)["compile"]
+def compile_for(drafter: str, compile: str) -> str:
+    """The compile a drafter's run runs under, and the target alone it is compared with: a tree runs on the dynamic
+    cache, its forwards never compiled (the attention mask changes every round), so its target alone is eager too
+    and the speedup compares like with like; any other drafter keeps the choice."""
+    return "off" if drafter == TREE else compile

@@ -1,58 +1,24 @@
-"""Drafting behind one small seam: a `Drafter` proposes K tokens with the q they were drawn from.
+"""The drafters behind the one seam of specviz.engine.proposal, and the one factory that builds any of them.
 
-The decoder only ever asks a drafter three things: read the prompt (`begin`),
-propose up to K tokens after the current sequence (`propose`), and keep what the
-round accepted, forgetting the rest (`commit(path)`). Any proposer fits, as
-long as `Proposal.q` is exactly the distribution each token was drawn from (a
-deterministic proposer has a one-hot q): the rejection rule is exact for any q.
-Shapes are batched ([B, ...]); the decoder uses B = 1, the statistical tests
-B = thousands of seeds.
+A draft model's chain (`ModelDrafter`, its vocabulary optionally trimmed), prompt lookup (`PromptLookupDrafter`),
+and the hybrid of lookup over any inner drafter (`HybridDrafter`); trees are drafted in specviz.engine.tree_drafter.
+`make_drafter` reads a run's `Chain` or `Tree` and returns the drafter it names.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
 
 import torch
 
 from ..runtime.attention import use_row_invariant_attention
 from ..runtime.decoding import (KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, vocab_size,
                                 warm_up)
-from .options import Chain
+from .options import Chain, Tree
+from .proposal import Drafter, Proposal
 from .sampling import SamplingConfig, confidence, draw
 from . import vocab_trim
 from .vocab_trim import trimmed_head
-
-if TYPE_CHECKING:   # a proposal names its shape; tree.py needs nothing from here
-    from .tree import TreeShape
-
-
-@dataclass
-class Proposal:
-    """What a drafter proposes: K drafts in a chain, or the N nodes of a tree (`shape`, breadth first).
-
-    A chain is the width-one tree (draft i's parent is draft i - 1); it leaves `shape` None so the decoder verifies
-    it on its fast path: causal attention, no mask, the static cache and its graphs (specviz.engine.speculative)."""
-
-    ids: torch.Tensor                      # [B, K] drafted tokens (a tree: [B, N] nodes)
-    q: torch.Tensor                        # [B, K, V] the distribution each was drawn from
-    logits: torch.Tensor | None = None     # [B, K, V] raw draft logits (for the confidence display)
-    n_drafted: torch.Tensor | None = None  # [B] per-row draft length where rows stopped early, else None
-    source: str = "model"                  # "model" or "ngram": what produced the (first row's) drafts
-    shape: TreeShape | None = None         # a tree's topology; None: a chain
-
-
-class Drafter(Protocol):
-    def begin(self, tokens: torch.Tensor) -> None:
-        """Start a sequence: read the prompt tokens [B, T] (all but the last may be cached)."""
-
-    def propose(self, tokens: torch.Tensor, k: int, sampling: SamplingConfig,
-                generator: torch.Generator | None) -> Proposal:
-        """Propose up to k tokens after `tokens` [B, T] (the whole sequence so far)."""
-
-    def commit(self, path: list[int]) -> None:
-        """The last proposal's drafts `path` (node ids in depth order; a chain's accepted drafts are 0..m-1) are
-        final after the sequence it was proposed after: forget anything else read."""
+from . import tree_drafter
 
 
 class ModelDrafter:
@@ -238,7 +204,7 @@ class PromptLookupDrafter:
 
 @dataclass(frozen=True)
 class LookupRule:
-    """When a hybrid drafter (`HybridDrafter`, tree_drafter.HybridTreeDrafter) takes prompt lookup's continuation:
+    """When a hybrid drafter (`HybridDrafter`, over a chain or a tree) takes prompt lookup's continuation:
     the last `min_match`+ tokens occurred earlier and at least `min_tokens` followed them.
 
     The defaults (a match of at least 3 tokens, a continuation of at least 2) scored best when greedy runs of 60
@@ -255,35 +221,51 @@ class LookupRule:
 
 class HybridDrafter:
     """n-gram lookup when its match is long enough (`rule`, a LookupRule: no draft forwards that round), else the
-    draft model (with a trimmed vocabulary: "hybrid_trimmed", the cheapest draft step on a long vocabulary).
+    `inner` drafter: the draft model's chain (with a trimmed vocabulary: "hybrid_trimmed", the cheapest draft step
+    on a long vocabulary), or a tree (specviz.engine.tree_drafter: "hybrid:N" grows EAGLE-2's dynamic tree).
 
     Each row's drafts come wholly from one source and carry the q that produced
-    them, so the rule stays exact.
+    them, so the rule stays exact. The inner drafter's cache lags through lookup rounds and catches up when it
+    next drafts.
     """
 
-    def __init__(self, model_drafter: ModelDrafter, lookup: PromptLookupDrafter, rule: LookupRule = LookupRule(),
+    def __init__(self, inner, lookup: PromptLookupDrafter, rule: LookupRule = LookupRule(),
                  model_k: int | None = None):
-        self.model, self.lookup, self.rule = model_drafter, lookup, rule
-        self.name = "hybrid_trimmed" if model_drafter.subset is not None else "hybrid"   # what a Round records
+        self.model, self.lookup, self.rule = inner, lookup, rule
+        trimmed = getattr(inner, "subset", None) is not None
+        self.name = "hybrid_trimmed" if trimmed else "hybrid"   # what a chain's Round records
         self.model_k = model_k   # the most a model round drafts (None: all the round asks); lookup rounds get all
         self.prefix = 0   # the sequence's length at the last propose (the model may not have drafted that round)
+        self.looked_up = False   # the last round's drafts came from the lookup for every row
+
+    @property
+    def max_depth(self) -> int:
+        """The deepest draft the inner drafter proposes (a tree's; a chain's is the round's ask)."""
+        return self.model.max_depth
 
     def begin(self, tokens):
         self.model.begin(tokens)
 
     def commit(self, path):
-        crop_to(self.model.cache, self.prefix + len(path))   # a lagging model cache catches up when it next drafts
+        if self.looked_up:   # the inner drafter read nothing this round: its cache keeps at most the sequence
+            crop_to(self.model.cache, self.prefix + len(path))
+        else:
+            self.model.commit(path)
 
     def propose(self, tokens, k, sampling, generator) -> Proposal:
         self.prefix = tokens.shape[1]
         found = self.lookup.lookup(tokens, k)
         use = self.rule.takes(found)
-        if bool(use.all()):
+        self.looked_up = bool(use.all())
+        if self.looked_up:
             return one_hot_proposal(found.ids, found.lengths, self.lookup.vocab)
         model_k = min(k, self.model_k or k)
-        if not bool(use.any()):
+        if not bool(use.any()) or not isinstance(self.model, ModelDrafter):   # a tree: one shape for every row
             return self.model.propose(tokens, model_k, sampling, generator)
-        # Mixed rows (batched sampling only): draft the model rows, then merge both kinds.
+        return self._merged(tokens, found, use, model_k, sampling, generator)
+
+    def _merged(self, tokens, found: Lookups, use: torch.Tensor, model_k: int, sampling, generator) -> Proposal:
+        """Mixed rows (batched sampling only): draft the model rows, then merge both kinds into one chain."""
         model_rows = (~use).nonzero().flatten()
         drafted = self.model.propose(tokens[model_rows], model_k, sampling, generator)
         kd = drafted.ids.shape[1]
@@ -299,18 +281,26 @@ class HybridDrafter:
 DRAFTERS = ("model", "ngram", "hybrid", "trimmed", "hybrid_trimmed")
 
 
-def make_drafter(how: Chain | str, draft, vocab: int, *, eos_ids=(), cache_options: dict | None = None,
+def make_drafter(how: Chain | Tree | str, draft, vocab: int, *, eos_ids=(), cache_options: dict | None = None,
                  trim_size: int | None = None, tokenizer=None, table=None) -> Drafter:
     """`draft` as a Drafter: a Drafter is used as it is; a draft model (or None) drafts as `how` says (a `Chain`,
-    or a drafter's name alone).
+    a `Tree`, or a chain drafter's name alone).
 
-    "model" (the draft model), "ngram" (prompt lookup; `draft` may be None), "hybrid", "trimmed" (the
+    A chain: "model" (the draft model), "ngram" (prompt lookup; `draft` may be None), "hybrid", "trimmed" (the
     draft model with its output layer cut to the `trim_size` most frequent tokens of `table`, by default
     the table shipped for the packaged Qwen2.5 tokenizer; `tokenizer`, when given, is checked against the
     table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole), or "hybrid_trimmed" (the
     hybrid whose model rounds draft with that trimmed head). With compiled
-    `cache_options` a model drafter captures its CUDA graphs as it is built.
+    `cache_options` a model drafter captures its CUDA graphs as it is built. A tree: its shape, or "dynamic:N"
+    (EAGLE-2's growth) or "hybrid:N" (prompt lookup, else that growth), drafted by a draft model
+    (specviz.engine.tree_drafter).
     """
+    if isinstance(how, Tree):
+        if draft is None or is_drafter(draft):
+            raise ValueError("a tree is drafted by a draft model (drafter='model', no adaptive_threshold)")
+        inner, hybrid = tree_drafter.drafter_for(draft, vocab, how.shape, how.costs)
+        # The lookup of a tree run stops at no EOS: as it always drafted (an EOS is still verified like any token).
+        return HybridDrafter(inner, PromptLookupDrafter(vocab)) if hybrid else inner
     how = Chain(drafter=how) if isinstance(how, str) else how
     name, adaptive_threshold = how.drafter, how.adaptive_threshold
     if name not in DRAFTERS:

@@ -2,13 +2,14 @@
 
 Used by the statistical tests and meant for the classroom's losslessness lab.
 `sample_prefixes` draws many independent outputs through the decoder's own
-round (`decode_round`, chain or tree: the drafter, the target's verify forward, the rule
+round (`decode_round`, chain or tree: the drafter, the target's verify forward, the one rule
 in specviz.engine.rule, the sampling transform), thousands of rows per forward instead
 of one decoder call per sample. `exact_prefixes` enumerates what plain sampling
 from the target gives; `chi_square_fit` compares the two.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import torch
@@ -19,8 +20,6 @@ from .rule import emitted_tokens
 from .options import DecodeOptions
 from .sampling import SamplingConfig, probabilities
 from .speculative import Sides, decode_round
-from .tree_drafter import make_tree_drafter
-from .tree_rule import tree_emitted
 
 MIN_EXPECTED = 5.0   # chi-square cells expecting fewer samples are pooled into one
 
@@ -53,8 +52,7 @@ def sample_prefixes(target, draft, prompt: list[int], n_tokens: int, n_samples: 
             for group in by_length.values():
                 tokens = torch.tensor([prompt + rows[r] for r in group], device=device)
                 state = _one_round(target, draft, tokens, options, gen, vocab, replay)
-                emitted = emitted_tokens if state.proposal.shape is None else tree_emitted
-                out, lengths = emitted(state.proposal.ids, state.verdict)
+                out, lengths = emitted_tokens(state.proposal.ids, state.verdict)
                 for r, toks, n in zip(group, out.tolist(), lengths.tolist()):
                     rows[r] += toks[:n]
             waiting = [r for r in waiting if len(rows[r]) < n_tokens]
@@ -67,8 +65,8 @@ def _one_round(target, draft, tokens: torch.Tensor, options: DecodeOptions, gen:
     """One round of the decoder's own `decode_round` for every row of `tokens`, with a fresh drafter (no cache to
     carry between groups): without caches, or prefilled into static ones (`options.static_cache`, `replay`)."""
     how = options.drafting
-    if options.tree:
-        drafter = make_tree_drafter(draft, vocab, how.shape)
+    if options.tree:   # a tree's costs size a machine's decoder rounds: the sampler drafts every tree whole
+        drafter = make_drafter(dataclasses.replace(how, costs=None), draft, vocab)
         return decode_round(Sides(target, None, drafter, vocab), tokens, drafter.max_depth, options.sampling, gen)[0]
     cache_options = None
     if options.static_cache or replay:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from ..limits import MAX_K
 from .sampling import SamplingConfig
+from .tree import TreeShape
 
 
 # The drafters that take prompt lookup's continuation when it matches (the others draft every round one way).
@@ -55,11 +56,21 @@ class Chain:
 @dataclass(frozen=True)
 class Tree:
     """Draft a tree a round: `shape` is a TreeShape, widths ("2x2x1"), a parent list ("-1,-1,0"), "dynamic:N"
-    or "hybrid:N" (specviz.engine.tree_drafter.make_tree_drafter); `costs` (a tree_drafter.TreeCosts) sizes each
-    dynamic tree to the machine's measured costs. Trees run on dynamic caches, eagerly."""
+    or "hybrid:N" (specviz.engine.tree_drafter.drafter_for); `costs` (a tree_drafter.TreeCosts) sizes each
+    dynamic tree to the machine's measured costs. Trees run on dynamic caches, eagerly; a width-one shape is
+    the chain of its length (`as_chain`), run as that chain."""
 
     shape: Any
     costs: Any = None
+
+    def as_chain(self) -> Chain | None:
+        """The `Chain` this tree is when its shape is fixed and one node wide ("1x1x1"), else None."""
+        shape = self.shape
+        if isinstance(shape, str):
+            if shape.strip().lower().split(":")[0] in ("dynamic", "hybrid"):
+                return None
+            shape = TreeShape.parse(shape)
+        return Chain(k=shape.size) if shape.is_chain() and shape.size <= MAX_K else None
 
 
 @dataclass(frozen=True)
@@ -87,8 +98,14 @@ class DecodeOptions:
     stop: Callable[[], bool] | None = None
     stats: dict | None = None
 
+    def __post_init__(self):
+        chain = self.drafting.as_chain() if isinstance(self.drafting, Tree) else None
+        if chain is not None:   # a chain is the width-one tree: one run, drafted, verified and recorded alike
+            object.__setattr__(self, "drafting", chain)
+
     @property
     def tree(self) -> bool:
+        """The run drafts trees wider than one node (a width-one tree is its chain: see `Tree.as_chain`)."""
         return isinstance(self.drafting, Tree)
 
 
@@ -97,8 +114,8 @@ DRAFTING_KEYWORDS = ("k", "adaptive_threshold", "drafter", "lookup_k", "tree", "
 
 def decode_options(options: DecodeOptions | None = None, **keywords) -> DecodeOptions:
     """`options` (or the defaults) amended by keywords: any field of DecodeOptions, or the old drafting keywords
-    `k`, `adaptive_threshold`, `drafter`, `lookup_k`, `tree`, `tree_costs` (a tree given: `k` is left unused, as
-    before)."""
+    `k`, `adaptive_threshold`, `drafter`, `lookup_k`, `tree`, `tree_costs` (`k` with `tree` is refused: a chain's
+    length means nothing to a tree, whose size is in its shape)."""
     base = options if options is not None else DecodeOptions()
     given = {name: keywords.pop(name) for name in DRAFTING_KEYWORDS if name in keywords}
     if given:
@@ -113,6 +130,9 @@ def drafting_of(current: Chain | Tree, given: dict) -> Chain | Tree:
         if given.get("drafter", "model") != "model" or given.get("adaptive_threshold") is not None \
                 or given.get("lookup_k") is not None:
             raise ValueError("a tree is drafted by a draft model (drafter='model', no adaptive_threshold)")
+        if given.get("k") is not None:
+            raise ValueError(f"k is a chain's length and a tree's size is in its shape: give k or tree, not both "
+                             f"(tree={given['tree']!r}: widths such as '2x2x1', or 'dynamic:N' for N nodes)")
         return Tree(given["tree"], given.get("tree_costs"))
     chain = current if isinstance(current, Chain) else Chain()
     return dataclasses.replace(chain, **{name: given[name] for name in ("k", "adaptive_threshold", "drafter",

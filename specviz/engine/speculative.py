@@ -7,12 +7,12 @@ last token, so the next forward always has at least one new token to read.
 One round (Leviathan et al. 2023; notation and round structure in docs/design.md):
   1. the drafter proposes x_1..x_K with the q_1..q_K they were drawn from (a tree: N nodes and its shape);
   2. the target reads [pending tokens, x_1..x_K] in ONE forward and gives p_1..p_{K+1};
-  3. the rule (specviz.engine.rule) accepts x_i iff u_i < min(1, p_i(x_i) / q_i(x_i)) up to the
+  3. the rule (specviz.engine.rule.verify) accepts x_i iff u_i < min(1, p_i(x_i) / q_i(x_i)) up to the
      first rejection j, then draws the correction from max(0, p_j - q_j) normalised, or
-     the bonus from p_{K+1} if all K passed (a tree: specviz.engine.tree_rule's walk down its branches);
+     the bonus from p_{K+1} if all K passed (a tree: the same rule walked down its branches);
   4. both sides keep the accepted path and forget the rest (`commit`).
-A chain is the width-one tree, and the proposal says which it is: a chain keeps its fast path (a causal
-forward with no mask, static caches and CUDA graphs, `rule.verify`), a tree is read under its tree mask.
+Every proposal has a shape, and a chain is the width-one tree: its shape picks the verify forward (a chain's
+causal forward with no mask, static caches and CUDA graphs; a tree's mask) and the rule's fast path.
 Everything stays on the device until one batched transfer per round.
 """
 from __future__ import annotations
@@ -20,20 +20,56 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 import torch
 
 from ..runtime.decoding import KVCache, PrefillStopped, Run, forward_logits, prefill, start_run, warm_up
-from ..trace.recording import RoundRecorder, RoundTensors
-from ..trace.records import Round
-from .drafters import Drafter, Proposal, make_drafter, shared_vocab
-from .options import DecodeOptions, decode_options
-from .rule import settle, verify
+from ..runtime.masked import forward_masked, verify_mask, verify_positions
+from .drafters import Drafter, make_drafter, shared_vocab
+from .options import DecodeOptions
+from .proposal import Proposal
+from . import rule
+from .rule import Settled, Verdict, settle
 from .sampling import SamplingConfig, probabilities
-from .tree import commit, forward_masked, verify_mask, verify_positions
-from .tree_drafter import make_tree_drafter
-from . import tree_rule
+from .tree import commit
+
+
+@dataclass
+class RoundTensors:
+    """What one round computed for B rows, still on the device (the decoder's B is 1); a tree's rows of p_logits
+    and P are the root's, then one after each node."""
+
+    proposal: Proposal
+    p_logits: torch.Tensor   # [B, K+1, V] the target's raw logits (confidence display)
+    P: torch.Tensor          # [B, K+1, V] p after the sampling transform
+    verdict: Verdict
+
+    def first_row(self) -> tuple[list[int], list[int], int, int]:
+        """(accepted path's node ids, drafts shown, accepted count, next token) of row 0, in one transfer: the
+        decoder's host sync. A chain shows all its drafts (those after a rejection too, discarded); a tree shows
+        the path's tokens and, after a rejection, the first child rejected at its end."""
+        v, shape = self.verdict, self.proposal.shape
+        m, y, *rest = torch.cat([v.n_accepted[:1], v.next_token[:1], v.path[0], self.proposal.ids[0]]).tolist()
+        path, ids = rest[:m], rest[v.path.shape[1]:]
+        if shape.is_chain():
+            return path, ids, m, y
+        shown = [ids[node] for node in path]
+        stop = shape.children[path[-1] + 1 if path else 0]
+        if stop:   # the walk stopped at a node with children: all of them were rejected
+            shown.append(ids[stop[0]])
+        return path, shown, m, y
+
+
+@dataclass
+class Decided:
+    """What one round decided, for whoever records it (specviz.trace.recording turns it into a `Round`): its
+    tensors, its outcome on the host, and the clock's readings at its start, after drafting, after verifying."""
+
+    index: int
+    tensors: RoundTensors
+    outcome: Settled
+    marks: tuple[float, float, float]
 
 
 @dataclass
@@ -59,10 +95,7 @@ def decode_round(sides: Sides, tokens: torch.Tensor, depth: int, sampling: Sampl
     t_drafted = clock() if clock else None
     p_logits = verify_forward(sides, tokens, proposal)[..., :sides.vocab].to(tokens.device)   # [B, K+1, V]
     P = probabilities(p_logits, sampling)
-    if proposal.shape is None:
-        verdict = verify(P, proposal.q, proposal.ids, generator, sampling.greedy, proposal.n_drafted)
-    else:
-        verdict = tree_rule.verify_tree(P, proposal.q, proposal.ids, proposal.shape, generator, sampling.greedy)
+    verdict = rule.verify(P, proposal, generator, sampling.greedy)
     return RoundTensors(proposal, p_logits, P, verdict), t_drafted
 
 
@@ -70,36 +103,37 @@ def verify_forward(sides: Sides, tokens: torch.Tensor, proposal: Proposal) -> to
     """The target's logits after the last pending token and after each draft, from ONE forward over both.
 
     A chain reads causally (no mask to build: the static cache's and the graphs' path); a tree's nodes sit at the
-    last position + their depth under the tree mask (specviz.engine.tree)."""
+    last position + their depth under the tree mask (specviz.runtime.masked)."""
     seen = sides.cache.get_seq_length() if sides.cache is not None else 0
     pending = tokens[:, seen:]
     target_in = torch.cat([pending, proposal.ids], dim=1)
     shape = proposal.shape
-    if shape is None:
+    if shape.is_chain():
         return forward_logits(sides.target, target_in, sides.cache, proposal.ids.shape[1] + 1)
-    return forward_masked(sides.target, target_in, sides.cache, verify_positions(shape, seen, pending.shape[1]),
-                          verify_mask(shape, seen, pending.shape[1]), shape.size + 1)
+    return forward_masked(sides.target, target_in, sides.cache, verify_positions(shape.depths, seen, pending.shape[1]),
+                          verify_mask(shape.ancestry, seen, pending.shape[1]), shape.size + 1)
 
 
-@torch.inference_mode()
-def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor, options: DecodeOptions | None = None,
-                         **keywords) -> Iterator[Round]:
-    """Yield one `Round` per draft/verify step until `options.max_new_tokens` or EOS.
+@dataclass
+class Started:
+    """A run set up and prefilled: what its rounds read. `name` is its drafting method as a Round records it
+    ("model", "ngram", ..., "tree"); `most` the deepest draft a round may ask for; `trees`: the run drafts trees
+    (every round is recorded node by node, a round whose tree came out a chain too)."""
+
+    run: Run
+    sides: Sides
+    name: str
+    most: int
+    trees: bool = False
+
+
+def start(target, draft, input_ids, options: DecodeOptions) -> Started | None:
+    """Set a run up: drafter, warm-up, prefill; None once stopped (marked in `stats["stopped"]`).
 
     `draft` is a draft model or any `Drafter`; `options.drafting` is a `Chain` (k, the drafter kind: "model",
     "ngram" (prompt lookup; `draft` may be None), "hybrid" or "trimmed", an adaptive threshold) or a `Tree`
-    (a shape or "dynamic:N", costs; dynamic caches only). Keywords build or amend the options, as the README's
-    examples call it: `speculative_generate(target, draft, ids, k=4, max_new_tokens=64)` (`decode_options`).
+    (a shape or "dynamic:N", costs; dynamic caches only). specviz.generate.speculative_generate runs and records it.
     """
-    options = decode_options(options, **keywords)
-    started = _start(target, draft, input_ids, options)
-    if started is not None:
-        yield from _rounds(*started, options)
-
-
-def _start(target, draft, input_ids, options: DecodeOptions) -> tuple[Run, Sides, RoundRecorder, int] | None:
-    """Set a run up: drafter, warm-up, prefill. (run, sides, recorder, deepest draft), or None once stopped (marked
-    in `stats["stopped"]`)."""
     tree = options.tree
     if tree:
         refuse_tree(draft, options)
@@ -125,8 +159,7 @@ def _start(target, draft, input_ids, options: DecodeOptions) -> tuple[Run, Sides
         run.note_stopped()
         return None
     name = "tree" if tree else getattr(drafter, "name", "custom")
-    recorder = RoundRecorder(options.tokenizer, options.sampling, options.record, run.clock, name)
-    return run, Sides(target, target_cache, drafter, vocab), recorder, drafter.max_depth if tree else most
+    return Started(run, Sides(target, target_cache, drafter, vocab), name, drafter.max_depth if tree else most, tree)
 
 
 def refuse_tree(draft, options: DecodeOptions) -> None:
@@ -142,21 +175,20 @@ def refuse_tree(draft, options: DecodeOptions) -> None:
 
 
 def _drafter(draft, vocab: int, run: Run, options: DecodeOptions) -> Drafter:
-    """The run's drafter: a tree drafter, or the chain's kind (a compiled one captures its graphs here)."""
-    how = options.drafting
-    if options.tree:
-        return make_tree_drafter(draft, vocab, how.shape, how.costs)
-    return make_drafter(how, draft, vocab, eos_ids=run.eos, cache_options=run.cache_options,
+    """The run's drafter, chain or tree (a compiled one captures its graphs here)."""
+    return make_drafter(options.drafting, draft, vocab, eos_ids=run.eos, cache_options=run.cache_options,
                         tokenizer=options.tokenizer)
 
 
-def _rounds(run: Run, sides: Sides, recorder: RoundRecorder, most: int, options: DecodeOptions) -> Iterator[Round]:
-    """The decoding loop, chains and trees alike: draft, verify, settle, keep the accepted path, record; it ends at
-    EOS, at the budget, or between rounds once `options.stop()` says so (`stats["stopped"]`: `Run.stopped`)."""
+def rounds(started: Started, options: DecodeOptions) -> Iterator[Decided]:
+    """The decoding loop, chains and trees alike: draft, verify, settle, keep the accepted path, yield what the
+    round decided; it ends at EOS, at the budget, or between rounds once `options.stop()` says so
+    (`stats["stopped"]`: `Run.stopped`)."""
+    run, sides = started.run, started.sides
     tokens, clock, produced, budget = run.tokens, run.clock, 0, options.max_new_tokens
     for index in itertools.count():
-        started, n = clock(), len(tokens)
-        depth = min(most, budget - produced - 1)   # never draft past the budget: the drafts + 1 token fit
+        began, n = clock(), len(tokens)
+        depth = min(started.most, budget - produced - 1)   # never draft past the budget: the drafts + 1 token fit
         state, drafted_at = decode_round(sides, tokens[None], depth, options.sampling, run.generator, clock)
         path, shown, m, y = state.first_row()      # the round's one host sync
         outcome = settle(shown, m, y, run.eos)
@@ -165,6 +197,6 @@ def _rounds(run: Run, sides: Sides, recorder: RoundRecorder, most: int, options:
         commit(sides.cache, n, path)   # keys only for the prefix and the accepted path;
         sides.drafter.commit(path)     # the newest token stays pending for the next round
         produced += len(outcome.emitted)
-        yield recorder.record(index, state, outcome, (started, drafted_at, verified_at))
+        yield Decided(index, state, outcome, (began, drafted_at, verified_at))
         if outcome.eos or produced >= budget or run.stopped():   # Stop is asked only where a round would follow
             return

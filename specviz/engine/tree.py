@@ -1,4 +1,4 @@
-"""Draft trees: a fixed tree shape, the tree attention mask, one forward over many branches, KV gathering.
+"""Draft trees: a tree's shape (a chain is the width-one tree) and keeping its accepted path.
 
 A round with a tree drafts several possible futures at once: node i has a parent
 (-1 for the root's children, i.e. the sequence's last token), a depth (1 for the
@@ -7,19 +7,20 @@ siblings contiguous in the order they were drawn, so a parent always comes befor
 its children and a chain of K nodes is 0 <- 1 <- ... <- K-1.
 
 One forward reads every node: node i sits at position (last position + depth)
-and its row of the 4D attention mask lets it see the whole prefix, its
-ancestors and itself only (SpecInfer's tree attention; transformers 5 takes a
-custom 4D mask as it is). Afterwards only the accepted path is kept in the
-KV cache: its keys and values are copied down behind the prefix, the rest cut.
+and sees the whole prefix, its ancestors and itself only (SpecInfer's tree
+attention: specviz.runtime.masked, which reads a shape as its depths and
+ancestry). Afterwards only the accepted path is kept in the KV cache.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from functools import cached_property
 
 import torch
 
-from ..runtime.decoding import KVCache, input_device, lean_masked_logits
+from ..runtime.decoding import KVCache
+from ..runtime.masked import keep_path
 from ..limits import MAX_TREE_NODES
 
 
@@ -30,13 +31,21 @@ class TreeShape:
     parents: tuple[int, ...]
 
     def __post_init__(self):
-        if not 1 <= len(self.parents) <= MAX_TREE_NODES:
+        # No node at all is the empty chain: the round at the end of the budget, which drafts nothing.
+        if not 0 <= len(self.parents) <= MAX_TREE_NODES:
             raise ValueError(f"a draft tree has 1 to {MAX_TREE_NODES} nodes, got {len(self.parents)}")
         for i, parent in enumerate(self.parents):
             if not -1 <= parent < i:
                 raise ValueError(f"node {i}'s parent must be -1 or an earlier node, got {parent}")
         if any(self.depths[i] < self.depths[i - 1] for i in range(1, len(self.parents))):
             raise ValueError("nodes must be numbered breadth first (depths never decrease)")
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def chain(length: int) -> "TreeShape":
+        """The width-one tree of `length` nodes, 0 <- 1 <- ... <- length-1: a chain's drafts (one a round per
+        length, so cached)."""
+        return TreeShape(tuple(range(-1, length - 1)))
 
     @classmethod
     def from_widths(cls, widths) -> "TreeShape":
@@ -79,6 +88,8 @@ class TreeShape:
     def parse(cls, text: str) -> "TreeShape":
         """'2x2x1x1' -> from_widths((2, 2, 1, 1)); '-1,-1,0' -> the parent list itself (as `spelled` writes it)."""
         text = str(text).strip().lower()
+        if not text:
+            raise ValueError("a tree is written as widths per depth (2x2x1) or parents (-1,-1,0), got ''")
         try:
             if "," in text:
                 return cls(tuple(int(p) for p in text.split(",")))
@@ -102,7 +113,7 @@ class TreeShape:
 
     @property
     def max_depth(self) -> int:
-        return max(self.depths)
+        return max(self.depths, default=0)
 
     @cached_property
     def children(self) -> tuple[tuple[int, ...], ...]:
@@ -122,6 +133,11 @@ class TreeShape:
         return anc
 
     def is_chain(self) -> bool:
+        """One child per node: the width-one tree, verified on the chain's fast path (causal, no mask)."""
+        return self._chain
+
+    @cached_property
+    def _chain(self) -> bool:
         return all(parent == i - 1 for i, parent in enumerate(self.parents))
 
     def truncated(self, max_depth: int) -> "TreeShape":
@@ -139,77 +155,6 @@ class TreeShape:
                 return ",".join(map(str, self.parents))
             widths.append(counts.pop())
         return "x".join(map(str, widths)) if TreeShape.from_widths(widths) == self else ",".join(map(str, self.parents))
-
-
-def attention_mask(model, allowed: torch.Tensor, rows: int) -> torch.Tensor:
-    """The 4D mask [rows, 1, Q, KV] of an `allowed` [Q, KV] pattern, in the form the attention kernel expects.
-
-    SDPA (and the flash kernels) take a boolean mask (True = attend); the eager
-    kernel adds the mask to its scores, so it gets 0 / the dtype's minimum.
-    """
-    allowed = allowed.to(input_device(model))[None, None].expand(rows, 1, -1, -1)
-    if getattr(model.config, "_attn_implementation", "sdpa") != "eager":
-        return allowed
-    dtype = model.dtype
-    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
-
-
-def forward_masked(model, ids: torch.Tensor, cache: KVCache | None, positions: torch.Tensor,
-                   allowed: torch.Tensor, keep: int) -> torch.Tensor:
-    """Feed `ids` [B, n] after what `cache` holds (None: nothing) with explicit positions [n] and mask [n, KV].
-
-    Returns the logits of the last `keep` positions [B, keep, V]; the cache grows by n.
-    """
-    lean = lean_masked_logits(model, ids, cache, positions, allowed, keep)   # the same logits, bit for bit
-    if lean is not None:
-        return lean
-    device = input_device(model)
-    ids = ids.to(device)
-    B, n = ids.shape
-    out = model(input_ids=ids, attention_mask=attention_mask(model, allowed, B),
-                position_ids=positions.to(device)[None].expand(B, -1), cache=cache.cache if cache else None,
-                use_cache=cache is not None, logits_to_keep=keep)
-    if cache is not None:
-        cache.length += n
-    return out.logits
-
-
-def verify_mask(shape: TreeShape, seen: int, n_pending: int) -> torch.Tensor:
-    """[P + N, seen + P + N] allowed pattern of the verify forward: P pending tokens (causal), then the N nodes.
-
-    Every node sees the cached prefix, every pending token, its ancestors and itself.
-    """
-    P, N = n_pending, shape.size
-    allowed = torch.zeros(P + N, seen + P + N, dtype=torch.bool)
-    allowed[:P, :seen] = True
-    allowed[:P, seen:seen + P] = torch.ones(P, P, dtype=torch.bool).tril()
-    allowed[P:, :seen + P] = True
-    allowed[P:, seen + P:] = shape.ancestry
-    return allowed
-
-
-def verify_positions(shape: TreeShape, seen: int, n_pending: int) -> torch.Tensor:
-    """Positions of the verify forward: the pending tokens in order, each node at the last one's + its depth."""
-    last = seen + n_pending - 1
-    return torch.cat([torch.arange(seen, last + 1), last + torch.tensor(shape.depths)])
-
-
-def keep_path(cache: KVCache, prefix: int, slots: list[int]) -> None:
-    """Keep the first `prefix` positions of `cache` and then the cache slots `slots` (in order); drop the rest.
-
-    The kept slots' keys and values are copied down to sit right after the prefix
-    (a copy of len(slots) positions per layer, not of the whole cache), then the
-    tail is cut. A path that is already contiguous after the prefix costs no copy.
-    """
-    if slots != list(range(prefix, prefix + len(slots))):
-        index = torch.tensor(slots)
-        for layer in cache.cache.layers:
-            for name in ("keys", "values"):
-                states = getattr(layer, name)
-                states[:, :, prefix:prefix + len(slots)] = states[:, :, index.to(states.device)]
-    end = prefix + len(slots)
-    if cache.length > end:
-        cache.crop(end - cache.length)
 
 
 def commit(cache: KVCache, prefix: int, path: list[int]) -> None:

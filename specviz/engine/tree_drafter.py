@@ -3,7 +3,7 @@
 Greedy, a node's children are the draft's top-w tokens (most confident first),
 each with a one-hot q: deterministic proposals. Sampling, the w children are
 drawn WITHOUT replacement: child j from q with children 1..j-1 removed and
-renormalised, and that distribution is recorded as child j's q (specviz.engine.tree_rule
+renormalised, and that distribution is recorded as child j's q (specviz.engine.rule
 explains why this keeps the rule exact). Where q has fewer than w tokens left,
 the child is drawn from q itself (with replacement), still recorded as drawn.
 
@@ -20,10 +20,11 @@ from dataclasses import dataclass
 import torch
 
 from ..runtime.decoding import KVCache, forward_logits, prefill
-from .drafters import LookupRule, PromptLookupDrafter, Proposal
+from .proposal import Proposal
 from .sampling import SamplingConfig, probabilities, sample
 from ..limits import MAX_TREE_NODES
-from .tree import TreeShape, forward_masked, keep_path
+from ..runtime.masked import forward_masked, keep_path
+from .tree import TreeShape
 
 
 @dataclass(frozen=True)
@@ -236,38 +237,10 @@ class DynamicTreeDrafter(TreeDrafter):
         return out
 
 
-class HybridTreeDrafter(DynamicTreeDrafter):
-    """The hybrid's rule with trees: prompt lookup's chain when the text repeats, else the dynamic tree.
-
-    As `specviz.engine.drafters.HybridDrafter`: when `rule` (a LookupRule) takes prompt lookup's
-    continuation in every row, that continuation is the round's draft (a chain of one-hot
-    proposals, no draft forward); otherwise the draft model grows its dynamic tree.
-    The draft cache lags through lookup rounds and catches up when the model next drafts.
-    """
-
-    name = "hybrid-tree"
-
-    def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
-                 frontier: int | None = None, costs: TreeCosts | None = None, rule: LookupRule = LookupRule()):
-        super().__init__(model, vocab, nodes, depth, top_k, frontier, costs)
-        self.lookup, self.rule = PromptLookupDrafter(vocab), rule
-
-    def propose(self, tokens, k, sampling, generator) -> Proposal:
-        found = self.lookup.lookup(tokens, min(k, self.nodes)) if k >= 1 else None
-        if found is not None and bool(self.rule.takes(found).all()):
-            # Every row repeats: one chain as long as the shortest row's (a tree round has one shape).
-            # A row's drafts then depend on the other rows too, never on the draws that verify them: exact.
-            n = int(found.lengths.min())
-            self.prefix, self.slots, self.key_of = self.cache.get_seq_length(), {}, None
-            ids = found.ids[:, :n]
-            q = torch.nn.functional.one_hot(ids, self.vocab).float()
-            return Proposal(ids, q, None, None, "ngram", TreeShape(tuple(range(-1, n - 1))))
-        return super().propose(tokens, k, sampling, generator)
-
-
-def make_tree_drafter(model, vocab: int, tree, costs: TreeCosts | None = None) -> TreeDrafter:
-    """A TreeShape, widths ("2x2x1"), a parent list ("-1,-1,0"), "dynamic:N" (EAGLE-2's tree of N nodes,
-    optionally "dynamic:N:depth:top_k:frontier") or "hybrid:N[:...]" (prompt lookup, else that tree).
+def drafter_for(model, vocab: int, tree, costs: TreeCosts | None = None) -> tuple[TreeDrafter, bool]:
+    """(the tree drafter, whether prompt lookup drafts before it) for a TreeShape, widths ("2x2x1"), a parent list
+    ("-1,-1,0"), "dynamic:N" (EAGLE-2's tree of N nodes, optionally "dynamic:N:depth:top_k:frontier") or
+    "hybrid:N[:...]" (prompt lookup, else that tree: specviz.engine.drafters.HybridDrafter over it).
     `costs` trims a dynamic tree to the node count they favour each round (static shapes ignore them)."""
     kind = tree.strip().lower().split(":")[0] if isinstance(tree, str) else ""
     if kind in ("dynamic", "hybrid"):
@@ -279,5 +252,5 @@ def make_tree_drafter(model, vocab: int, tree, costs: TreeCosts | None = None) -
             raise ValueError(f"a dynamic tree is {kind}:N[:depth[:top_k[:frontier]]] with N in [1, {MAX_TREE_NODES}], "
                              f"got {tree!r}")
         given = dict(zip(("nodes", "depth", "top_k", "frontier"), numbers))
-        return (DynamicTreeDrafter if kind == "dynamic" else HybridTreeDrafter)(model, vocab, costs=costs, **given)
-    return TreeDrafter(model, vocab, tree if isinstance(tree, TreeShape) else TreeShape.parse(tree))
+        return DynamicTreeDrafter(model, vocab, costs=costs, **given), kind == "hybrid"
+    return TreeDrafter(model, vocab, tree if isinstance(tree, TreeShape) else TreeShape.parse(tree)), False

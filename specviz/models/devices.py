@@ -1,4 +1,5 @@
-"""Which device and dtype a pair runs on: automatic by what the machine has, or as asked."""
+"""Which device and dtype a pair runs on (automatic by what the machine has, or as asked), and how much memory
+the device has free for it."""
 
 from __future__ import annotations
 
@@ -95,4 +96,27 @@ def resolve_device_dtype(device, dtype) -> tuple[torch.device, torch.dtype]:
     return dev, dtype
 
 
+# Memory
 # --------------------------------------------------------------------------- #
+
+
+def available_memory(device: torch.device) -> int | None:
+    """Bytes free for new tensors on `device`: CUDA's free memory, or the host's available memory; None if unknown."""
+    if device.type == "cuda":
+        try:
+            return int(torch.cuda.mem_get_info(device)[0])
+        except Exception:
+            return None
+    try:
+        import psutil
+        return int(psutil.virtual_memory().available)
+    except ImportError:
+        pass
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024   # the file says kB, meaning KiB
+    except (OSError, ValueError, IndexError):
+        pass
+    return None

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import torch
 
 from ..limits import MEMORY_HEADROOM, MEMORY_KV_TOKENS
-from ..bench import shapes   # shapes.available_memory read at call time: tests stand in for it
 from ..runtime.zerogpu import on_zero_gpu, slice_bytes
 from ..strings import DEFAULT_LANG, t
+from . import devices   # devices.available_memory read at call time: tests stand in for it
 
 GB = 1e9
 
@@ -65,7 +65,7 @@ def pair_fit(configs, params: list[int], dtype: torch.dtype, free: float | None,
 def free_bytes(device: torch.device) -> int | None:
     if torch.device(device).type == "cuda" and on_zero_gpu():
         return slice_bytes()
-    return shapes.available_memory(torch.device(device))
+    return devices.available_memory(torch.device(device))
 
 
 def refusal(fit: Fit, name: str, dtype: torch.dtype, device, lang: str | None = None) -> str | None:

@@ -283,7 +283,7 @@ def forward_logits(model, ids: torch.Tensor, cache, keep: int, eager: bool = Fal
 
 def lean_masked_logits(model, ids: torch.Tensor, cache, positions: torch.Tensor, allowed: torch.Tensor,
                        keep: int) -> torch.Tensor | None:
-    """engine.tree.forward_masked's logits [1, keep, V] through the lean stack where it takes the forward, else None."""
+    """masked.forward_masked's logits [1, keep, V] through the lean stack where it takes the forward, else None."""
     lean = _lean(model, ids, cache, False)
     if lean is None:
         return None

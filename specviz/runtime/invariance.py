@@ -18,7 +18,7 @@ import torch
 
 from .attention import row_invariant_attention_possible
 from .decoding import forward_logits, lean_available, prefill, transformers_forwards
-from ..engine.tree import TreeShape, forward_masked, verify_mask, verify_positions
+from .masked import forward_masked, verify_mask, verify_positions
 
 
 @dataclass
@@ -177,9 +177,10 @@ def _compare_lean(report: Report, model, tokens: torch.Tensor, n: int, rows: int
 
 
 @torch.inference_mode()
-def tree_report(model, context: list[int], shape: TreeShape, nodes: list[int]) -> Report:
+def tree_report(model, context: list[int], shape, nodes: list[int]) -> Report:
     """A tree verify (the pending token, then every node under the tree mask) against one-row forwards
-    along each node's branch (its ancestors in order, then itself), over a cache of the context."""
+    along each node's branch (its ancestors in order, then itself), over a cache of the context. `shape` is
+    read by its `parents`, `depths` and `ancestry` (a specviz.engine.tree.TreeShape)."""
     if len(nodes) != shape.size:
         raise ValueError(f"a tree of {shape.size} nodes needs {shape.size} tokens, got {len(nodes)}")
     tokens = torch.tensor(context)
@@ -188,7 +189,7 @@ def tree_report(model, context: list[int], shape: TreeShape, nodes: list[int]) -
     with transformers_forwards():   # every module's rows; chain_report checks the lean stack's steps against them
         cache = prefill(model, tokens[None])
         ids, seen = torch.tensor([context[-1]] + nodes)[None], cache.get_seq_length()
-        positions, allowed = verify_positions(shape, seen, 1), verify_mask(shape, seen, 1)
+        positions, allowed = verify_positions(shape.depths, seen, 1), verify_mask(shape.ancestry, seen, 1)
         multi, multi_logits = _recorded(model, lambda: forward_masked(model, ids, cache, positions, allowed, rows)[0])
         singles = {}
         for r in range(rows):
@@ -209,7 +210,7 @@ def tree_report(model, context: list[int], shape: TreeShape, nodes: list[int]) -
     return report
 
 
-def _branch(shape: TreeShape, node: int) -> list[int]:
+def _branch(shape, node: int) -> list[int]:
     """Node indices from the root's child down to `node`."""
     path = []
     while node >= 0:

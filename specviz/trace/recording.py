@@ -6,45 +6,15 @@ measured and switched off (`record=False` keeps only tokens, verdicts, times).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from ..runtime.token_text import decode_tokens
-from ..engine.drafters import Proposal
 from ..limits import TOP_N
-from ..engine.rule import Settled, Verdict
+from ..engine.rule import Settled
 from ..engine.sampling import SamplingConfig
-from ..engine.tree_rule import TreeVerdict
+from ..engine.speculative import RoundTensors
 from .records import Alt, Choice, DraftToken, Round
 from .tree_recording import path_tokens, tree_numbers
-
-
-@dataclass
-class RoundTensors:
-    """What one round computed for B rows, still on the device (the decoder's B is 1); a tree's rows of p_logits
-    and P are the root's, then one after each node."""
-
-    proposal: Proposal
-    p_logits: torch.Tensor   # [B, K+1, V] the target's raw logits (confidence display)
-    P: torch.Tensor          # [B, K+1, V] p after the sampling transform
-    verdict: Verdict | TreeVerdict
-
-    def first_row(self) -> tuple[list[int], list[int], int, int]:
-        """(accepted path's node ids, drafts shown, accepted count, next token) of row 0, in one transfer: the
-        decoder's host sync. A chain shows all its drafts and its path is its first m; a tree shows the path's
-        tokens and, after a rejection, the first child rejected at its end."""
-        v, shape = self.verdict, self.proposal.shape
-        if shape is None:
-            m, y, *drafted = torch.cat([v.n_accepted[:1], v.next_token[:1], self.proposal.ids[0]]).tolist()
-            return list(range(m)), drafted, m, y
-        m, y, *rest = torch.cat([v.n_accepted[:1], v.next_token[:1], v.path[0], self.proposal.ids[0]]).tolist()
-        path, ids = rest[:m], rest[shape.max_depth:]
-        shown = [ids[node] for node in path]
-        stop = shape.children[path[-1] + 1 if path else 0]
-        if stop:   # the walk stopped at a node with children: all of them were rejected
-            shown.append(ids[stop[0]])
-        return path, shown, m, y
 
 
 def unrecorded_token(token_id: int, accepted: bool, source: str) -> DraftToken:
@@ -56,11 +26,14 @@ def unrecorded_token(token_id: int, accepted: bool, source: str) -> DraftToken:
 
 class RoundRecorder:
     """Builds each round's `Round` from its tensors and its settled outcome, chain or tree; caches token texts
-    across rounds. `drafter` is the run's drafting method as a Round records it ("model", "ngram", ..., "tree")."""
+    across rounds. `drafter` is the run's drafting method as a Round records it ("model", "ngram", ..., "tree");
+    `trees`: the run drafts trees, so a round whose tree came out one node wide is recorded node by node too (a
+    chain run's rounds list their drafts only)."""
 
-    def __init__(self, tokenizer, sampling: SamplingConfig, record: bool = True, clock=None, drafter: str = "model"):
+    def __init__(self, tokenizer, sampling: SamplingConfig, record: bool = True, clock=None, drafter: str = "model",
+                 trees: bool = False):
         self.tokenizer, self.sampling, self.record_numbers, self.clock = tokenizer, sampling, record, clock
-        self.drafter = drafter
+        self.drafter, self.trees = drafter, trees
         self._texts: dict[int, str] = {}
 
     def text_of(self, token_id: int) -> str:
@@ -85,7 +58,7 @@ class RoundRecorder:
             drafted = [unrecorded_token(tok, i < outcome.n_accepted, t.proposal.source)
                        for i, tok in enumerate(outcome.drafted)]
             correction = bonus = None
-        elif t.proposal.shape is None:
+        elif t.proposal.shape.is_chain() and not (self.trees and t.proposal.shape.size):
             drafted, correction, bonus = self._numbers(t, outcome)
         else:
             nodes, correction, bonus = tree_numbers(self, t, outcome)

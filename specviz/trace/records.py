@@ -20,6 +20,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
+from ..engine.step import Step  # noqa: F401 - the target alone's record, read beside the rounds
 from . import files as tracefile
 from .files import TRACE_FORMAT, TRACE_VERSION, TraceFormatError  # noqa: F401 - TraceFormatError re-exported
 
@@ -109,17 +110,6 @@ class Round:
         if self.drafted[i].accepted:
             return "accepted"
         return "rejected" if i == self.rejected_at else "discarded"
-
-
-@dataclass
-class Step:
-    """One token of plain (target-alone) decoding."""
-
-    index: int
-    token_id: int
-    text: str
-    p: float
-    seconds: float
 
 
 # ---------------------------------------------------------------- metrics

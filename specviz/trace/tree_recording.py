@@ -1,6 +1,6 @@
 """A tree round's numbers for its `Round` record: every node with its numbers, the path as `drafted`.
 
-`specviz.trace.recording.RoundRecorder` calls these for a proposal with a shape, passing itself as `recorder` (token
+`specviz.trace.recording.RoundRecorder` calls these for a tree round, passing itself as `recorder` (token
 texts, alternatives, the sampling), so token texts stay cached across rounds of either shape.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from ..limits import TOP_N
 from ..engine.rule import Settled
 from .records import Choice, DraftToken, TreeNode
 from ..engine.tree import TreeShape
-from ..engine import tree_rule
+from ..engine import rule
 
 
 def tested_against(shape: TreeShape, P: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
@@ -24,7 +24,7 @@ def tested_against(shape: TreeShape, P: torch.Tensor, Q: torch.Tensor) -> torch.
         for j, node in enumerate(kids):
             out[node] = r
             if j + 1 < len(kids):
-                r = tree_rule.sibling_residual(r, Q[node])
+                r = rule.sibling_residual(r, Q[node])
     return out
 
 

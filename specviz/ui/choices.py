@@ -2,6 +2,7 @@
 modes, as (label, value) pairs in the page's language. Values are stable ids; `inputs` checks what comes back."""
 from __future__ import annotations
 
+from ..engine.drafter_names import TREE  # noqa: F401 - the page's name for the tree drafter, re-exported
 from ..engine.drafters import DRAFTERS
 from ..models.gguf_file import local_pairs
 from ..runtime.forwards import COMPILE_CHOICES
@@ -21,8 +22,8 @@ _PRESET_NAMES = {"qwen2.5-0.5b-7b": "Qwen2.5 0.5B → 7B Instruct", "qwen2.5-0.5
 # 0.5B -> 7B, 0.25 for 0.5B -> 14B on an H200): offered only where CUDA is, never the default on a CPU.
 GPU_PRESETS = ("qwen2.5-0.5b-7b", "qwen2.5-0.5b-14b")
 # The page's drafters are the decoder's, then "tree": the draft model drafting EAGLE-2's dynamic tree of K nodes
-# (issue 21; `worker.decoder_options` turns it into the decoder's `tree="dynamic:K"`).
-TREE = "tree"
+# (`engine.drafter_names.drafting` turns it into the decoder's `Tree("dynamic:K")`).
+# TREE (imported above) is that name.
 # Literal keys, so tests/test_strings.py finds them.
 _COMPILE_KEYS = {"auto": "compile.auto", "on": "compile.on", "off": "compile.off", "graphs": "compile.graphs"}
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ..bench import costs as bench_costs
+from ..engine.drafter_names import TREE
 from ..runtime.decoding import resolve_compile
 from ..models.devices import gpu_available  # noqa: F401 - re-exported: the app asks pays whether a GPU is here
 from ..strings import t
@@ -37,7 +38,7 @@ COST_REPEATS = 3      # timed repetitions per forward (the median is used)
 PLAIN_DRAFT_FORWARD = ("model", "hybrid")   # drafters whose draft step is one plain forward of the draft model
 # ... and the draft tree, whose every level is one forward of the draft model over that level's rows (issue 30:
 # tree rounds got no "cannot pay" sentence); its estimate uses the run's measured τ and the tree's depth.
-TREE_DRAFTER = "tree"
+TREE_DRAFTER = TREE
 _MAX_ENTRIES = 16
 
 

@@ -34,13 +34,15 @@ import os
 import queue
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Union
 
 from ..engine.baseline import autoregressive_generate
-from ..engine.drafter_names import decoder_options, target_alone_compile
+from ..engine.drafter_names import compile_for, drafting
+from ..engine.options import Chain, DecodeOptions, Tree
 from ..engine.sampling import SamplingConfig
-from ..engine.speculative import speculative_generate
+from ..generate import speculative_generate
 from ..trace.records import Round, Step
 from .session import Run
 
@@ -112,7 +114,7 @@ class DecodeJob:
     seed: int
     compare: bool = False
     adaptive_threshold: float | None = None
-    drafter: str = "model"           # the page's drafter (inputs.drafter_choices; "tree": `decoder_options`)
+    drafter: str = "model"           # the page's drafter (inputs.drafter_choices; "tree": `drafting_of`)
     compile: str = "auto"            # auto | on | off, for the speculative run and the target alone alike
     lookup_k: int | None = None      # the hybrid drafters' lookup rounds' most tokens (None: k)
 
@@ -134,18 +136,31 @@ class _Stats(dict):
             self.out.put(WarmupDone(float(value)))
 
 
+def drafting_of(job: DecodeJob) -> Chain | Tree:
+    """How the job drafts, for the page's drafter (`inputs.drafter_choices`) and K (`engine.drafter_names`)."""
+    return drafting(job.drafter, job.k, job.adaptive_threshold, job.lookup_k)
+
+
+def compile_mode(drafter: str, compile: str) -> str:
+    """The page's compile mode for its drafter and its target alone (`engine.drafter_names.compile_for`)."""
+    return compile_for(drafter, compile)
+
+
+def decode_options_of(job: DecodeJob, run: Run, stats: dict) -> DecodeOptions:
+    """The one options object both decoders of a job read (the target alone ignores its drafting)."""
+    return DecodeOptions(sampling=job.sampling, max_new_tokens=job.max_new_tokens, seed=job.seed,
+                         drafting=drafting_of(job), eos_token_id=job.eos_token_ids, tokenizer=job.pair.tokenizer,
+                         compile=compile_mode(job.drafter, job.compile), stats=stats,
+                         stop=run.stop.is_set)   # asked in the prefill's chunks and between rounds
+
+
 def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
     """The thread body: decode, put events; the decoders ask `run.stop` between rounds (and tokens) and end there."""
     try:
         stats = _Stats(out)
         pair = job.pair
         draft = None if job.drafter == "ngram" else pair.draft   # prompt lookup needs no draft model
-        gen = speculative_generate(pair.target, draft, job.prompt_ids, k=job.k, sampling=job.sampling,
-                                   max_new_tokens=job.max_new_tokens, seed=job.seed, tokenizer=pair.tokenizer,
-                                   eos_token_id=job.eos_token_ids, stats=stats,
-                                   adaptive_threshold=job.adaptive_threshold, lookup_k=job.lookup_k,
-                                   stop=run.stop.is_set,   # asked in the prefill's chunks and between rounds
-                                   **decoder_options(job.drafter, job.k, job.compile))
+        gen = speculative_generate(pair.target, draft, job.prompt_ids, decode_options_of(job, run, stats))
         for rnd in gen:   # after Stop the decoder ends itself within one round
             out.put(RoundDone(rnd))
         out.put(SpecDone(dict(stats)))
@@ -159,11 +174,8 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
 
 def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]:
     steps: list[Step] = []
-    for step in autoregressive_generate(job.pair.target, job.prompt_ids, sampling=job.sampling,
-                                        max_new_tokens=job.max_new_tokens, seed=job.seed,
-                                        eos_token_id=job.eos_token_ids, stats={},
-                                        compile=target_alone_compile(job.drafter, job.k, job.compile),
-                                        stop=run.stop.is_set):
+    options = dataclasses.replace(decode_options_of(job, run, {}), tokenizer=None)
+    for step in autoregressive_generate(job.pair.target, job.prompt_ids, options):
         steps.append(step)
         if len(steps) % BASELINE_PROGRESS_EVERY == 0:
             out.put(BaselineProgress(len(steps)))

@@ -158,7 +158,7 @@ def _generate(ctx: AppContext, run, request, s: RunSettings):
     if ready is None:
         return
     pair, ids = ready
-    compiled = pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"], pair)   # a tree: never
+    compiled = pays.compiles(worker.compile_mode(s.drafter, s.compile), pair)   # a tree: never
     # Issue 27: the live text on every update, the tiles at a slower pace, the log at the end, the charts after it.
     view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.live_log_interval_s, stream_charts=False, live_log=False)
     outcome = Outcome()
@@ -273,7 +273,7 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
     # The target alone's time per token, the reference of the per-round time chart drawn after the event.
     final.update(trace=trace, output=trace.output_text,
                  target_token_s=sum(x.seconds for x in steps) / len(steps) if steps else None)
-    limit = identity_limit(pair.target, pays.compiles(worker.decoder_options(s.drafter, s.k, s.compile)["compile"],
+    limit = identity_limit(pair.target, pays.compiles(worker.compile_mode(s.drafter, s.compile),
                                                       pair)) if comparison is not None else None
     final["compare"] = (vh.comparison_html(comparison, limit=limit, weights=trace.target_weights, lang=lang)
                         if comparison is not None else "")

@@ -1,0 +1,34 @@
+"""`speculative_generate`: the engine's rounds (specviz.engine.speculative) recorded as `Round`s (specviz.trace).
+
+The engine decides and the trace describes; this is where the two meet, so neither imports the other's side.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import torch
+
+from .engine.options import DecodeOptions, decode_options
+from .engine.speculative import rounds, start
+from .trace.recording import RoundRecorder
+from .trace.records import Round
+
+
+@torch.inference_mode()
+def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor, options: DecodeOptions | None = None,
+                         **keywords) -> Iterator[Round]:
+    """Yield one `Round` per draft/verify step until `options.max_new_tokens` or EOS.
+
+    `draft` is a draft model or any `Drafter`; `options.drafting` is a `Chain` (k, the drafter kind: "model",
+    "ngram" (prompt lookup; `draft` may be None), "hybrid" or "trimmed", an adaptive threshold) or a `Tree`
+    (a shape or "dynamic:N", costs; dynamic caches only). Keywords build or amend the options, as the README's
+    examples call it: `speculative_generate(target, draft, ids, k=4, max_new_tokens=64)` (`decode_options`).
+    """
+    options = decode_options(options, **keywords)
+    started = start(target, draft, input_ids, options)
+    if started is None:
+        return
+    recorder = RoundRecorder(options.tokenizer, options.sampling, options.record, started.run.clock, started.name,
+                             started.trees)
+    for decided in rounds(started, options):
+        yield recorder.record(decided.index, decided.tensors, decided.outcome, decided.marks)
