@@ -169,8 +169,8 @@ void run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const in
 
 // q [R, H, D] fp32 contiguous; k, v [Hkv, kv, D] fp32 or bf16 (each head's kv x D contiguous); keys int64 (every row's key
 // indices, concatenated), offsets int64 [R + 1] -> fp32 [R, H, D]. `isa`: 0 portable, else AVX2 where present.
-at::Tensor one_query_attention(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor keys,
-                                  at::Tensor offsets, double scale, int64_t isa) {
+at::Tensor one_query_attention(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor keys, at::Tensor offsets,
+                               double scale, int64_t isa) {
   TORCH_CHECK(q.dim() == 3 && q.scalar_type() == at::kFloat && q.is_contiguous(), "attention: q fp32 [R, H, D]");
   TORCH_CHECK(k.dim() == 3 && v.sizes() == k.sizes() && k.scalar_type() == v.scalar_type() && k.stride(2) == 1 &&
               v.stride(2) == 1 && k.stride(1) == k.size(2) && v.stride(1) == v.size(2),

@@ -2,7 +2,7 @@
 // first n columns, [times the per-output scale (fp32 arithmetic: a bf16 scale promotes exactly),] to the output's
 // dtype (bf16: round to nearest even, c10::BFloat16's and ATen's conversion), [plus the bias in that dtype (bf16:
 // the sum of the two values as floats, rounded once, as ATen's bf16 add)]. Fused into the tile loop: no ATen call,
-// no fp32 copy of the whole output (issue 29: the five ops cost a small layer 6-15 us a call on the 2-core Zen 4).
+// no fp32 copy of the whole output (as five ops they cost a small layer 6-15 us a call on the 2-core Zen 4).
 // bf16 values are their 16 bits here (bf16.h), so this file and q4a8_epilogue.cpp need none of PyTorch's headers.
 #pragma once
 
