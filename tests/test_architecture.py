@@ -480,7 +480,7 @@ def test_the_lazy_import_check_sees_nested_and_relative_imports(tmp_path):
 # ---------------------------------------------------------------- the C++ sources keep the modules' size limit
 # The extension's sources (specviz/models/quant/csrc/) are read as text: no file over MAX_MODULE_LINES either, so
 # that each holds one concern (the products' tiles per instruction set, their quantizer, their epilogue, their
-# dispatch, the bindings) and a change to one recompiles one small file.
+# dispatch, the bindings).
 CPP_SUFFIXES = (".cpp", ".h")
 
 
