@@ -510,3 +510,18 @@ def test_the_lazy_import_check_sees_nested_and_relative_imports(tmp_path):
                     "            from .b import thing\n            import torch._dynamo\n        return inner\n")
     known = {"specviz.pkg", "specviz.pkg.a", "specviz.pkg.b"}
     assert lazy_imports("specviz.pkg.a", path, known) == {"specviz.pkg.b", "torch._dynamo"}
+
+
+# ---------------------------------------------------------------- the C++ sources keep the modules' size limit
+# The extension's sources (specviz/models/quant/csrc/) are read as text: no file over MAX_MODULE_LINES either, so
+# that each holds one concern (the products' tiles per instruction set, their quantizer, their epilogue, their
+# dispatch, the bindings).
+CPP_SUFFIXES = (".cpp", ".h")
+
+
+def test_no_cpp_source_is_over_400_lines():
+    sources = [path for path in sorted(PACKAGE.rglob("*")) if path.suffix in CPP_SUFFIXES]
+    assert sources   # the check sees the extension's files
+    long = {str(path.relative_to(PACKAGE.parent)): n for path in sources
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}

@@ -57,13 +57,15 @@ from .q4a8_layout import (GROUP, ROWS, TILE, fp16_grid, pack_q4, pack_q4h, pack_
 from .q4a8_build import build_turn, reporting_build_waits, staged_sources  # noqa: F401 - re-exported
 from .q4k import q4k_grid
 
-# One extension: the products (their tiles per instruction set in files of their own, which the builder compiles in
-# parallel), the one-query attention, the lean stack's elementwise tails and its loop, a GGUF's 4- and 6-bit blocks
-# repacked into the products' tiles.
+# One extension: the products (their tiles per instruction set, the activations' quantizer and the epilogue in files
+# of their own, which the builder compiles in parallel), the one-query attention, the lean stack's elementwise tails
+# and its loop, a GGUF's 4- and 6-bit blocks repacked into the products' tiles; one file binds them all (bindings.cpp,
+# the only one that includes pybind11), one reads the CPU's features (cpu_features.cpp).
 SOURCES = [Path(__file__).parent / "csrc" / name for name in
-           ("q4a8.cpp", "q4a8_avx2.cpp", "q4a8_vnni.cpp", "attention.cpp", "lean_ops.cpp", "lean_stack.cpp",
-            "gguf_repack.cpp")]
-HEADERS = [Path(__file__).parent / "csrc" / "q4a8.h"]   # no source of their own: in the build's key only
+           ("bindings.cpp", "q4a8.cpp", "q4a8_scalar.cpp", "q4a8_quantize.cpp", "q4a8_epilogue.cpp", "q4a8_avx2.cpp",
+            "q4a8_vnni.cpp", "attention.cpp", "lean_ops.cpp", "lean_stack.cpp", "gguf_repack.cpp", "cpu_features.cpp")]
+HEADERS = [Path(__file__).parent / "csrc" / name for name in   # no source of their own: in the build's key only
+           ("q4a8.h", "q4a8_epilogue.h", "ops.h", "aten.h", "lean_stack.h", "cpu_features.h", "bf16.h")]
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
 ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
 KINDS = {"q4": 0, "q8": 1, "q4k": 2, "q4h": 3, "q6k": 4}   # csrc/q4a8.h's Kind

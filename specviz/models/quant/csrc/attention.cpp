@@ -13,15 +13,19 @@
 //   out = (sum_j p_j * v_j) / sum    (lane-wise fma in j order)
 // Inputs in fp32 or bf16 (bf16 -> fp32 is exact); the output is fp32 [rows, H, D]: the caller rounds it to
 // the model's dtype with PyTorch's own conversion. Build with -ffp-contract=off (q4a8.CFLAGS).
-// PyTorch's tensor types only: torch/extension.h (the whole C++ frontend) made this file ~2.5x slower to compile.
-#include <torch/types.h>
+// ATen's tensor, empty and parallel_for only (aten.h; torch/types.h and pybind11 stay in bindings.cpp).
 #include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include "aten.h"
+#include "cpu_features.h"
+#include "ops.h"
 
 namespace specviz {
 namespace {
@@ -137,13 +141,8 @@ void one_head_avx2(const float* q, const T* k, const T* v, int64_t stride, const
   }
 }
 
-bool have_avx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
 template <typename T>
-void run(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const int64_t* keys,
+void run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const int64_t* keys,
          const int64_t* offsets, float scale, bool avx2, float* out) {
   const int64_t R = q.size(0), H = q.size(1), D = q.size(2), Hkv = k.size(0), group = H / Hkv;
   const float* qp = q.data_ptr<float>();
@@ -170,25 +169,25 @@ void run(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
 
 // q [R, H, D] fp32 contiguous; k, v [Hkv, kv, D] fp32 or bf16 (each head's kv x D contiguous); keys int64 (every row's key
 // indices, concatenated), offsets int64 [R + 1] -> fp32 [R, H, D]. `isa`: 0 portable, else AVX2 where present.
-torch::Tensor one_query_attention(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor keys,
-                                  torch::Tensor offsets, double scale, int64_t isa) {
-  TORCH_CHECK(q.dim() == 3 && q.scalar_type() == torch::kFloat32 && q.is_contiguous(), "attention: q fp32 [R, H, D]");
+at::Tensor one_query_attention(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor keys, at::Tensor offsets,
+                               double scale, int64_t isa) {
+  TORCH_CHECK(q.dim() == 3 && q.scalar_type() == at::kFloat && q.is_contiguous(), "attention: q fp32 [R, H, D]");
   TORCH_CHECK(k.dim() == 3 && v.sizes() == k.sizes() && k.scalar_type() == v.scalar_type() && k.stride(2) == 1 &&
               v.stride(2) == 1 && k.stride(1) == k.size(2) && v.stride(1) == v.size(2),
               "attention: k and v [Hkv, kv, D] of one dtype, each head's positions contiguous");
-  TORCH_CHECK(k.scalar_type() == torch::kFloat32 || k.scalar_type() == torch::kBFloat16, "attention: fp32 or bf16");
+  TORCH_CHECK(k.scalar_type() == at::kFloat || k.scalar_type() == at::kBFloat16, "attention: fp32 or bf16");
   const int64_t R = q.size(0), H = q.size(1), D = q.size(2);
   TORCH_CHECK(k.size(2) == D && D % LANES == 0 && H % k.size(0) == 0, "attention: head sizes do not match");
-  TORCH_CHECK(keys.scalar_type() == torch::kInt64 && offsets.scalar_type() == torch::kInt64 &&
+  TORCH_CHECK(keys.scalar_type() == at::kLong && offsets.scalar_type() == at::kLong &&
               offsets.numel() == R + 1 && keys.is_contiguous() && offsets.is_contiguous(), "attention: key lists");
   const int64_t* kp = keys.data_ptr<int64_t>();
   const int64_t* op = offsets.data_ptr<int64_t>();
   TORCH_CHECK(op[0] == 0 && op[R] == keys.numel(), "attention: offsets do not cover the keys");
   for (int64_t r = 0; r < R; ++r) TORCH_CHECK(op[r + 1] > op[r], "attention: every row sees at least one key");
   for (int64_t i = 0; i < keys.numel(); ++i) TORCH_CHECK(kp[i] >= 0 && kp[i] < k.size(1), "attention: key out of range");
-  auto out = torch::empty({R, H, D}, torch::kFloat32);
-  const bool avx2 = isa != 0 && have_avx2();
-  if (k.scalar_type() == torch::kFloat32)
+  auto out = aten::empty({R, H, D}, at::kFloat);
+  const bool avx2 = isa != SCALAR && cpu_features().avx2_fma();
+  if (k.scalar_type() == at::kFloat)
     run<float>(q, k, v, kp, op, float(scale), avx2, out.data_ptr<float>());
   else
     run<at::BFloat16>(q, k, v, kp, op, float(scale), avx2, out.data_ptr<float>());

@@ -6,12 +6,14 @@
 // memory speed. The layouts are q4a8_layout's, byte for byte (tests/test_models_gguf.py compares the two), so the
 // products compute the same values: a group or sub-block whose step is 0 gets the code the PyTorch path gives it
 // (0 for Q4_K, 32 for Q6_K), which changes no product (its weights are its minimum, or 0, either way).
-#include <torch/csrc/utils/pybind.h>
-#include <torch/types.h>
+// ATen's tensor and zeros only (aten.h; the binding: bindings.cpp).
+#include <c10/util/Exception.h>
 
 #include <cstdint>
 #include <cstring>
 
+#include "aten.h"
+#include "ops.h"
 #include "q4a8.h"
 
 namespace specviz {
@@ -74,12 +76,12 @@ void put_nibbles(uint8_t* out, int64_t col, Code code) {
 }  // namespace
 
 // raw: uint8 [n, S * 144], a Q4_K tensor's rows as the GGUF stores them -> uint8 [tiles, S, K4_BLOCK].
-torch::Tensor repack_q4k(torch::Tensor raw) {
-  TORCH_CHECK(raw.dtype() == torch::kUInt8 && raw.dim() == 2 && raw.is_contiguous() && raw.size(1) % Q4K_BYTES == 0,
+at::Tensor repack_q4k(at::Tensor raw) {
+  TORCH_CHECK(raw.dtype() == at::kByte && raw.dim() == 2 && raw.is_contiguous() && raw.size(1) % Q4K_BYTES == 0,
               "repack_q4k: raw must be contiguous uint8 [n, super-blocks * 144]");
   const int64_t n = raw.size(0), supers = raw.size(1) / Q4K_BYTES, tiles = (n + TILE - 1) / TILE;
   TORCH_CHECK(K4_BLOCK == Q4K_HEAD_OUT + 8 * Q4K_GROUP_OUT, "repack_q4k: layout constants disagree");
-  auto out = torch::zeros({tiles, supers, K4_BLOCK}, torch::kUInt8);
+  auto out = aten::zeros({tiles, supers, K4_BLOCK}, at::kByte);
   const uint8_t* src = raw.data_ptr<uint8_t>();
   uint8_t* dst = out.data_ptr<uint8_t>();
 #pragma omp parallel for schedule(static)
@@ -109,13 +111,13 @@ torch::Tensor repack_q4k(torch::Tensor raw) {
 }
 
 // raw: uint8 [n, S * 210], a Q6_K tensor's rows -> uint8 [tiles, S, K6_BLOCK] (q4a8_layout.pack_q6k).
-torch::Tensor repack_q6k(torch::Tensor raw) {
-  TORCH_CHECK(raw.dtype() == torch::kUInt8 && raw.dim() == 2 && raw.is_contiguous() && raw.size(1) % Q6K_BYTES == 0,
+at::Tensor repack_q6k(at::Tensor raw) {
+  TORCH_CHECK(raw.dtype() == at::kByte && raw.dim() == 2 && raw.is_contiguous() && raw.size(1) % Q6K_BYTES == 0,
               "repack_q6k: raw must be contiguous uint8 [n, super-blocks * 210]");
   const int64_t n = raw.size(0), supers = raw.size(1) / Q6K_BYTES, tiles = (n + TILE - 1) / TILE;
   TORCH_CHECK(K6_BLOCK == K6_HEAD + 8 * Q6_GROUP && Q6_GROUP == Q6K_LOW + Q6K_HIGH + 2 * TILE,
               "repack_q6k: layout constants disagree");
-  auto out = torch::zeros({tiles, supers, K6_BLOCK}, torch::kUInt8);
+  auto out = aten::zeros({tiles, supers, K6_BLOCK}, at::kByte);
   const uint8_t* src = raw.data_ptr<uint8_t>();
   uint8_t* dst = out.data_ptr<uint8_t>();
 #pragma omp parallel for schedule(static)
@@ -155,13 +157,6 @@ torch::Tensor repack_q6k(torch::Tensor raw) {
     }
   }
   return out;
-}
-
-void bind_gguf_repack(pybind11::module& mod) {
-  mod.def("repack_q4k", &repack_q4k, "a Q4_K tensor's GGUF blocks [n, S*144] -> the q4k tiles (q4a8_layout.pack_q4k)",
-          pybind11::call_guard<pybind11::gil_scoped_release>());
-  mod.def("repack_q6k", &repack_q6k, "a Q6_K tensor's GGUF blocks [n, S*210] -> the q6k tiles (q4a8_layout.pack_q6k)",
-          pybind11::call_guard<pybind11::gil_scoped_release>());
 }
 
 }  // namespace specviz

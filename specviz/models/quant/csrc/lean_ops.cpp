@@ -7,8 +7,9 @@
 // op (ATen's reduced-precision arithmetic), an fp32 one is the IEEE operation. The logits stay transformers' bit
 // for bit (tests/test_models_lean_forward.py). The norm's sum stays ATen's (a reduction: its order is ATen's).
 // Build with -ffp-contract=off (q4a8.CFLAGS): no multiply and add may fuse.
-// PyTorch's tensor types only: torch/extension.h (the whole C++ frontend) made this file ~2.5x slower to compile.
-#include <torch/types.h>
+// ATen's tensor, empty and from_blob only (aten.h; torch/types.h and pybind11 stay in bindings.cpp).
+#include <ATen/ops/from_blob.h>
+#include <c10/util/Exception.h>
 
 #include <cmath>
 #include <cstdint>
@@ -20,23 +21,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "aten.h"
+#include "bf16.h"
+#include "cpu_features.h"
+#include "ops.h"
+
 namespace specviz {
 namespace {
-
-// bf16 <-> fp32 as plain integer operations (the vectorizer takes them): round to nearest even, as c10::BFloat16
-// and ATen round (a NaN stays a NaN).
-inline uint16_t bf16_bits(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, 4);
-  const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-  return v != v ? uint16_t(0x7FC0) : uint16_t(rounded);
-}
-inline float bf16_float(uint16_t bits) {
-  const uint32_t u = uint32_t(bits) << 16;
-  float v;
-  std::memcpy(&v, &u, 4);
-  return v;
-}
 
 // T's storage as seen here: fp32 as is, bf16 as its 16 bits.
 template <typename T> struct Io;
@@ -48,9 +39,9 @@ template <> struct Io<float> {
 };
 template <> struct Io<at::BFloat16> {
   using Raw = uint16_t;
-  static float load(Raw v) { return bf16_float(v); }
+  static float load(Raw v) { return bf16_value(v); }
   static Raw store(float v) { return bf16_bits(v); }
-  static float round(float v) { return bf16_float(bf16_bits(v)); }   // the result of one bf16 ATen op
+  static float round(float v) { return bf16_value(bf16_bits(v)); }   // the result of one bf16 ATen op
 };
 
 // x * cos + rotate_half(x) * sin (transformers' apply_rotary_pos_emb) over rows of D (the last dim contiguous):
@@ -124,18 +115,11 @@ void narrow_body(const float* a, int64_t count, typename Io<T>::Raw* out) {
 
 // Each compiled twice: for any x86-64 and for AVX2 (wider vectors; the same IEEE operations, so the same bits).
 // name(args...) then calls the AVX2 build where the CPU has it.
-bool has_avx2() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return yes;
-}
 #define SPECVIZ_TWICE(name, body)                                                                              \
   template <typename T, typename... A> void name##_plain(A... a) { body(a...); }                                \
   template <typename T, typename... A> __attribute__((target("avx2,fma"))) void name##_avx2(A... a) { body(a...); } \
   template <typename T, typename... A> void name(A... a) {                                                      \
-    if (has_avx2()) name##_avx2<T>(a...); else name##_plain<T>(a...);                                           \
+    if (cpu_features().avx2_fma()) name##_avx2<T>(a...); else name##_plain<T>(a...);                            \
   }
 SPECVIZ_TWICE(rotary_rows, rotary_body<T>)
 SPECVIZ_TWICE(rotary_wide, (rotary_body<T, true>))
@@ -146,30 +130,30 @@ SPECVIZ_TWICE(mul_rows, mul_body<T>)
 SPECVIZ_TWICE(narrow_rows, narrow_body<T>)
 
 template <typename T>
-const typename Io<T>::Raw* raw(const torch::Tensor& t) {
+const typename Io<T>::Raw* raw(const at::Tensor& t) {
   return reinterpret_cast<const typename Io<T>::Raw*>(t.data_ptr());
 }
 template <typename T>
-typename Io<T>::Raw* raw_out(torch::Tensor& t) {
+typename Io<T>::Raw* raw_out(at::Tensor& t) {
   return reinterpret_cast<typename Io<T>::Raw*>(t.data_ptr());
 }
 
 // f<T>() for a bf16 or fp32 dtype.
 template <typename F>
-void by_dtype(torch::ScalarType dtype, const char* what, F&& f) {
-  if (dtype == torch::kBFloat16) f(at::BFloat16());
-  else if (dtype == torch::kFloat32) f(float());
+void by_dtype(at::ScalarType dtype, const char* what, F&& f) {
+  if (dtype == at::kBFloat16) f(at::BFloat16());
+  else if (dtype == at::kFloat) f(float());
   else TORCH_CHECK(false, what, ": fp32 or bf16");
 }
 
-torch::Tensor rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin) {
+at::Tensor rotary(at::Tensor x, at::Tensor cos, at::Tensor sin) {
   TORCH_CHECK(x.dim() == 3 && x.size(2) % 2 == 0, "rotary: x is [n, heads, D] with an even D");
   TORCH_CHECK(cos.scalar_type() == x.scalar_type() && sin.scalar_type() == x.scalar_type(),
               "rotary: cos and sin in x's dtype");
   if (x.stride(2) != 1) x = x.contiguous();
   const int64_t n = x.size(0), H = x.size(1), D = x.size(2);
   auto c = cos.reshape({n, D}).contiguous(), s = sin.reshape({n, D}).contiguous();
-  auto out = torch::empty({n, H, D}, x.options());
+  auto out = aten::empty({n, H, D}, x.options());
   by_dtype(x.scalar_type(), "rotary", [&](auto t) {
     using T = decltype(t);
     rotary_rows<T>(raw<T>(x), n, H, D, x.stride(0), x.stride(1), raw<T>(c), raw<T>(s), raw_out<T>(out), H * D, D);
@@ -179,21 +163,21 @@ torch::Tensor rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin) {
 
 }  // namespace
 
-torch::Tensor lean_rotary(torch::Tensor x, torch::Tensor cos, torch::Tensor sin) { return rotary(x, cos, sin); }
+at::Tensor lean_rotary(at::Tensor x, at::Tensor cos, at::Tensor sin) { return rotary(x, cos, sin); }
 
 // Qwen2RMSNorm / LlamaRMSNorm of x [n, W] (T) with weight [W] (T): `square`, ATen's sum, `norm` (above).
-torch::Tensor lean_norm(torch::Tensor x, torch::Tensor weight, double eps) {
+at::Tensor lean_norm(at::Tensor x, at::Tensor weight, double eps) {
   TORCH_CHECK(x.dim() == 2 && weight.dim() == 1 && weight.size(0) == x.size(1) &&
               weight.scalar_type() == x.scalar_type(), "norm: x [n, W] and weight [W] of one dtype");
   x = x.contiguous();
   weight = weight.contiguous();
   const int64_t n = x.size(0), W = x.size(1);
-  auto squares = torch::empty({n, W}, x.options().dtype(torch::kFloat32));
-  auto out = torch::empty({n, W}, x.options());
+  auto squares = aten::empty({n, W}, x.options().dtype(at::kFloat));
+  auto out = aten::empty({n, W}, x.options());
   by_dtype(x.scalar_type(), "norm", [&](auto t) {
     using T = decltype(t);
     square_rows<T>(raw<T>(x), n * W, squares.data_ptr<float>());
-    const auto sum = at::sum(squares, {-1}, true);   // ATen's order: mean's own sum_out
+    const auto sum = squares.sum({-1}, true);   // ATen's sum (at::sum's very call), in mean's own order
     norm_rows<T>(raw<T>(x), sum.data_ptr<float>(), raw<T>(weight), float(eps), n, W, raw_out<T>(out));
   });
   return out;
@@ -210,7 +194,7 @@ namespace {
 std::mutex room_lock;
 std::unordered_set<const void*> rooms;
 
-torch::Tensor with_room(const torch::Tensor& t, int64_t length) {   // [1, H, length, D] of a new buffer, t's copied
+at::Tensor with_room(const at::Tensor& t, int64_t length) {   // [1, H, length, D] of a new buffer, t's copied
   const int64_t H = t.size(1), kv = t.size(2), D = t.size(3), cap = length + length / 2 + 16;
   const size_t bytes = (size_t(H * cap * D) * t.element_size() + 63) / 64 * 64;
   void* data = std::aligned_alloc(64, bytes);
@@ -219,7 +203,7 @@ torch::Tensor with_room(const torch::Tensor& t, int64_t length) {   // [1, H, le
     std::lock_guard<std::mutex> hold(room_lock);
     rooms.insert(data);
   }
-  auto buffer = torch::from_blob(data, {1, H, cap, D}, [](void* p) {
+  auto buffer = at::from_blob(data, {1, H, cap, D}, [](void* p) {
     {
       std::lock_guard<std::mutex> hold(room_lock);
       rooms.erase(p);
@@ -232,7 +216,7 @@ torch::Tensor with_room(const torch::Tensor& t, int64_t length) {   // [1, H, le
 }
 
 // t [1, H, kv, D] (each head's positions contiguous) as [1, H, kv + n, D] whose first kv positions are t's.
-torch::Tensor grown(const torch::Tensor& t, int64_t n) {
+at::Tensor grown(const at::Tensor& t, int64_t n) {
   const int64_t H = t.size(1), kv = t.size(2), D = t.size(3), hs = t.stride(1);
   bool ours;
   {
@@ -252,9 +236,9 @@ torch::Tensor grown(const torch::Tensor& t, int64_t n) {
 // input: .to(float32) is exact) and the cache's keys and values [1, Hkv, kv + n, D] (DynamicLayer.update's cat: the
 // old positions, then the n new ones; grown in their buffer, above). One call for the split, two rotary calls, two
 // cats and q's widening.
-std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lean_attention_inputs(
-    std::vector<torch::Tensor> srcs, std::vector<int64_t> cols, int64_t heads, torch::Tensor cos, torch::Tensor sin,
-    torch::Tensor keys, torch::Tensor values) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lean_attention_inputs(
+    std::vector<at::Tensor> srcs, std::vector<int64_t> cols, int64_t heads, at::Tensor cos, at::Tensor sin,
+    at::Tensor keys, at::Tensor values) {
   TORCH_CHECK(srcs.size() == 3 && cols.size() == 3, "attention inputs: q, k and v");
   TORCH_CHECK(keys.dim() == 4 && keys.size(0) == 1 && values.sizes() == keys.sizes() && keys.stride(3) == 1 &&
               values.stride(3) == 1 && keys.stride(2) == keys.size(3) && values.stride(2) == values.size(3),
@@ -268,7 +252,7 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lean_attention_inputs(
   TORCH_CHECK(cos.scalar_type() == dtype && sin.scalar_type() == dtype && cos.numel() == n * D && sin.numel() == n * D,
               "attention inputs: cos and sin [n, D] in the cache's dtype");
   auto c = cos.reshape({n, D}).contiguous(), s = sin.reshape({n, D}).contiguous();
-  auto q = torch::empty({n, heads, D}, keys.options().dtype(torch::kFloat32));
+  auto q = aten::empty({n, heads, D}, keys.options().dtype(at::kFloat));
   auto new_keys = grown(keys, n), new_values = grown(values, n);
   const int64_t ks = new_keys.stride(1), vs = new_values.stride(1);
   by_dtype(dtype, "attention inputs", [&](auto t) {
@@ -290,7 +274,7 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lean_attention_inputs(
 namespace {
 // a + b (Add) or a * b into a, both [n, W] of one dtype with a contiguous last dim; returns a.
 template <bool Add>
-torch::Tensor combine_into(torch::Tensor a, const torch::Tensor& b, const char* what) {
+at::Tensor combine_into(at::Tensor a, const at::Tensor& b, const char* what) {
   TORCH_CHECK(a.sizes() == b.sizes() && a.dim() == 2 && a.scalar_type() == b.scalar_type() && a.stride(1) == 1 &&
               b.stride(1) == 1, what, ": a and b [n, W] of one dtype");
   by_dtype(a.scalar_type(), what, [&](auto t) {
@@ -304,16 +288,16 @@ torch::Tensor combine_into(torch::Tensor a, const torch::Tensor& b, const char* 
 }
 }  // namespace
 
-torch::Tensor lean_add_(torch::Tensor a, torch::Tensor b) { return combine_into<true>(a, b, "add"); }   // residuals
-torch::Tensor lean_mul_(torch::Tensor a, torch::Tensor b) { return combine_into<false>(a, b, "mul"); }  // silu(gate) * up
+at::Tensor lean_add_(at::Tensor a, at::Tensor b) { return combine_into<true>(a, b, "add"); }   // residuals
+at::Tensor lean_mul_(at::Tensor a, at::Tensor b) { return combine_into<false>(a, b, "mul"); }  // silu(gate) * up
 
 // fp32 x -> dtype (x itself where dtype is fp32).
-torch::Tensor lean_narrow(torch::Tensor x, torch::ScalarType dtype) {
-  TORCH_CHECK(x.scalar_type() == torch::kFloat32, "narrow: fp32 in");
-  if (dtype == torch::kFloat32) return x;
-  TORCH_CHECK(dtype == torch::kBFloat16, "narrow: to fp32 or bf16");
+at::Tensor lean_narrow(at::Tensor x, at::ScalarType dtype) {
+  TORCH_CHECK(x.scalar_type() == at::kFloat, "narrow: fp32 in");
+  if (dtype == at::kFloat) return x;
+  TORCH_CHECK(dtype == at::kBFloat16, "narrow: to fp32 or bf16");
   x = x.contiguous();
-  auto out = torch::empty(x.sizes(), x.options().dtype(dtype));
+  auto out = aten::empty(x.sizes(), x.options().dtype(dtype));
   narrow_rows<at::BFloat16>(x.data_ptr<float>(), x.numel(), raw_out<at::BFloat16>(out));
   return out;
 }

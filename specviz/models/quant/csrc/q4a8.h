@@ -1,13 +1,16 @@
-// What q4a8.cpp (quantizing, dispatch, the bindings) and the tile files (q4a8_avx2.cpp, q4a8_vnni.cpp) share: the
-// packed layouts' constants, a pass's rows, where a group's codes start, the read-ahead, and the tables of tiles.
-// The tiles live in files of their own so the two instruction sets compile in parallel (PyTorch's extension builder
-// runs one compiler per file) and without PyTorch's headers: same code, same flags, so the same bits.
+// What the q4a8 files share: the packed layouts' constants, a pass's rows, where a group's codes start, the
+// read-ahead, and the tables of tiles. The tiles per instruction set (q4a8_scalar.cpp, q4a8_avx2.cpp, q4a8_vnni.cpp),
+// the activations' quantizer (q4a8_quantize.cpp) and the epilogue (q4a8_epilogue.cpp) are files of their own without
+// PyTorch's headers, so they compile in parallel (PyTorch's extension builder runs one compiler per file) and fast;
+// q4a8.cpp runs them over tensors. Same code, same flags, so the same bits.
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
 #include <cstring>
+
+#include "cpu_features.h"
 
 namespace specviz_q4a8 {
 
@@ -54,7 +57,10 @@ inline void prefetch_ahead(const uint8_t* p) {
   for (int l = 0; l < LINES; ++l) _mm_prefetch(reinterpret_cast<const char*>(p + PREFETCH_AHEAD + 64 * l), _MM_HINT_T0);
 }
 
-enum Isa : int64_t { SCALAR = 0, AVX2 = 1, AVX512VNNI = 2 };
+using specviz::Isa;   // cpu_features.h: the numbering Python passes
+using specviz::SCALAR;
+using specviz::AVX2;
+using specviz::AVX512VNNI;
 enum Kind : int { Q4 = 0, Q8 = 1, Q4K = 2, Q4H = 3, Q6K = 4 };
 
 // Where group g's codes start (a 4-bit kind), and (q4k) its super-block's d and -dmin.
@@ -88,6 +94,14 @@ inline const float* q6_head(const uint8_t* w, int64_t g) { return reinterpret_ca
 
 // One tile: 16 outputs of a weight tile for a pass's rows (the row count is the template's; the tables index by it).
 using TileFn = void (*)(const uint8_t*, const Rows&, float*, int64_t);
+
+// The portable tile for a kind (q4a8_scalar.cpp: the reference the vectorized tiles agree with bit for bit); its
+// row count is an argument.
+using ScalarFn = void (*)(const uint8_t*, const Rows&, int64_t, float*, int64_t);
+ScalarFn scalar_tile(Kind kind);
+
+// Per row and block of 32: the int8 values, step, step * sum and sum (q4a8_quantize.cpp).
+void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, float* m, int32_t* s, bool avx2);
 
 // The tiles per row count (entry 0 unused, 1..ROWS) for a kind, and the one-row tile with read-ahead
 // (prefetch_rows 1), per instruction set: q4a8_avx2.cpp, q4a8_vnni.cpp.
