@@ -17,7 +17,7 @@ ARG PIP_OPTIONS=
 # 1: prepare the packaged model pair while building (the image then starts in seconds); 0: on first start.
 ARG PREPARE=1
 # 1: install a C++ compiler so that specviz's q4a8 CPU kernels are built (by `prepare`, or on first start): the
-# 4-bit target then runs on them (issue 29); 0: a smaller image that runs PyTorch's own 4-bit kernel instead.
+# 4-bit target then runs on them; 0: a smaller image that runs PyTorch's own 4-bit kernel instead.
 ARG KERNELS=1
 
 # PATH spelled out: an image imported from a debootstrapped folder has no environment of its own.

@@ -1,4 +1,4 @@
-// specviz: the live text appends each update's new rounds instead of re-rendering the whole text (issue 27).
+// specviz: the live text appends each update's new rounds instead of re-rendering the whole text.
 // Runs as the live view's gr.HTML js_on_load (arguments: element, trigger, props, server, upload, watch). The view's
 // template is a fixed empty box, so Gradio itself never parses or diffs the text; this script fills the box:
 //   a value that starts with the append mark ("<!--sv-live-append W-->") brings the rounds that arrived since the

@@ -1,4 +1,4 @@
-// specviz (issue 27): Gradio 6.31's StatusTracker counts a pending event's elapsed time on requestAnimationFrame, and
+// specviz: Gradio 6.31's StatusTracker counts a pending event's elapsed time on requestAnimationFrame, and
 // a tracker removed while still pending (the page's own "Loading..." tracker, on every page load) never stops: its
 // callback asks for the next frame forever, so the browser draws 60 frames a second for as long as the page is open
 // (10-20 % of a core in headless Chromium, taken from the decoder when the browser shares its machine). Those timer

@@ -22,7 +22,7 @@ each guarded so one failure does not hide the rest:
   zerogpu    as on a ZeroGPU Space: a fresh process per call (nothing persists
              between calls), the graphs (no torch.compile) captured inside it; per
              call the build, capture and decode seconds and tokens/s.
-  aoti       optional (issue 30): ZeroGPU's supported compiled route, ahead-of-time
+  aoti       optional: ZeroGPU's supported compiled route, ahead-of-time
              compilation through `spaces` (aoti_capture / aoti_compile / aoti_apply,
              torch >= 2.8), against plain CUDA graphs, on one fixed-shape forward
              of a target (--aoti-shape, 1.5B by default; 128 positions, no cache):
@@ -123,7 +123,7 @@ def lossless():
         counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, decode_options(k=3, sampling=cfg, static_cache=True))
         impossible, p = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
         out[f"static_T{temperature}"] = {"p_value": p, "impossible": len(impossible)}
-        # a draft tree (issue 21)
+        # a draft tree
         counts = sample_prefixes(target, draft, [1, 2], 2, 20_000, decode_options(sampling=cfg, tree="2x2"))
         impossible, p = chi_square_fit(counts, exact_prefixes(target, [1, 2], 2, cfg))
         out[f"tree_T{temperature}"] = {"p_value": p, "impossible": len(impossible)}
@@ -167,7 +167,7 @@ def greedy():
 
 @section
 def row_invariance():
-    """Which operations compute a verify row differently from the one-token step on this device (issue 26).
+    """Which operations compute a verify row differently from the one-token step on this device.
 
     A report, not a target: on CUDA the matrix products and attention kernels may block rows differently
     by row count; the harness names the first module (or function, seen in the next module's input) that

@@ -79,7 +79,7 @@ def lookup_figures(pair, spec: dict, trace: Trace, seed: int) -> dict:
     return figures
 
 
-# The code-edit lesson (issue 30 §6): the race's own default prompt, a rename, so the answer repeats the prompt's
+# The code-edit lesson: the race's own default prompt, a rename, so the answer repeats the prompt's
 # code and prompt lookup copies it.
 CODE_EDIT_PROMPT = t("race.default_prompt", "en")
 

@@ -1,4 +1,4 @@
-"""Tokens/s of the page's own job against the bench's decoder: same pair, prompts and settings, interleaved (issue 27).
+"""Tokens/s of the page's own job against the bench's decoder: same pair, prompts and settings, interleaved.
 
     python scripts/page_vs_bench.py [--prompts 5] [--k 3] [--max-new-tokens 64] [--rate 4 0] [--profile]
                                     [--modes bench api page browser] [--torch-threads N]

@@ -1,6 +1,6 @@
 """How close the q4a8 products of the packaged target come to this CPU's int8 arithmetic limit, at 1-8 rows.
 
-Why (issue 29): a verify of K+1 rows costs about one token only while the products stay memory-bound. This
+Why: a verify of K+1 rows costs about one token only while the products stay memory-bound. This
 measures, in one run:
   1. the int8 multiply-add rate one core sustains with the instruction the kernels use (AVX-512 VNNI
      `vpdpbusd zmm`: 64 multiply-adds; AVX2 `vpmaddubsw ymm`: 32, each then needing a `vpmaddwd`, so half of it

@@ -1,6 +1,6 @@
 """Microbench of the q4a8 kernels against PyTorch's weight-only products, on the target's layer shapes.
 
-Why: issue 29 asks for a 4-bit product whose 1-8 rows cost about one row. This times, interleaved
+Why: the aim is a 4-bit product whose 1-8 rows cost about one row. This times, interleaved
 and as medians, specviz's q4a8 (4-bit weights, int8 activations) and q8a8 (int8 weights), PyTorch's
 `_weight_int4pack_mm_for_cpu` (bf16 activations, the int4 kind today) and `_weight_int8pack_mm`
 (the int8 kind) on the packaged target's shapes (Qwen2.5-Coder-1.5B: 1536 -> 8960 gate/up,

@@ -1,4 +1,4 @@
-"""The same decode in the main thread and in a worker thread, interleaved, with ratios side by side (issue 27).
+"""The same decode in the main thread and in a worker thread, interleaved, with ratios side by side.
 
     python scripts/thread_vs_main.py [--prompts 5] [--k 3] [--max-new-tokens 64] [--ways main fresh long ...]
                                      [--settings bench page] [--target] [--torch-threads N]

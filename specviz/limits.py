@@ -8,7 +8,7 @@ from pathlib import Path
 
 # ---------------------------------------------------------------- the decoder (Python API)
 MAX_K = 32                      # draft tokens per round
-MAX_TREE_NODES = 64             # nodes of a draft tree (issue 21): one verify forward reads them all
+MAX_TREE_NODES = 64             # nodes of a draft tree: one verify forward reads them all
 DECODER_MAX_NEW_TOKENS = 100_000
 MAX_TEMPERATURE = 10.0
 TOP_N = 5                       # alternatives recorded per position in a trace
@@ -24,7 +24,7 @@ BENCH_MAX_REPEATS = 20
 
 # ---------------------------------------------------------------- the web app
 APP_MAX_K = 16
-APP_MAX_TREE_NODES = 16         # K of the page's "draft tree" drafter: nodes verified in one target pass (issue 21)
+APP_MAX_TREE_NODES = 16         # K of the page's "draft tree" drafter: nodes verified in one target pass
 APP_MAX_NEW_TOKENS = 512
 APP_MAX_PROMPT_CHARS = 8000
 APP_MAX_PROMPT_TOKENS = 4096
@@ -32,10 +32,10 @@ APP_MAX_SWEEP_TOKENS = 256
 APP_MAX_RACE_TOKENS = 128       # the drafter race: five runs of this many tokens (the target alone and four drafters)
 APP_MAX_RACE_PROMPT_CHARS = 2000   # ... each reads the prompt once: refused beyond, never cut
 APP_MAX_LAB_PROMPT_CHARS = 500  # the losslessness lab's prompt: one forward of each model per run, refused beyond
-APP_MAX_TRACE_BYTES = 20_000_000   # 20 MB as the docs and the refusal say it (20 MiB read "21 MB": issue 30)
+APP_MAX_TRACE_BYTES = 20_000_000   # 20 MB as the docs and the refusal say it (20 MiB read "21 MB")
 APP_MAX_TEMPERATURE = 2.0       # the app's temperature box; the decoder accepts up to MAX_TEMPERATURE
 # ... and its least positive value: below it logits / T overflows float32 (a logit of 30 at T = 1e-37), and a
-# text such as 1e-400 reads as 0 and ran greedy while the box still said 1e-400 (issue 30). 0 itself is greedy.
+# text such as 1e-400 reads as 0 and ran greedy while the box still said 1e-400. 0 itself is greedy.
 APP_MIN_TEMPERATURE = 0.01
 APP_MAX_HUB_ID_CHARS = 96       # each of owner and name in a Hub id (the Hub's own limit)
 APP_MAX_DRAW = 10_000           # re-draws of u per classroom round; the count then starts again at 1
@@ -46,7 +46,7 @@ MAX_SEED = 2**31 - 1            # the seed boxes: a signed 32-bit int
 MAX_TOP_K = 1_000_000           # the top-k box (0 is off); above any vocabulary
 APP_CHART_INTERVAL_S = 1.0      # redraw charts (a live run: its log and tiles) at most this often while streaming
 APP_TICK_S = 0.5                # how often a waiting event function looks at its Stop flag and the clock
-# Issue 27: watching a run must not slow it. The page's event function shares the cores and the GIL with the decode
+# Watching a run must not slow it. The page's event function shares the cores and the GIL with the decode
 # thread, so it draws the newest state at most this often (every round still reaches the log and the trace); a live
 # run's log and tiles follow at APP_CHART_INTERVAL_S, its charts once, after the run.
 # Each streamed message costs Chromium ~20-40 ms whatever it carries (Gradio's frontend snapshots every output):
@@ -54,7 +54,7 @@ APP_TICK_S = 0.5                # how often a waiting event function looks at it
 # (speculative / target alone, 8 prompts interleaved, 2-core Zen 4: docs/performance.md).
 APP_LIVE_UPDATES_PER_S = 1.0    # page updates a second while a run streams
 
-# Issue 22: a page that never freezes, a Stop heard within one round.
+# A page that never freezes, a Stop heard within one round.
 LEAN_MAX_ROWS = 16              # new positions a forward may have to take the lean layer stack (models.lean_forward)
 PREFILL_CHUNK = 32              # prompt positions per prefill forward when a run can be stopped (the app's)
 APP_LIVE_ROUNDS = 50            # rounds the live text shows (the newest); the output box and the download hold all
@@ -108,5 +108,5 @@ ZEROGPU_QUOTA_NOTE_S = 60       # a request asking more than this of the quota (
 MEMORY_KV_TOKENS = 8192         # positions of KV cache counted per model when checking that a pair fits
 MEMORY_HEADROOM = 1.15          # weights x this: activations, logits, the allocator's slack and the graphs' pool
 
-# --- llama.cpp as a bench peer (issue 18), specviz.bench.llamacpp
+# --- llama.cpp as a bench peer, specviz.bench.llamacpp
 LLAMACPP_CTX_STEP = 512         # a llama.cpp context holds prompt + new tokens rounded up to this (reloaded when short)

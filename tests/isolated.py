@@ -1,4 +1,4 @@
-"""The real-pair tests, each module in its own pytest process (issue 28: CI's largest process under 16 GB).
+"""The real-pair tests, each module in its own pytest process (CI's largest process under 16 GB).
 
 Why: a loaded packaged pair maps about 8 GB of weights, and a process keeps them counted in its resident set while
 it holds them; one pytest process that loaded the pair for several modules (a session fixture, a oneDNN copy, a

@@ -404,7 +404,7 @@ COMPILER = "the compiler's stack (dynamo, triton, the C++ toolchain) only when c
 # Not yet justified: no cycle, and nothing heavy deferred (importing any specviz module already loads torch through
 # specviz/__init__.py). Kept until they are hoisted; the tests stand in for models.loading.load_pair at call time,
 # so the CLI must then read it through the module.
-CLI_PENDING = "pending (issue 28): the CLI's commands import their machinery on use; no cycle, nothing heavy deferred"
+CLI_PENDING = "pending: the CLI's commands import their machinery on use; no cycle, nothing heavy deferred"
 LAZY_IMPORTS = {
     ("specviz", "specviz.models.loading"):
         "specviz.load_pair reads the loader at call time: tests and the CLI stand in for models.loading.load_pair",

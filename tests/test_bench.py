@@ -84,7 +84,7 @@ class CountingModel(torch.nn.Module):
 
 @pytest.mark.parametrize("stop_after", [2, 30, 60])   # in the costs, in the target-alone run, in a K run
 def test_a_stopped_sweep_ends_within_a_round(pair, stop_after):
-    """The page's Stop is a flag the sweep asks between rounds: it must not wait for a whole run (issue 30)."""
+    """The page's Stop is a flag the sweep asks between rounds: it must not wait for a whole run."""
     target = CountingModel(pair.target)
     flagged = []
 

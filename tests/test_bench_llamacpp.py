@@ -1,4 +1,4 @@
-"""llama.cpp as a bench peer (issue 18): registration, the skip message, and the rows' plumbing.
+"""llama.cpp as a bench peer: registration, the skip message, and the rows' plumbing.
 
 CI has no llama-cpp-python: these tests hide any installed one (sys.modules["llama_cpp"] = None),
 or put a small fake `llama_cpp` in its place that behaves like llama-cpp-python 0.3's `Llama.generate`

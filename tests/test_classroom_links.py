@@ -1,4 +1,4 @@
-"""Issue 22 in the classroom: links that open a lesson at a step, "why it is fast" that refuses a verdict the
+"""The classroom: links that open a lesson at a step, "why it is fast" that refuses a verdict the
 noise decided, one rejection chance for the step and its picture, the guesses only with Predict, Gradio's own
 words in the page's language."""
 from __future__ import annotations
@@ -103,7 +103,7 @@ def test_why_fast_ends_at_stop_within_one_repetition(monkeypatch):
     session.stop_run(request)
     rest = list(gen)
     assert len(rest) == 1 and "Stopped after 1 of 5" in rest[0]["why_text"]
-    # Issue 30: not "Too noisy to tell … from 1.10× to 1.10×": too few repetitions, said as such
+    # Not "Too noisy to tell … from 1.10× to 1.10×": too few repetitions, said as such
     assert 'data-verdict="too_few"' in rest[0]["why_text"] and "Too noisy" not in rest[0]["why_text"]
 
 

@@ -1,4 +1,4 @@
-"""The classroom's walk of a draft tree (issue 21): specviz.classroom.tree_steps, the tree stops of
+"""The classroom's walk of a draft tree: specviz.classroom.tree_steps, the tree stops of
 specviz.classroom.steps, and their drawing (specviz.viz.classroom_tree).
 
 A hand-built round goes through the decoder's own rule (rule.verify) and

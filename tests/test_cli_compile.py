@@ -73,7 +73,7 @@ def test_bench_records_the_mode_and_passes_it_on(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.parametrize("mode", ["on", "graphs"])
 def test_cuda_only_modes_are_refused_without_cuda_before_any_model_loads(mode, capsys, monkeypatch):
-    """Issue 30: on a CPU, --compile on compiled for minutes and captured nothing; refused in one line instead."""
+    """ On a CPU, --compile on compiled for minutes and captured nothing; refused in one line instead."""
     import specviz.runtime.forwards
 
     monkeypatch.setattr(specviz.models.loading, "load_pair", lambda **kw: pytest.fail("no model may load"))

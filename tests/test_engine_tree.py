@@ -1,4 +1,4 @@
-"""Draft trees (issue 21): the shape, the tree-masked forward, the exact rule, and the decoder with a tree.
+"""Draft trees: the shape, the tree-masked forward, the exact rule, and the decoder with a tree.
 
 Proof that the tree rule keeps the target's distribution, three ways: exact
 enumeration of every draw of a node's children on tiny models (the first
@@ -297,7 +297,7 @@ def test_tree_traces_with_eos_inside_the_path_load_back():
 
 
 @pytest.mark.parametrize("field, value, key", [("status", "maybe", "tracefile.tree_status"),
-                                                 ("parent", 7, "tracefile.tree_parent"),   # in words (issue 30)
+                                                 ("parent", 7, "tracefile.tree_parent"),   # in words
                                                  ("parent", -2, "tracefile.tree_root"),
                                                  ("u", 1.5, "tracefile.probability")])
 def test_a_tampered_tree_is_refused(models, field, value, key):

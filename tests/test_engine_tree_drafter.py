@@ -144,7 +144,7 @@ def test_a_costed_tree_stays_exact_and_within_what_the_costs_allow(tree):
     assert model_trees and all(len(t) <= 4 for t in model_trees)   # past 4 nodes (5 rows) the cliff never pays
 
 
-# ------------------------------------------------------------ the q each child is recorded with (issue 26)
+# ------------------------------------------------------------ the q each child is recorded with
 # Children drawn without replacement keep the rule exact only if each child is verified against the q it
 # was really drawn from (q with its earlier siblings removed). A drafter that draws them so but records
 # the plain q is wrong, and on this case visibly so. p = (0, .5, .5), q = (.75, 0, .25), two children:

@@ -356,7 +356,7 @@ def test_the_vocabulary_prompts_are_not_benchmark_prompts():
 def test_greedy_trimmed_drafting_gives_the_target_alone_output_on_real_pair(pair_auto, all_threads):
     """The shipped table on the packaged pair as the app loads it (q4a8 target and draft, the trimmed head on the
     draft's kernels; greedy, N = 32768): token for token the target's output, and the table's fingerprint is the
-    packaged tokenizer's. (It ran on the fp32 pair until session 44: the app's path is the one to prove, and on the
+    packaged tokenizer's. (It ran on the fp32 pair until recently: the app's path is the one to prove, and on the
     2-core Zen 3 the fp32 target's 24 tokens made this CI's third-slowest item.)"""
     pair = pair_auto
     from specviz.engine.vocab_trim import check_tokenizer, load_table

@@ -26,5 +26,5 @@ def test_the_smoke_run_gives_every_figure_of_the_graphs_path(tmp_path):
     calls = results["zerogpu"]["calls"]
     assert len(calls) == 2 and all("error" not in c and c["capture_s"] > 0 and c["tokens_per_s"] > 0 for c in calls)
     assert results["lossless"] == "skipped: --skip"
-    # ahead-of-time compilation against CUDA graphs (issue 30): a GPU route, one line on a CPU
+    # ahead-of-time compilation against CUDA graphs: a GPU route, one line on a CPU
     assert results["aoti"].startswith("skipped: no CUDA device") and "\n" not in results["aoti"]

@@ -1,4 +1,4 @@
-"""Hostile input, without a browser (issue 22): every field, trace file and loading failure gets one sentence in
+"""Hostile input, without a browser: every field, trace file and loading failure gets one sentence in
 the page's language; no Python words (exception text, code names, rounded echoes), no English on the Spanish page,
 no markup that could run. The browser tests (tests/browser/) check a few of these end to end."""
 from __future__ import annotations
@@ -359,7 +359,7 @@ def test_k_bounds_named_in_messages():
         inputs.run_settings(form(k=0))
 
 
-# ---------------------------------------------------------------- issue 30: refused, not clamped, everywhere
+# ---------------------------------------------------------------- refused, not clamped, everywhere
 from specviz.classroom import lessons  # noqa: E402 - this part's own imports, kept beside its tests
 from specviz.classroom.state import StepState  # noqa: E402
 from specviz.ui import classroom_inputs  # noqa: E402
@@ -492,7 +492,7 @@ RACE_REFUSALS = [
 
 @pytest.mark.parametrize("over, key, values", RACE_REFUSALS, ids=repr)
 def test_the_race_endpoint_refuses_with_a_sentence_and_loads_nothing(over, key, values):
-    """The API's race (issue 30): every bad value the page's sentence, never clamped, and no model loaded."""
+    """The API's race: every bad value the page's sentence, never clamped, and no model loaded."""
     import gradio as gr
 
     from specviz.ui import api_race
@@ -621,7 +621,7 @@ def test_no_classroom_box_lets_gradio_clamp_round_cut_or_raise_its_bare_error():
             assert block.elem_id == "sv-cls-speed", block.elem_id
 
 
-# ---------------------------------------------------------------- the classroom's drafter race (issue 30 §6)
+# ---------------------------------------------------------------- the classroom's drafter race
 def race_form(**over):
     values = dict(race_prompt="hi", race_tokens=16, race_k=4, pair=PACKAGED, draft_id="", target_id="")
     values.update(over)

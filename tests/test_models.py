@@ -446,7 +446,7 @@ def test_bad_device_raises():
 
 
 def test_packaged_gguf_is_assembled_once_verified_and_never_left_half_written(tmp_path, monkeypatch):
-    """The whole GGUF llama.cpp reads (issue 18): published only once its SHA-256 matched."""
+    """The whole GGUF llama.cpp reads: published only once its SHA-256 matched."""
     blobs = [b"GGUF" + b"\x02" * 3000, b"\x03" * 2000]
     parts = _write_parts(tmp_path, blobs)
     whole = hashlib.sha256(b"".join(blobs)).hexdigest()

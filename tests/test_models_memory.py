@@ -61,7 +61,7 @@ def test_load_pair_refuses_before_reading_any_weight(monkeypatch):
 
 
 def test_on_zero_gpu_a_pair_is_checked_against_the_slice_the_space_asks_for(monkeypatch):
-    """Issue 30: ZeroGPU's Blackwell slices (large: half a card, 48 GB, the default; xlarge: 96 GB), not an H200's
+    """ ZeroGPU's Blackwell slices (large: half a card, 48 GB, the default; xlarge: 96 GB), not an H200's
     ~70 GB. 0.5B -> 14B in fp32 (~74 GB with its caches) passed the old check and cannot fit the default slice."""
     from specviz.runtime import zerogpu
 

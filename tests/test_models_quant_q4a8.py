@@ -182,7 +182,7 @@ def test_the_target_stores_q4a8_with_its_6_bit_layers_in_int8(ext):
     assert float(((model(x) - model[1](on_grid(x))).abs().max())) < 1e-1
 
 
-# ---------------------------------------------------------------- the Q4_K layout: the GGUF's own scales (issue 29)
+# ---------------------------------------------------------------- the Q4_K layout: the GGUF's own scales
 
 def _q4k(n: int = 40, k: int = 512, seed: int = 2):
     """Q4_K values: codes, fp16 d and dmin per 256 (stored fp32), 6-bit sc and m per 32 (zeros included)."""

@@ -1,4 +1,4 @@
-"""scripts/page_vs_bench.py's --check (issue 27): the live page against the API's worker, as a verdict. Only the
+"""scripts/page_vs_bench.py's --check: the live page against the API's worker, as a verdict. Only the
 verdict's logic on made-up figures (no timing here: the measurement itself is the script's, with the machine alone)."""
 import importlib.util
 import sys

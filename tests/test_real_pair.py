@@ -74,7 +74,7 @@ def _plain(pair, ids, n):
 
 @pytest.mark.parametrize("tree", ["dynamic:6", "2x2x1"])
 def test_greedy_draft_trees_equal_target_alone_on_real_pair(pair_auto, tree):
-    """Draft trees (issue 21), greedy: the tree-masked verify and the KV path gathering keep the output
+    """Draft trees, greedy: the tree-masked verify and the KV path gathering keep the output
     token for token the target's, for EAGLE-2's dynamic tree and a static one."""
     ids = pair_auto.encode_chat(bench_prompts(2)[1])
     greedy = SamplingConfig(temperature=0)

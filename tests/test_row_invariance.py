@@ -1,4 +1,4 @@
-"""A verify row is computed exactly as one-token decoding computes it (issue 26).
+"""A verify row is computed exactly as one-token decoding computes it.
 
 The harness (specviz.runtime.invariance) compares every module's input and output, row by row, between
 a multi-row forward and one-row forwards over the same cache. Models here have Qwen2.5's head

@@ -122,7 +122,7 @@ def test_the_start_up_pair_loads_before_any_visitor_now_on_zero_gpu_in_the_backg
     assert os.environ["SPACES_ZERO_GPU"] == "1"
 
 
-# ---------------------------------------------------------------- issue 30: the slice asked for, an API call's duration
+# ---------------------------------------------------------------- the slice asked for, an API call's duration
 def test_the_slice_is_the_size_the_space_asks_for_and_a_typo_is_refused():
     assert zerogpu.gpu_size({}) == "large" and zerogpu.slice_bytes({}) == 48 * 10**9
     assert zerogpu.slice_bytes({zerogpu.ZEROGPU_SIZE_ENV: " XLarge "}) == 96 * 10**9

@@ -1,4 +1,4 @@
-"""Stop within one round (issue 22): the prefill read in chunks and abandoned, the worker, the bounded live view."""
+"""Stop within one round: the prefill read in chunks and abandoned, the worker, the bounded live view."""
 from __future__ import annotations
 
 import pytest
@@ -65,7 +65,7 @@ def test_stop_during_the_prefill_ends_both_decoders_without_a_round():
                                                     stop=lambda: False)] == free
 
 
-# ---------------------------------------------------------------- the one loop asks Stop between rounds (issue 28)
+# ---------------------------------------------------------------- the one loop asks Stop between rounds
 LOOPS = {"chain": {"k": 3}, "tree": {"tree": "2x2"}, "dynamic tree": {"tree": "dynamic:4"}, "target alone": None}
 
 
@@ -119,7 +119,7 @@ def test_a_loop_that_does_not_ask_fails_the_check(loop, monkeypatch):
 
 
 def test_stop_during_the_warm_up_ends_it_between_calls_with_no_round():
-    """Issue 30: compile "on" on a CPU compiled for minutes after Stop. The warm-up (compile and capture, here the
+    """ Compile "on" on a CPU compiled for minutes after Stop. The warm-up (compile and capture, here the
     CPU's uncaptured "graphs" buffers) asks stop() before every call, as the prefill asks between chunks."""
     target, checks = tiny_model(1), []
     draft = noisy_copy(target, 2, 0.3)
@@ -154,7 +154,7 @@ def test_a_compiled_timing_of_the_costs_stops_in_its_capture_too():
 
 
 def test_stop_while_queued_is_said_at_once_and_the_run_starts_withdrawn(monkeypatch):
-    """Issue 30: after Stop the page kept "1st in line … Stop cancels it" for up to 12 s."""
+    """ After Stop the page kept "1st in line … Stop cancels it" for up to 12 s."""
     from types import SimpleNamespace
 
     from specviz.strings import t

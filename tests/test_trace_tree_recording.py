@@ -33,7 +33,7 @@ def test_a_looked_up_path_is_as_sure_as_its_one_hot_q():
 
 @pytest.mark.parametrize("tree", ["dynamic:4", None])
 def test_a_greedy_correction_or_bonus_lists_no_zero_fillers(tree):
-    """Issue 30: a greedy tree's bonus listed the target's top 5 as one token at 1.00 and four fillers at 0.00 (the
+    """ A greedy tree's bonus listed the target's top 5 as one token at 1.00 and four fillers at 0.00 (the
     one-hot p). A greedy bonus shows the untempered softmax there, as a chain's does; a greedy correction's residual
     is one-hot, so it lists its one token and no fillers."""
     target = tiny_model(11, vocab=32)

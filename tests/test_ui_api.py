@@ -202,7 +202,7 @@ def test_a_trace_over_the_size_limit_is_refused_before_it_is_read(monkeypatch):
     assert caught.value.message == t("replay.unusable", error=t("input.trace_size", mb="0.0", limit="0"))
 
 
-# ---------------------------------------------------------------- the draft tree (issue 21)
+# ---------------------------------------------------------------- the draft tree
 def test_generate_with_the_tree_drafter_returns_trees_and_replays_them(client):
     run = client.predict(prompt="the cat sat", k=5, max_new_tokens=12, seed=3, drafter="tree", compare=True,
                          api_name="/generate")
@@ -215,7 +215,7 @@ def test_generate_with_the_tree_drafter_returns_trees_and_replays_them(client):
     assert _refusal(client, "/generate", prompt="x", drafter="tree", compile="on") == t("input.tree_compile")
 
 
-# ---------------------------------------------------------------- the drafter race (issue 30)
+# ---------------------------------------------------------------- the drafter race
 RACE_PROMPT = "the cat sat on the mat, the cat sat on the mat"
 
 

@@ -1,6 +1,6 @@
 """specviz.ui.events: a form's inputs reach an event function as one {name: value}, zipped once by name.
 
-And issue 27: a live run's page updates come at a bounded rate, each from the newest state, and yet the trace, the
+And a live run's page updates come at a bounded rate, each from the newest state, and yet the trace, the
 round log and a replay hold every round (tiny pair, event functions driven directly).
 """
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_the_forms_name_only_fields_the_page_has_and_checks_cover_them():
     assert len(set(inputs.RUN_FORM)) == len(inputs.RUN_FORM) and len(set(inputs.SWEEP_FORM)) == len(inputs.SWEEP_FORM)
 
 
-# ---------------------------------------------------------------- issue 27: a bounded rate, no round lost
+# ---------------------------------------------------------------- a bounded rate, no round lost
 def test_batches_come_at_most_once_per_interval_and_hold_every_event_in_order():
     events: queue.Queue = queue.Queue()
 

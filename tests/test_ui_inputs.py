@@ -103,7 +103,7 @@ def test_trace_files_are_size_checked_then_parsed(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "APP_MAX_TRACE_BYTES", 10)   # where the one size check reads it
     with pytest.raises(TraceFormatError, match="the limit is 0 MB"):
         inputs.read_trace(str(good))
-    # One number everywhere (issue 30: 20 MiB was said "21 MB" while the docs say 20 MB).
+    # One number everywhere (20 MiB was said "21 MB" while the docs say 20 MB).
     assert APP_MAX_TRACE_BYTES == 20_000_000 and "at most 20 MB" in (ROOT / "docs" / "reference.md").read_text()
 
 
@@ -175,7 +175,7 @@ def test_stream_view_throttles_charts_and_finishes_with_them(tiny_pair):
 
 
 def test_a_live_run_sends_its_round_log_at_the_end_only(tiny_pair):
-    """Issue 27: the tiles keep their pace, the log (re-parsed whole by the browser) waits for the end; no round lost."""
+    """ The tiles keep their pace, the log (re-parsed whole by the browser) waits for the end; no round lost."""
     from specviz import speculative_generate
 
     target, draft = tiny_pair

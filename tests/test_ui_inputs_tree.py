@@ -1,4 +1,4 @@
-"""The page's "draft tree" drafter (issue 21): the Generate form -> RunSettings -> DecodeJob -> the decoder's
+"""The page's "draft tree" drafter: the Generate form -> RunSettings -> DecodeJob -> the decoder's
 `tree="dynamic:K"`, what the form refuses with it, and a tree run's trace as the download and the replay read it."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 30, the Spanish page as good as the English one, without a browser: Gradio's and Plotly's English words
+"""The Spanish page as good as the English one, without a browser: Gradio's and Plotly's English words
 that start a longer attribute, and the "Use via API" panel of /es (it said "No API Routes found")."""
 from __future__ import annotations
 

@@ -223,7 +223,7 @@ def test_a_run_that_pays_or_drafts_by_prompt_lookup_says_nothing(monkeypatch, pa
 @pytest.mark.parametrize("lang, needle", [("en", "a draft tree cannot pay for this pair"),
                                           ("es", "un árbol de borradores no puede compensar")])
 def test_a_tree_run_that_cannot_pay_says_so_too(monkeypatch, pair, lang, needle):
-    """Issue 30: tree rounds got no "cannot pay" sentence; they get one from their measured τ and depth."""
+    """ Tree rounds got no "cannot pay" sentence; they get one from their measured τ and depth."""
     calls: list = []
     monkeypatch.setattr(pays, "_forward_costs", lambda: fake_costs(0.9, 3.0, calls))
     measured_speedup(monkeypatch, 0.8)

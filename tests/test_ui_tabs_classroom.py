@@ -1,5 +1,5 @@
 """The classroom tab's event functions (specviz.ui.tabs.classroom) on prepared lessons, no model: where the guess
-buttons show, and the words of the verify step (issue 30, "the classroom's small lies")."""
+buttons show, and the words of the verify step ("the classroom's small lies")."""
 from __future__ import annotations
 
 import pytest
@@ -52,7 +52,7 @@ def test_the_verify_step_counts_its_drafts_in_words(lang, k, said):
 
 
 def test_escape_leaves_presenter_mode_even_with_the_switch_focused():
-    """Issue 30: switched on with the mouse, the switch (an <input>) keeps the focus, and the key handler returned
+    """ Switched on with the mouse, the switch (an <input>) keeps the focus, and the key handler returned
     for any focused input before it looked at Escape. Escape is handled first now (the browser test presses it)."""
     js = tab.KEYS_JS
     assert js.index("'Escape'") < js.index("['input', 'textarea', 'select']")

@@ -1,4 +1,4 @@
-"""specviz/ui/worker.py: every model step of the app on one long-lived thread (issue 27: libgomp sleeps between
+"""specviz/ui/worker.py: every model step of the app on one long-lived thread (libgomp sleeps between
 products once more threads than CPUs have run torch, so a thread per job made each product pay a wake-up)."""
 import threading
 

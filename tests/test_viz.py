@@ -300,7 +300,7 @@ def test_sweep_marks_no_best_k_when_none_beats_the_target():
 
 
 def test_the_live_text_sends_only_the_rounds_the_page_lacks():
-    """Issue 27: after the whole text, an update carries the append mark and the new rounds only; past the window,
+    """ After the whole text, an update carries the append mark and the new rounds only; past the window,
     the newest `window` rounds and the line counting the earlier ones (assets/live_text.js appends them)."""
     from tests.rounds import bonus_round
 

@@ -121,7 +121,7 @@ def test_legend_explains_the_marker_and_metrics_show_the_warm_up():
     assert "data-warmup" not in vh.metrics_html(m, done=True)
 
 
-# ---------------------------------------------------------------- a draft tree (issue 30)
+# ---------------------------------------------------------------- a draft tree
 @pytest.mark.parametrize("lang, cannot, did_not", [
     ("en", "On this machine a draft tree cannot pay for this pair", "The draft tree did not pay in this run"),
     ("es", "un árbol de borradores no puede compensar", "El árbol de borradores no compensó")])

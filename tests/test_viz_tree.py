@@ -1,4 +1,4 @@
-"""A tree round drawn as a tree (specviz.viz.tree, issue 21), on a hand-made round where the second branch wins:
+"""A tree round drawn as a tree (specviz.viz.tree), on a hand-made round where the second branch wins:
 what each node shows, where the correction hangs, the classes the page styles (bold path, struck, faded), escaping
 of a hostile token, and both languages."""
 from __future__ import annotations

@@ -68,7 +68,7 @@ def decision(tk: DraftToken) -> Decision:
     return Decision(p=tk.p, q=tk.q, a=tk.accept_prob, u=tk.u)
 
 
-# ---------------------------------------------------------------- a draft tree, node by node (issue 21)
+# ---------------------------------------------------------------- a draft tree, node by node
 def children(tree: list[TreeNode], parent: int) -> list[int]:
     """The nodes hanging from `parent` (-1: the root), in the order the rule tries them."""
     return [i for i, node in enumerate(tree) if node.parent == parent]

@@ -1,4 +1,4 @@
-"""A tree round's numbers at each stop of the step mode (issue 21): which nodes are settled, the residuals.
+"""A tree round's numbers at each stop of the step mode: which nodes are settled, the residuals.
 
 Pure functions of the recorded `Round` (its `tree` of `TreeNode`s); no Gradio,
 no torch. The stops themselves are `steps.tree_stops`: the tree whole, each

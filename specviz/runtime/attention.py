@@ -7,7 +7,7 @@ position. The weight-only products are row-invariant (each output row is the sam
 sequence of operations whatever the number of rows; tests/test_row_invariance.py
 checks it), but SDPA is not: one call over K+1 masked queries reduces over the keys
 in another order than K+1 one-query calls, so logits differ in the last bits and a
-near-tie flips a greedy token (issue 26; docs/design.md, "Bit-identical verify").
+near-tie flips a greedy token (docs/design.md, "Bit-identical verify").
 
 So the target's attention is registered as ``ROWS`` ("sdpa_rows"): a forward of one
 query row is transformers' own SDPA call, untouched; a forward of a few rows (a
@@ -25,7 +25,7 @@ host, so there the function is plain SDPA (the GPU check reports what diverges).
 On a CPU where specviz's extension is built (specviz.models.quant.q4a8, csrc/attention.cpp), every
 one-query row, the one-token step's too, goes through its one-query kernel instead: all rows of a layer
 in one call, each (row, head) one fixed sequence of fp32 operations, so the rows are still the one-token
-step's bit for bit, and a verify of 8 rows no longer makes 8 SDPA calls a layer (issue 29). The choice
+step's bit for bit, and a verify of 8 rows no longer makes 8 SDPA calls a layer. The choice
 is made once per process (`kernel()`), so a run and its target-alone baseline never compute differently.
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ from .zerogpu import inductor_wanted
 
 COMPILE_CHOICES = ("auto", "on", "off", "graphs")
 # Modes that only mean something on CUDA: on a CPU, torch.compile's reduce-overhead compiles for minutes and
-# captures nothing (issue 30 saw a core busy for 2.5 minutes after Stop). The page, the API and the command line
+# captures nothing (a walk of the page saw a core busy for 2.5 minutes after Stop). The page, the API and the command line
 # refuse them there; the decoder itself still accepts them (the CPU tests run the graphs' buffers).
 CUDA_ONLY = ("on", "graphs")
 

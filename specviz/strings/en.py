@@ -662,7 +662,7 @@ STRINGS: dict[str, str] = {
                      "alone this app measured here."),
     "pays.hint_cpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-7B on a GPU.",
     "pays.hint_gpu": "A pair with a larger gap pays, e.g. Qwen2.5-0.5B → Qwen2.5-14B with compiled forwards.",
-    # --- the API a program sees (issue 22)
+    # --- the API a program sees
     "api.about.generate": ("Run speculative decoding (the draft q proposes, the target p verifies) on a prompt; "
                            "returns the text, the metrics and the trace."),
     "api.about.replay": "Read a trace without any model; returns its metrics and its text.",
@@ -682,7 +682,7 @@ STRINGS: dict[str, str] = {
                  "(GET /gradio_api/info lists them)."),
     "api.no_trace": "Give a trace: the object generate returned, or the text of a trace file (.json).",
     "api.not_a_trace": "it is not a trace object",
-    # --- draft trees (issue 21)
+    # --- draft trees
     "tracefile.tree_status": "{where} must be \"accepted\", \"rejected\" or \"untried\", got {value}",
     "tracefile.tree_path": ("{where}: the accepted nodes must form one path from the root, each the child of the "
                             "one before, spelling the round's accepted drafts"),
@@ -700,7 +700,7 @@ STRINGS: dict[str, str] = {
     "tree.bonus": "bonus from p after the last accepted node ({prob})",
     "tree.tip_untried": "q = {q}, p = {p}: never tested (an earlier branch won, or its parent was rejected)",
     "drafter.tree": "draft tree",
-    # --- ZeroGPU and CUDA graphs without torch.compile (issue 20)
+    # --- ZeroGPU and CUDA graphs without torch.compile
     "compile.graphs": "graphs",
     "status.graphs_fallback": ("Capturing the CUDA graphs failed ({reason}), so this run decoded with eager "
                                "forwards: slower, and speculation may not pay."),
@@ -718,7 +718,7 @@ STRINGS: dict[str, str] = {
     "memory.refused": ("{name} needs about {need} GB ({weights} GB of weights in {dtype} and {cache} GB of KV "
                        "cache) and {device} has {free} GB free: choose a smaller pair."),
 
-    # --- errors in the user's language (issue 22)
+    # --- errors in the user's language
     "error.unexpected": "Something went wrong on the server; the details are in its log.",
     "error.model_load": "The models could not be loaded; the details are in the server's log.",
     "error.file_unreadable": "the file could not be read",
@@ -792,7 +792,7 @@ STRINGS: dict[str, str] = {
     "ordinal.other": "{n}th",
     "input.pair": "Unknown model pair “{value}”: choose one from the list.",
 
-    # --- classroom (issue 22): deep links, "why it is fast" with its spread, Gradio's own words, presenter mode
+    # --- classroom: deep links, "why it is fast" with its spread, Gradio's own words, presenter mode
     "cls.step_name": "Step",
     "cls.correction_chance": ("Before u was drawn, a test at this position fails with chance 1 − Σ min(p, q) ≈ "
                               "{reject}, over every token the draft could have proposed; this draft's own test "
@@ -890,17 +890,17 @@ STRINGS: dict[str, str] = {
     "plotly.double_click_legend": "Double-click on legend to isolate one trace",
     "plotly.closest": "Show closest data on hover",
     "plotly.compare": "Compare data on hover",
-    # issue 30, the Spanish page: words Gradio and Plotly write in English as the start of a longer attribute
+    # the Spanish page: words Gradio and Plotly write in English as the start of a longer attribute
     # ("number input for <label>", "Produced with Plotly.js (v3.3.1)"), and one more exact one (the footer's
     # recording button); locale.py replaces the start and keeps the rest.
     "gradio.number_input_for": "number input for",
     "gradio.range_slider_for": "range slider for",
     "gradio.stop_recording": "Stop Recording",
-    # issue 30, Spaces: an operator's setting, said at start-up
+    # Spaces: an operator's setting, said at start-up
     "zerogpu.bad_size": "{name} is \"{value}\"; ZeroGPU sizes are {choices}.",
     "plotly.produced_with": "Produced with Plotly.js",
 
-    # --- a page that never freezes, Stop, the first answer (issue 22)
+    # --- a page that never freezes, Stop, the first answer
     "status.costs_after": ("The answer is complete. Now timing one forward pass of each model for the sentence "
                            "under the tiles (once per pair, device and K; Stop skips it)… {seconds} s"),
     "live.earlier": "Earlier rounds not shown here: {n} (the output box and the trace download hold them all).",
@@ -908,7 +908,7 @@ STRINGS: dict[str, str] = {
     "replay.stopping": "Stopping the replay…",
     "status.loading_left": "Loading models: {step} ({percent}) · {seconds} s, about {left} s left at this pace",
 
-    # --- draft trees in the app: the Generate form and the round log (issue 21)
+    # --- draft trees in the app: the Generate form and the round log
     "ui.drafter_tree_info": ("Draft tree: a dynamic tree of K nodes per target pass (EAGLE-2's rule), verified in "
                              "one forward; K is then the node budget (at most {limit}). With sampling, a fixed tree "
                              "of K nodes."),
@@ -917,7 +917,7 @@ STRINGS: dict[str, str] = {
     "input.tree_nodes": "A draft tree has at most {limit} nodes per round: set K to {limit} or less.",
     "input.tree_compile": ("The draft tree runs without compiled forwards (its attention mask changes every "
                            "round): under Compiled forwards, choose auto or off."),
-    # --- classroom: a draft tree step by step (issue 21)
+    # --- classroom: a draft tree step by step
     "ctree.kind_tree": "the drafted tree",
     "ctree.kind_residual": "what is left after a rejection",
     "ctree.root": "the text so far",
@@ -963,7 +963,7 @@ STRINGS: dict[str, str] = {
     "ctree.mass_bottom": "the residual normalised: r′, what the next candidate is tested against",
     "ctree.mass_note": "Here the p bars are r: what the node was tested against (p itself for a first candidate).",
     "ctree.redraw": "A tree round is shown with its recorded u only: a new u would walk a different branch.",
-    # --- issue 30 (app30a): nothing runs away on a CPU, refused not clamped, the classroom's small lies
+    # --- nothing runs away on a CPU, refused not clamped, the classroom's small lies
     "input.compile_cpu": ("This machine has no CUDA GPU, and compiled forwards (“on”) and CUDA graphs (“graphs”) "
                           "need one: choose “auto” or “off”."),
     "input.temperature_low": "Temperature must be 0 (greedy) or between {lo} and {hi}.",

@@ -694,7 +694,7 @@ STRINGS: dict[str, str] = {
     "pays.hint_cpu": "Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-7B en una GPU.",
     "pays.hint_gpu": ("Un par con más diferencia de tamaño sí compensa, p. ej. Qwen2.5-0.5B → Qwen2.5-14B con "
                       "pasadas compiladas."),
-    # --- the API a program sees (issue 22)
+    # --- the API a program sees
     "api.about.generate": ("Ejecuta la decodificación especulativa (el borrador q propone, el objetivo p "
                            "verifica) sobre una instrucción; devuelve el texto, las métricas y la traza."),
     "api.about.replay": "Lee una traza sin ningún modelo; devuelve sus métricas y su texto.",
@@ -714,7 +714,7 @@ STRINGS: dict[str, str] = {
                  "en orden (GET /gradio_api/info los enumera)."),
     "api.no_trace": "Da una traza: el objeto que devolvió generate, o el texto de un archivo de traza (.json).",
     "api.not_a_trace": "no es un objeto de traza",
-    # --- draft trees (issue 21)
+    # --- draft trees
     "tracefile.tree_status": "{where} debe ser \"accepted\", \"rejected\" o \"untried\", no {value}",
     "tracefile.tree_path": ("{where}: los nodos aceptados deben formar un único camino desde la raíz, cada uno hijo "
                             "del anterior, que deletree los borradores aceptados de la ronda"),
@@ -732,7 +732,7 @@ STRINGS: dict[str, str] = {
     "tree.bonus": "bonus desde p tras el último nodo aceptado ({prob})",
     "tree.tip_untried": "q = {q}, p = {p}: nunca probado (ganó una rama anterior o su padre fue rechazado)",
     "drafter.tree": "árbol de borradores",
-    # --- ZeroGPU and CUDA graphs without torch.compile (issue 20)
+    # --- ZeroGPU and CUDA graphs without torch.compile
     "compile.graphs": "grafos",
     "status.graphs_fallback": ("La captura de los grafos CUDA falló ({reason}), así que esta ejecución usó "
                                "pasadas sin compilar: más lenta, y la especulación puede no compensar."),
@@ -751,7 +751,7 @@ STRINGS: dict[str, str] = {
     "memory.refused": ("{name} necesita unos {need} GB ({weights} GB de pesos en {dtype} y {cache} GB de caché "
                        "KV) y {device} tiene {free} GB libres: elige un par más pequeño."),
 
-    # --- errors in the user's language (issue 22)
+    # --- errors in the user's language
     "error.unexpected": "Algo falló en el servidor; los detalles están en su registro.",
     "error.model_load": "No se pudieron cargar los modelos; los detalles están en el registro del servidor.",
     "error.file_unreadable": "no se pudo leer el archivo",
@@ -830,7 +830,7 @@ STRINGS: dict[str, str] = {
     "ordinal.other": "{n}.º",
     "input.pair": "Par de modelos desconocido «{value}»: elige uno de la lista.",
 
-    # --- classroom (issue 22): deep links, "why it is fast" with its spread, Gradio's own words, presenter mode
+    # --- classroom: deep links, "why it is fast" with its spread, Gradio's own words, presenter mode
     "cls.step_name": "Paso",
     "cls.correction_chance": ("Antes de extraer u, una prueba en esta posición falla con probabilidad "
                               "1 − Σ min(p, q) ≈ {reject}, sobre todos los tokens que el borrador podía proponer; "
@@ -927,17 +927,17 @@ STRINGS: dict[str, str] = {
     "plotly.double_click_legend": "Doble clic en la leyenda para aislar una serie",
     "plotly.closest": "Mostrar el dato más cercano al pasar el ratón",
     "plotly.compare": "Comparar los datos al pasar el ratón",
-    # issue 30, the Spanish page: words Gradio and Plotly write in English as the start of a longer attribute
+    # the Spanish page: words Gradio and Plotly write in English as the start of a longer attribute
     # ("number input for <label>", "Produced with Plotly.js (v3.3.1)"), and one more exact one (the footer's
     # recording button); locale.py replaces the start and keeps the rest.
     "gradio.number_input_for": "campo numérico de",
     "gradio.range_slider_for": "control deslizante de",
     "gradio.stop_recording": "Detener la grabación",
-    # issue 30, Spaces: un ajuste del operador, dicho al arrancar
+    # Spaces: un ajuste del operador, dicho al arrancar
     "zerogpu.bad_size": "{name} vale «{value}»; los tamaños de ZeroGPU son {choices}.",
     "plotly.produced_with": "Hecho con Plotly.js",
 
-    # --- a page that never freezes, Stop, the first answer (issue 22)
+    # --- a page that never freezes, Stop, the first answer
     "status.costs_after": ("La respuesta está completa. Ahora se mide una pasada de cada modelo para la frase "
                            "bajo los indicadores (una vez por par, dispositivo y K; Detener la omite)… {seconds} s"),
     "live.earlier": ("Rondas anteriores no mostradas aquí: {n} (el cuadro de salida y la traza descargada las "
@@ -947,7 +947,7 @@ STRINGS: dict[str, str] = {
     "status.loading_left": ("Cargando modelos: {step} ({percent}) · {seconds} s, quedan unos {left} s a este "
                             "ritmo"),
 
-    # --- draft trees in the app: the Generate form and the round log (issue 21)
+    # --- draft trees in the app: the Generate form and the round log
     "ui.drafter_tree_info": ("Árbol de borradores: un árbol dinámico de K nodos por pasada del objetivo (la regla "
                              "de EAGLE-2), verificado en una sola pasada; K es entonces el número de nodos (como "
                              "mucho {limit}). Con muestreo, un árbol fijo de K nodos."),
@@ -956,7 +956,7 @@ STRINGS: dict[str, str] = {
     "input.tree_nodes": "Un árbol de borradores tiene como mucho {limit} nodos por ronda: pon K en {limit} o menos.",
     "input.tree_compile": ("El árbol de borradores funciona sin pasadas compiladas (su máscara de atención cambia "
                            "en cada ronda): en Pasadas compiladas, elige «automático» o «no»."),
-    # --- classroom: a draft tree step by step (issue 21)
+    # --- classroom: a draft tree step by step
     "ctree.kind_tree": "el árbol del borrador",
     "ctree.kind_residual": "lo que queda tras un rechazo",
     "ctree.root": "el texto hasta aquí",
@@ -1004,7 +1004,7 @@ STRINGS: dict[str, str] = {
     "ctree.mass_bottom": "el residuo normalizado: r′, contra lo que se prueba el siguiente candidato",
     "ctree.mass_note": "Aquí las barras de p son r: aquello contra lo que se probó el nodo (p misma para un primer candidato).",
     "ctree.redraw": "Una ronda con árbol se muestra solo con sus u grabados: un u nuevo recorrería otra rama.",
-    # --- issue 30 (app30a): nada se desboca en una CPU, rechazar sin recortar, las pequeñas mentiras del aula
+    # --- nada se desboca en una CPU, rechazar sin recortar, las pequeñas mentiras del aula
     "input.compile_cpu": ("Esta máquina no tiene GPU CUDA, y las pasadas compiladas («sí») y los grafos CUDA "
                           "(«grafos») la necesitan: elige «automático» o «no»."),
     "input.temperature_low": "La temperatura debe ser 0 (voraz) o estar entre {lo} y {hi}.",

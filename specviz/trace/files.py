@@ -259,7 +259,7 @@ TREE_STATUSES = ("accepted", "rejected", "untried")
 
 
 def _check_tree(rnd, where: str) -> None:
-    """A tree round (issue 21): parents before children, the accepted nodes one path from the root that
+    """A tree round: parents before children, the accepted nodes one path from the root that
     spells the accepted drafts, and every tried node's verdict agreeing with its u and a."""
     tree = rnd.tree
     if tree is None:
@@ -294,7 +294,7 @@ def _check_tree(rnd, where: str) -> None:
 
 def _check_parent(parent: int, i: int, round_index: int) -> None:
     """A node's parent comes before it (-1 is the root): said in words, with rounds and nodes counted from 1 as a
-    reader counts them (issue 30: "trace.rounds[0].tree[1].parent must be between -1 and 0, not 2")."""
+    reader counts them ("trace.rounds[0].tree[1].parent must be between -1 and 0, not 2")."""
     if -1 <= parent < i:
         return
     where = dict(round=round_index + 1, node=i + 1)

@@ -43,7 +43,7 @@ class RoundRecorder:
 
     def alts(self, values: list[float], ids: list[float]) -> list[Alt]:
         """The top-n as alternatives, those of probability 0 left out: a one-hot (greedy) residual or a truncated
-        (top-k, top-p) p has fewer than n, and topk's fillers at 0.00 are no alternatives (issue 30)."""
+        (top-k, top-p) p has fewer than n, and topk's fillers at 0.00 are no alternatives."""
         return [Alt(int(i), self.text_of(int(i)), v) for v, i in zip(values, ids) if v > 0]
 
     def record(self, index: int, t: RoundTensors, outcome: Settled, marks: tuple[float, float, float]) -> Round:

@@ -62,7 +62,7 @@ class Choice:
 
 @dataclass
 class TreeNode:
-    """One node of a draft tree (issue 21): its token, where it hangs, its numbers and what became of it."""
+    """One node of a draft tree: its token, where it hangs, its numbers and what became of it."""
 
     token_id: int
     text: str

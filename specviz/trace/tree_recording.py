@@ -67,7 +67,7 @@ def _node_tops(recorder, tops: list[float], i: int, N: int, n: int) -> dict:
 def _next_top(greedy: bool, t, nodes: torch.Tensor, n: int):
     """The top-n alternatives of the correction or bonus: the distribution the token was drawn from, except a
     greedy bonus's, which shows the untempered softmax at the end of the accepted path as a chain's greedy
-    bonus does (the one-hot p there listed one token at 1.00 and n - 1 fillers at 0.00, issue 30)."""
+    bonus does (the one-hot p there listed one token at 1.00 and n - 1 fillers at 0.00)."""
     if not greedy or not bool(t.verdict.bonus[0]):
         return t.verdict.next_dist[0].topk(n)
     # Accepted nodes form one path, parents before children: the deepest has the largest index.

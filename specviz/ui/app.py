@@ -67,7 +67,7 @@ def results(lang: str) -> dict:
     with gr.Row(equal_height=False, elem_id="sv-texts"):
         with gr.Column(scale=3, min_width=300):
             # A fixed empty box that assets/live_text.js fills: whole values replace its text, append values
-            # (`LiveText.appended`) add rounds to it; Gradio never re-parses the growing text (issue 27).
+            # (`LiveText.appended`) add rounds to it; Gradio never re-parses the growing text.
             c["live"] = gr.HTML("", elem_id="sv-live", html_template='<div class="sv-live-text"></div>',
                                 js_on_load=(ASSETS / "live_text.js").read_text(encoding="utf-8"))
         with gr.Column(scale=2, min_width=240):

@@ -1,6 +1,6 @@
 """A script that must run before Gradio's own modules: served first in the page's <head> by an ASGI middleware.
 
-Why (issue 27): Gradio's `head=` is added by Gradio's JavaScript after its modules have loaded, too late for
+Why: Gradio's `head=` is added by Gradio's JavaScript after its modules have loaded, too late for
 `assets/raf_guard.js`, which has to be in place before Gradio's status tracker keeps its reference to
 `requestAnimationFrame`, and for `assets/first_view.js`, which sets the theme and follows the browser's language
 before Gradio starts (either one later costs a reload). So the middleware puts them into the HTML of the page itself,

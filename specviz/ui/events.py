@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import gradio as gr
 
-from .gpu_calls import gpu as _gpu   # ZeroGPU's decoration, with a duration of the request (issue 20)
+from .gpu_calls import gpu as _gpu   # ZeroGPU's decoration, with a duration of the request
 from .session import AppContext
 
 

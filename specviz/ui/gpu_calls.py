@@ -1,4 +1,4 @@
-"""The event functions that use the GPU, decorated for ZeroGPU (issue 20); unchanged everywhere else.
+"""The event functions that use the GPU, decorated for ZeroGPU; unchanged everywhere else.
 
 `spaces.GPU(duration=..., size=...)` gets a function of the request
 (specviz.runtime.zerogpu): tokens, K, the sweep's Ks, and the target step measured on

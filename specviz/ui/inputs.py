@@ -159,7 +159,7 @@ _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 def visible(text: str) -> bool:
     """Whether `text` shows anything: a prompt of whitespace, format characters (zero-width spaces, the BOM,
-    direction marks), controls and blank letters is refused like an empty one (issue 30)."""
+    direction marks), controls and blank letters is refused like an empty one."""
     return any(not (ch.isspace() or ch in _BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Cc"))
                for ch in text)
 
@@ -345,7 +345,7 @@ class SweepSettings:
 def k_range_conflict(form: Mapping[str, Any], lang: str = DEFAULT_LANG) -> dict[str, str]:
     """{"k_lo": sentence} when the sweep's smallest K is above its largest (each valid on its own), else {}.
 
-    Refused, not swapped: a sweep of 6…2 that ran 2…6 did something the user did not ask for (issue 30)."""
+    Refused, not swapped: a sweep of 6…2 that ran 2…6 did something the user did not ask for."""
     lo, hi = exact(form.get("k_lo")), exact(form.get("k_hi"))
     if lo is None or hi is None or lo <= hi:
         return {}

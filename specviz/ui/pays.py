@@ -36,7 +36,7 @@ from .worker import Result
 
 COST_REPEATS = 3      # timed repetitions per forward (the median is used)
 PLAIN_DRAFT_FORWARD = ("model", "hybrid")   # drafters whose draft step is one plain forward of the draft model
-# ... and the draft tree, whose every level is one forward of the draft model over that level's rows (issue 30:
+# ... and the draft tree, whose every level is one forward of the draft model over that level's rows (a walk of the page found that
 # tree rounds got no "cannot pay" sentence); its estimate uses the run's measured τ and the tree's depth.
 TREE_DRAFTER = TREE
 _MAX_ENTRIES = 16

@@ -198,7 +198,7 @@ def new_run(request, uses_models: bool = True) -> Run:
 
 def end_run(run: Run) -> None:
     """The run is over: its length joins the queue's estimate when it ran to its end (a stopped run's does not:
-    issue 30 saw runs stopped within a second make the page promise 5 s where 14 s passed)."""
+    a walk of the page saw runs stopped within a second make the page promise 5 s where 14 s passed)."""
     if run.active and run.uses_models and not run.cut:
         with _RUNS_LOCK:
             _DURATIONS.append(run_seconds(run))

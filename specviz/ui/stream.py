@@ -6,7 +6,7 @@ run's length: the live text holds the newest `APP_LIVE_ROUNDS` rounds (with a
 count of the earlier ones), the round log its newest cards, the timeline chart
 its newest rounds. Charts are redrawn at most every `chart_interval_s` while
 streaming and always at the end; with `stream_charts=False` (a fast replay, and
-every live run: issue 27) the log and tiles are redrawn at that pace too, and
+every live run) the log and tiles are redrawn at that pace too, and
 the charts only at the end, so that building, sending and drawing two Plotly
 figures and the whole log never compete with a decode (the live text, the one
 view that moves on every update, only grows); a live run's round log comes at its end only (`live_log`). Every
@@ -54,7 +54,7 @@ class StreamView:
         charts every second while rounds pour in has no time left for the user's clicks; a live run: neither has
         its decode). `live_log=False` (a live run) sends the round log at the start and the end only: Gradio's
         HTML component parses and diffs the whole log on every update, and on a 2-core Zen 4 with the browser on
-        the same machine that cost the decode ~15 % (issue 27); the live text shows every round meanwhile."""
+        the same machine that cost the decode ~15 %; the live text shows every round meanwhile."""
         self.lang, self.chart_interval_s, self.stream_charts = lang, chart_interval_s, stream_charts
         self.live_log = live_log
         self.live = vh.LiveText(prompt, greedy, lang=lang, window=APP_LIVE_ROUNDS)

@@ -17,7 +17,7 @@ raises `Stopped` once the run's stop flag is set, which ends the step at its
 next progress report. `batches(..., tick=s)` also yields an empty batch every
 `s` seconds of silence, so the event function can look at the clock and the
 Stop flag while the worker is busy; `batches(..., interval=s)` gives at most
-one batch per `s` seconds (the page's bounded update rate, issue 27).
+one batch per `s` seconds (the page's bounded update rate).
 
 Why one thread for all of them (`torch_thread`), not a thread per job: PyTorch's CPU kernels split each product over
 OpenMP threads, and libgomp's threads wait between products by spinning, unless the process manages more OpenMP

@@ -1,4 +1,4 @@
-"""The step mode's stage for a draft tree (issue 21): the tree with the walk so far, the words, the residual.
+"""The step mode's stage for a draft tree: the tree with the walk so far, the words, the residual.
 
 Pure HTML from a recorded `Round` with a `tree` and the stop logic of
 `specviz.classroom.steps` / `tree_steps`; no Gradio. The tree is a nested list

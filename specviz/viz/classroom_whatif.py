@@ -106,7 +106,7 @@ TOO_FEW = {"stopped": "why.too_few", "budget": "why.too_few_budget"}
 
 def _too_few(pr, numbers: dict, ended: str, total: int, lang: str) -> str:
     """Stopped (or out of time) before MIN_REPEATS repetitions: say so and give the numbers so far, never a
-    "too noisy" verdict with a spread of one repetition ("from 2.15× to 2.15×", issue 30)."""
+    "too noisy" verdict with a spread of one repetition ("from 2.15× to 2.15×")."""
     line = t(TOO_FEW[ended], lang, done=len(pr.ratios), total=total, **{k: numbers[k] for k in
                                                                         ("device", "n", "ratio", "target")})
     return (f'<div class="sv-cls-panel" data-verdict="too_few" data-holds="false" data-ratio="{pr.ratio:.3f}" '

@@ -189,7 +189,7 @@ class LiveText:
     def appended(self) -> str:
         """What the page adds to the text it holds (after `html()` or the last `appended()`): the append mark with
         the window, the line counting earlier rounds when there is one, the new rounds' fragments
-        (`assets/live_text.js` appends them and keeps the newest `window` rounds). Issue 27: Gradio parses and
+        (`assets/live_text.js` appends them and keeps the newest `window` rounds). Why: Gradio parses and
         diffs a whole HTML value on every update, which grew with the text and slowed the decode beside it."""
         new, self._sent = min(self._n - self._sent, len(self._parts)), self._n
         return f"{LIVE_APPEND_MARK.format(window=self._parts.maxlen or 0)}{self._note()}{self._fragments(new)}"
@@ -289,7 +289,7 @@ def comparison_html(c, limit: str | None = None, weights: str = "", lang: str = 
     rates = t("compare.rates", lang, spec=display_number(spec_tps, 1), base=display_number(base_tps, 1))
     if weights:
         rates += " " + t("compare.weights", lang, weights=weights_text(weights, lang))
-    # What the two rates count, said where they are shown (issue 27: the page's figure and the bench's must mean
+    # What the two rates count, said where they are shown (the page's figure and the bench's must mean
     # the same thing to be compared).
     parts = [f'<div class="sv-compare-row"><span class="sv-big" data-speedup="{esc(display_number(speed, 3))}">'
              f'{esc(t("compare.speedup", lang, speedup=display_number(speed, 2)))}</span> <span class="sv-muted">'

@@ -32,7 +32,7 @@ class PaysCheck:
     measured: float = math.nan      # speculative tokens/s over the target alone's, when the run has it
     device: str = "cpu"             # "cpu" or "cuda": which pair with a larger gap to point to
     weights: str = ""               # how the target stored its weights (the baseline named: "int4", ...)
-    # A draft tree (issue 30): the round's measured tokens τ over its cost, not the chain's α formula.
+    # A draft tree: the round's measured tokens τ over its cost, not the chain's α formula.
     reads: float = math.nan         # draft forwards per round (the tree's depth), mean over the run
     tau: float = math.nan           # tokens per round, measured
 

@@ -68,7 +68,7 @@ def _row(reference: Lane | None, lane: Lane, lang: str) -> str:
     cells = [_num(lane.tau), pct(lane.acceptance), _num(lane.tokens_per_s, 1),
              f"{_num(speedup)}×" if math.isfinite(speedup) else "—", lookup, same]
     # Each cell carries its column's name: on a phone the rows become cards and say it beside the value
-    # (a scrolling table hid the verdict column there, the fault issue 30 found in the round table).
+    # (a scrolling table hid the verdict column there, the fault a walk of the page found in the round table).
     return (f'<tr data-lane="{esc(lane.entrant)}" data-tau="{lane.tau:.4f}" data-tokens="{lane.tokens}" '
             f'data-same="{flag}"><th scope="row">{esc(lane_name(lane.entrant, lang))}</th>'
             + "".join(f'<td data-label="{esc(t(key, lang))}">{esc(c)}</td>' for key, c in zip(HEADS[1:], cells))

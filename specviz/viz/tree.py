@@ -1,4 +1,4 @@
-"""A tree round (issue 21) drawn as a tree: nested lists, one node per drafted token.
+"""A tree round drawn as a tree: nested lists, one node per drafted token.
 
 Each node shows its token, q, p, and u against a (the acceptance probability
 against the residual its earlier siblings left). The accepted path is bold,

@@ -133,7 +133,7 @@ def settle_box(page, selector: str, text: str):
 
     Gradio can re-render a box just after a page load, a lesson's load or an accordion's opening and put back what
     it showed before, sometimes after a first read-back had seen the typed text (the Spanish hostile-input test and
-    the classroom's Round box in CI, session 44). A number is filled in at once: typed key by key, "-0.5" passes
+    the classroom's Round box in CI). A number is filled in at once: typed key by key, "-0.5" passes
     through "-", which the box cannot parse, and under load Gradio's write-back of that moment ate the "-" or the
     "." ("0.5", "05": the run then went with a valid top-p). Text a number box cannot parse ("nan", "abc", "1e400")
     is typed key by key, as a person would (fill() refuses it); the box then shows "" or its own bound, so

@@ -240,7 +240,7 @@ def test_real_pair_greedy_identical_badge(browser, shots, pair_auto):
 
 
 def test_an_idle_page_does_not_draw_every_frame(page):
-    """Issue 27: Gradio 6.31 leaves status trackers' timers asking for a frame 60 times a second forever (the page's
+    """ Gradio 6.31 leaves status trackers' timers asking for a frame 60 times a second forever (the page's
     own "Loading..." tracker, removed while pending). assets/raf_guard.js, served first in <head>, must have matched
     them (`slowed` > 0: if a Gradio upgrade changes that code, this fails and the guard needs a look) and slowed them
     to 4 a second each; after a run, an idle page then asks for well under 60 frames a second (one leaked timer alone

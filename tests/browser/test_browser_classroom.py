@@ -21,7 +21,7 @@ def goto(page, server, query: str, path: str = ""):
 
 
 def open_tab(page, name: str):
-    """Click a tab of the page: every tab is in the tab row (it wraps; no overflow menu since issue 30), so this
+    """Click a tab of the page: every tab is in the tab row (it wraps; no overflow menu), so this
     waits for the tab itself (a count() taken before the row is drawn would find none)."""
     page.page.locator("#sv-tabs [role=tablist]").get_by_role("tab", name=name).first.click(timeout=30_000)
 
@@ -77,7 +77,7 @@ def test_step_mode_by_keyboard_shows_the_traces_numbers(page, server):
 
 
 def test_predict_then_reveal_keeps_score(page, server):
-    goto(page, server, "lesson=early-rejection&step=1")   # the lesson itself opens at its rejection (issue 22)
+    goto(page, server, "lesson=early-rejection&step=1")   # the lesson itself opens at its rejection
     wait_stage(page, {"round": "1", "kind": "draft"}, timeout=20)
     page.page.locator("#sv-cls-predict input").check()
     press(page, "ArrowRight")

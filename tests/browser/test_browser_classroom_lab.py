@@ -1,4 +1,4 @@
-"""Issue 30 §6 in Chromium, "Why not just compare tokens?", in English and Spanish at 1366×900 and on a phone (390×844).
+"""The lab in Chromium, "Why not just compare tokens?", in English and Spanish at 1366×900 and on a phone (390×844).
 
 The lab runs on the tiny models (no download): the page's two lines (the rule and exact matching) each show its
 measured acceptance beside its formula, Σ min(p, q) and Σ p·q, with the very figures `specviz.classroom.lab_compare`

@@ -1,4 +1,4 @@
-"""Issue 22 in Chromium at 1366×900: a link opens its lesson in view at the step it names, every tab shows in
+"""The classroom's links in Chromium at 1366×900: a link opens its lesson in view at the step it names, every tab shows in
 Spanish, Gradio's and Plotly's own words, the title and <html lang> follow the page's language, presenter mode
 presents, and the guess buttons exist only with Predict."""
 from __future__ import annotations
@@ -129,7 +129,7 @@ def test_presenter_mode_presents_one_step_in_large_type(laptop, server):
 
 
 def test_the_guess_buttons_show_only_with_predict_and_only_where_a_guess_counts(laptop, server):
-    """Issue 30: the buttons showed on steps where clicking them did nothing (the draft, the verify)."""
+    """ The buttons showed on steps where clicking them did nothing (the draft, the verify)."""
     goto(laptop, server, query="lesson=early-rejection&step=1")
     wait_stage(laptop, {"round": "1", "stop": "1", "kind": "draft"})
     assert not laptop.locator("#sv-cls-guess-accept").is_visible()
@@ -183,7 +183,7 @@ def test_the_arrows_step_right_after_presenter_mode_is_ticked(laptop, server):
 
 
 def test_the_classroom_refuses_bad_boxes_with_a_sentence_never_gradios_error(laptop, server):
-    """Issue 30: Round 0 and seed -1 gave Gradio's bare red "Error" pill, α 1.5 was clamped to 1 without a word,
+    """ Round 0 and seed -1 gave Gradio's bare red "Error" pill, α 1.5 was clamped to 1 without a word,
     and a temperature of 1e-400 ran greedy while its box still said 1e-400."""
     goto(laptop, server, query="lesson=early-rejection&step=1")
     wait_stage(laptop, {"round": "1", "stop": "1"})

@@ -1,4 +1,4 @@
-"""Issue 30 §6's drafter race in Chromium, English and Spanish, at 1366 and 390 px: the race runs on the tiny pair,
+"""The classroom's drafter race in Chromium, English and Spanish, at 1366 and 390 px: the race runs on the tiny pair,
 shows five lanes whose tokens are coloured by who proposed them, says every drafter wrote the target alone's text,
 stays inside a phone's width; a bad box gets a sentence; and the prepared code-edit lesson opens with no model."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21 in Chromium on a phone (390×844): the prepared tree lesson, opened by its link, walks the tree with
+"""Draft trees in the classroom, in Chromium on a phone (390×844): the prepared tree lesson, opened by its link, walks the tree with
 Next: a rejected first candidate, the residual it leaves, then the second candidate accepted against it, in
 English and in Spanish, and the page never scrolls sideways."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The live text's appending script (assets/live_text.js) in Chromium, fed the values `LiveText` sends (issue 27):
+"""The live text's appending script (assets/live_text.js) in Chromium, fed the values `LiveText` sends:
 after every update the box holds exactly what the whole value would show, whatever the window and however many
 rounds one update brings."""
 from __future__ import annotations

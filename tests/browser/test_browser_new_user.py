@@ -210,7 +210,7 @@ def test_stop_while_queued_cancels_before_it_starts(browser, server, shots):
         b.page.click("#sv-run")
         wait_text(b.page.locator("#sv-status"), "in line", timeout=10)
         press_stop(b)
-        # Issue 30: said at once, while the run ahead still runs (the page kept "1st in line" for up to 12 s)
+        # Said at once, while the run ahead still runs (the page kept "1st in line" for up to 12 s)
         wait_text(b.page.locator("#sv-status"), "Withdrawn: your request left the queue", timeout=3)
         press_stop(a)
         a.wait_final()
@@ -244,7 +244,7 @@ def test_phone_layout_and_touch_tap_show_token_details(browser, server):
         pg.wait_for_selector("#sv-run")
         live, prompt = pg.locator("#sv-live").bounding_box(), pg.locator("#sv-prompt").bounding_box()
         out, run = pg.locator("#sv-output").bounding_box(), pg.locator("#sv-run").bounding_box()
-        # issue 30: the prompt and Generate first (in the first screen), then the live text and the output
+        # The prompt and Generate first (in the first screen), then the live text and the output
         assert prompt["y"] < run["y"] < live["y"] < out["y"] and run["y"] + run["height"] <= 844
         pg.locator("#sv-max-new input").fill("16")
         pg.locator("#sv-run").tap()
@@ -349,7 +349,7 @@ def test_hostile_inputs_never_reach_the_page_as_uncaught_errors(browser, server,
         pg.close()
 
 
-# ---------------------------------------------------------------- hostile inputs on the Spanish page (issue 22)
+# ---------------------------------------------------------------- hostile inputs on the Spanish page
 def test_hostile_inputs_on_the_spanish_page_get_spanish_sentences(browser, server, shots, tmp_path):
     """Each refusal is a Spanish sentence with no English table text and no Python words; nothing typed runs as a
     script; Gradio's raw queue text ("queue: 1/1 | 0.5/55.3s") never shows. Gradio's own built-in strings (its

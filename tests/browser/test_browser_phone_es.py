@@ -1,4 +1,4 @@
-"""Issue 30 §3 in Chromium: a phone (390×844) and the Spanish page as good as the laptop (1366×900).
+"""In Chromium: a phone (390×844) and the Spanish page as good as the laptop (1366×900).
 
 Measured with bounding boxes on the tiny-model app: the prompt and Generate inside the first screen, every tab
 reachable without Gradio's hidden "More tabs" menu, the status covering nothing on a phone, the round table's

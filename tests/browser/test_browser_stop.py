@@ -1,4 +1,4 @@
-"""Issue 22 in a real browser: a 10,000-round replay never freezes the page, and Stop ends a replay, a run (in its
+"""A page that never freezes, in a real browser: a 10,000-round replay never freezes the page, and Stop ends a replay, a run (in its
 prefill too) and a sweep within 2 s.
 
 The tiny pair is slowed by the test server only (`tiny_app.Slow`: a pause per forward and per position read), so a

@@ -1,4 +1,4 @@
-"""The draft tree in Chromium (issue 21): choose the "draft tree" drafter, generate on the tiny pair, and read the
+"""The draft tree in Chromium: choose the "draft tree" drafter, generate on the tiny pair, and read the
 round log as a tree on a laptop (1366×900) and a phone (390×844), in English and in Spanish, with the page itself
 never scrolling sideways (a wide tree scrolls inside its card)."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """4-bit weights, int8 activations on a CPU ("q4a8"): a verify of up to 8 rows for about the cost of one.
 
-Why this exists (issue 29): speculation pays when scoring K+1 positions costs about one. PyTorch's
+Why this exists: speculation pays when scoring K+1 positions costs about one. PyTorch's
 4-bit CPU product blocks rows by 4 and dequantizes every weight tile to fp32 per block, so 5-8 rows
 cost two passes over the weights and one row is bound by arithmetic, not memory. The kernel in
 csrc/q4a8.cpp unpacks each weight tile once for all rows (up to 8 a pass) and multiplies the
@@ -13,7 +13,7 @@ any row or thread count (tests/test_models_quant_q4a8.py). The weights are w = m
 scale and min (the GGUF's own, or the grid weights.int4_grid finds), so a dequantized Q4_K tensor is reproduced;
 the int8 activations are the precision this kind adds (its fidelity: scripts/fidelity.py).
 
-Two 4-bit layouts (issue 29, lever 1). The products run near the memory roofline, so bytes are time, and in the
+Two 4-bit layouts. The products run near the memory roofline, so bytes are time, and in the
 first layout ("q4", 0.75 B a weight) a third of the bytes are fp32 scales. A GGUF Q4_K tensor's scales are
 smaller in their own form: per 32 weights a 6-bit sub-scale sc and sub-minimum m, per 256 an fp16 d and dmin,
 w = d*sc*q - dmin*m. The second layout ("q4k", Q4KA8Linear, 0.59 B a weight) keeps sc and m as bytes and d and

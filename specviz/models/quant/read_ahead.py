@@ -1,6 +1,6 @@
 """Whether specviz's 4-bit products read the weights ahead at one row too: measured at load, per machine.
 
-Why this exists (issue 29): a one-token step of the packaged target is its 197 products in the model's order, ~1 GB
+Why this exists: a one-token step of the packaged target is its 197 products in the model's order, ~1 GB
 of weights that no cache holds, so the step is bound by how fast those bytes arrive. The kernels prefetch the
 weights 4 KB ahead of the block being multiplied from two rows up (csrc/q4a8.cpp, prefetch_rows). At one row the
 two CPU kinds measured want opposite settings: on a 2-core Zen 4 VM the hardware prefetcher keeps up alone and the

@@ -68,7 +68,7 @@ def step_layout(lang: str) -> dict:
         c["cls_next"] = gr.Button(t("cls.next", lang), elem_id="sv-cls-next", min_width=90)
         c["cls_speed"] = gr.Slider(*SPEEDS, value=SPEED, step=0.25, label=t("cls.speed", lang), elem_id="sv-cls-speed",
                                    min_width=160)
-        # No precision or minimum: Gradio rounded 2.5 to 2 and raised a bare "Error" for 0 (issue 30);
+        # No precision or minimum: Gradio rounded 2.5 to 2 and raised a bare "Error" for 0;
         # `go_round` refuses both with a sentence.
         c["cls_round"] = gr.Number(value=1, step=1, label=t("cls.round", lang), elem_id="sv-cls-round",
                                    min_width=90)
@@ -143,7 +143,7 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
 # ---------------------------------------------------------------- the step view
 def render(ctx: AppContext, trace, state: StepState, seed, predict) -> dict:
     """The stage, the mass picture and the round box for the state (re-drawn u applied), and the guess buttons
-    shown only where a guess counts: at a test whose u is still hidden (issue 30: they showed where clicking
+    shown only where a guess counts: at a test whose u is still hidden (they showed where clicking
     did nothing)."""
     if not trace or not trace.rounds:
         return {"cls_stage": vc.empty_stage_html(ctx.lang), "cls_mass_text": "", "cls_round": gr.update(),

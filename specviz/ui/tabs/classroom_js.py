@@ -7,7 +7,7 @@ if (!window.__svClassroomKeys) {
   window.__svClassroomKeys = true;
   document.addEventListener('keydown', (e) => {
     const el = e.target, tag = (el && el.tagName || '').toLowerCase();
-    // Escape first: the presenter switch keeps the focus after a click, and it is an <input> (issue 30).
+    // Escape first: the presenter switch keeps the focus after a click, and it is an <input>.
     if (e.key === 'Escape' && document.documentElement.classList.contains('sv-presenter')) {
       const box = document.querySelector('#sv-cls-presenter input');   // leave presenter mode through its switch
       if (box) box.click();

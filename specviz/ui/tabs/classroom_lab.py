@@ -50,7 +50,7 @@ def lab_layout(lang: str) -> dict:
         c["lab_variant"] = gr.Dropdown([(t(vc.LAB_KEYS[v], lang), v) for v in lab.VARIANTS], value="real",
                                        label=t("lab.variant", lang), elem_id="sv-lab-variant")
     # Plain boxes, no max_length, minimum or precision: Gradio would cut, clamp, round or raise its bare "Error";
-    # `classroom_inputs.lab_settings` refuses instead, with a sentence (issue 30).
+    # `classroom_inputs.lab_settings` refuses instead, with a sentence.
     with gr.Row():
         c["lab_prompt"] = gr.Textbox(t("lab.default_prompt", lang), label=t("lab.prompt", lang),
                                      info=t("ui.prompt_info", lang, limit=APP_MAX_LAB_PROMPT_CHARS),

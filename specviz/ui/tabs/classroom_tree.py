@@ -1,4 +1,4 @@
-"""The step view of a round with a draft tree (issue 21): the stage and, at a rejection, the residual's picture.
+"""The step view of a round with a draft tree: the stage and, at a rejection, the residual's picture.
 
 `classroom.render` asks here for a tree round's part of the step view (`classroom_stage`). The walk is `specviz.classroom.steps`
 (`tree_stops`) and `tree_steps`; the drawing `specviz.viz.classroom_tree` and,

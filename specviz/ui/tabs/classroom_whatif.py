@@ -30,7 +30,7 @@ from ..session import AppContext, end_run, new_run, stop_run
 def whatif_layout(lang: str) -> dict:
     c = {}
     gr.Markdown(t("whatif.intro", lang))
-    # Number boxes, not sliders: a slider's own box clamped 1.5 to 1 without a word (issue 30); here a value out of
+    # Number boxes, not sliders: a slider's own box clamped 1.5 to 1 without a word; here a value out of
     # range is refused with a sentence (`classroom_inputs.whatif_settings`).
     with gr.Row():
         c["wi_alpha"] = gr.Number(0.78, step=0.01, label=t("whatif.alpha", lang), elem_id="sv-wi-alpha",

@@ -159,7 +159,7 @@ def _generate(ctx: AppContext, run, request, s: RunSettings):
         return
     pair, ids = ready
     compiled = pays.compiles(worker.compile_mode(s.drafter, s.compile), pair)   # a tree: never
-    # Issue 27: the live text on every update, the tiles at a slower pace, the log at the end, the charts after it.
+    # The live text on every update, the tiles at a slower pace, the log at the end, the charts after it.
     view = StreamView(s.prompt, s.sampling.greedy, lang, ctx.live_log_interval_s, stream_charts=False, live_log=False)
     outcome = Outcome()
     yield from stream_run(ctx, run, pair, s, ids, compiled, view, outcome)
@@ -185,7 +185,7 @@ def stream_run(ctx: AppContext, run, pair, s: RunSettings, ids: list[int], compi
     """Start the decode worker and turn each batch of its events into one page update. After Stop the page waits
     at most `APP_STOP_GRACE_S` for the worker to end its round (or prefill chunk), then leaves it to end alone.
 
-    Issue 27: the updates come at most `ctx.live_updates_per_s` a second, each from the newest state (every round
+    The updates come at most `ctx.live_updates_per_s` a second, each from the newest state (every round
     that arrived meanwhile is folded in, none skipped), in the speculative part and the target-alone part alike, so
     both are timed under the same drawing; between updates this thread sleeps and the decoder has the cores."""
     lang = ctx.lang
@@ -238,7 +238,7 @@ def apply_events(batch: list, view: StreamView, outcome: Outcome, s: RunSettings
                 view.add(rnd)
                 added = True
             case SpecDone(stats=stats):
-                if stats.get("graphs_fallback"):   # issue 20: a failed capture is said, once, in words
+                if stats.get("graphs_fallback"):   # A failed capture is said, once, in words
                     message = t("status.graphs_fallback", lang, reason=stats["graphs_fallback"])
                 if s.compare and not stopped():
                     message = t("status.baseline_start", lang)

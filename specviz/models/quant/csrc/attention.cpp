@@ -1,4 +1,4 @@
-// One-query attention for CPUs: every query row on its own, over exactly the keys it may see (issue 29).
+// One-query attention for CPUs: every query row on its own, over exactly the keys it may see.
 //
 // Why this exists: a verify must compute each of its K+1 rows exactly as the one-token step at that
 // position does (specviz/runtime/attention.py). With PyTorch's SDPA that meant K+1 SDPA calls per layer,

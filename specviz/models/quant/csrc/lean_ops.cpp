@@ -1,4 +1,4 @@
-// The lean layer stack's elementwise tails in one call each (models/lean_forward.py; issue 29).
+// The lean layer stack's elementwise tails in one call each (models/lean_forward.py).
 //
 // Why: after the products and the attention moved into this extension, a one-token step of the 0.5B draft still
 // spent ~4-5 ms of its ~18 in small ATen operations, a few microseconds each: the rotary embedding is seven of

@@ -1,4 +1,4 @@
-// The lean layer stack's loop over layers in C++ (models/lean_forward.py; issue 29).
+// The lean layer stack's loop over layers in C++ (models/lean_forward.py).
 //
 // Why: with the products, the attention and the elementwise tails in this extension, what was left of a one-token
 // step outside them was Python: ~40 tensor calls a layer through PyTorch's Python bindings, ~270 us a layer of the
@@ -6,7 +6,7 @@
 // same steps are made from C++, in the same order, on the same values: ATen's own operators where a reduction or a
 // transcendental decides the bits (the norms' sums, silu), the extension's elementwise calls for the rest, each
 // rounding as the ATen operators it replaces (csrc/lean_ops.cpp): the rotary embedding, the norms' other six
-// operations, the KV cache's cat, the residual adds, silu(gate) * up and the dtype casts (session 50: ~30 ATen calls
+// operations, the KV cache's cat, the residual adds, silu(gate) * up and the dtype casts (~30 ATen calls
 // a layer down to ~5, one-token steps 0.93 (draft) and 0.98 (target) of their time). So every bit is what the
 // Python stack computes, and that is transformers' forward bit for bit (tests/test_models_lean_forward.py).
 // ATen's tensor and silu only (aten.h; the binding: bindings.cpp).

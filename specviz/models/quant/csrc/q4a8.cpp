@@ -1,6 +1,6 @@
 // Weight-only 4-bit (and int8) linear for CPUs with int8 activations: specviz's "q4a8" kernels.
 //
-// Why this exists (issue 29): PyTorch's 4-bit CPU product blocks rows by 4 and turns every code
+// Why this exists: PyTorch's 4-bit CPU product blocks rows by 4 and turns every code
 // into an fp32 weight per block of rows, so 5-8 rows cost two passes and one row is arithmetic-
 // bound. Here each weight tile is unpacked once and multiplied, as int8, by every row's int8
 // activations (AVX2 vpmaddubsw/vpmaddwd, AVX-512 VNNI vpdpbusd): a verify of up to 8 rows reads
@@ -15,7 +15,7 @@
 // The ISA paths do the same fp32 operations lane by lane, so they agree bit for bit too.
 // Build with -ffp-contract=off: the compiler must not fuse or split these operations itself.
 //
-// Two 4-bit layouts (issue 29, "lever 1"): "q4" keeps an fp32 scale and minimum per (column, group)
+// Two 4-bit layouts: "q4" keeps an fp32 scale and minimum per (column, group)
 // (0.75 B a weight, a third of it scales); "q4k" keeps a GGUF Q4_K tensor's own scales: 6-bit
 // sub-scale sc and sub-minimum m per (column, group) as bytes, and fp32 d and -dmin per (column,
 // super-block of 256 inputs) (0.59 B a weight). The kernel forms scale = float(sc) * d and
@@ -135,7 +135,7 @@ at::Tensor q4h_matmul(at::Tensor x, at::Tensor packed, int64_t isa) { return mat
 
 // The whole layer as the Python module spelled it, op for op (so bit for bit the same result), in one call: x to
 // fp32 (exact), the product, its first n columns, [times the per-output scales,] back to x's dtype, [plus the bias]
-// (issue 29: one Python call a product instead of five, then the epilogue fused into the tiles).
+// (one Python call a product instead of five, then the epilogue fused into the tiles).
 at::Tensor q4_linear(at::Tensor x, at::Tensor packed, int64_t n, c10::optional<at::Tensor> scales,
                      c10::optional<at::Tensor> bias, int64_t isa, int64_t kind) {
   TORCH_CHECK(kind >= Q4 && kind <= Q6K, "q4a8: unknown kind");

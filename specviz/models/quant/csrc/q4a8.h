@@ -33,7 +33,7 @@ constexpr int64_t Q6_GROUP = Q6_SCALES + 2 * TILE;         // 416 bytes per (til
 constexpr int64_t K6_HEAD = TILE * 4;                      // 16 fp32 d per (tile, super-block)
 constexpr int64_t K6_BLOCK = K6_HEAD + SUPER * Q6_GROUP;   // 3392 bytes per (tile, super-block)
 
-// Software prefetch this many bytes ahead of the block being multiplied (issue 29). With 4+ rows the
+// Software prefetch this many bytes ahead of the block being multiplied. With 4+ rows the
 // products take long enough per block that the hardware prefetcher falls behind and the loads stall:
 // on the 2-core Zen 4 VM a verify of 4 rows went from 1.75x to 1.46x one token, 8 rows from 2.45x to
 // 2.05x, one row unchanged (scripts/q4_kernel_bench.py --cold 8; forward_costs of the packaged target).
@@ -45,7 +45,7 @@ constexpr int64_t K6_BLOCK = K6_HEAD + SUPER * Q6_GROUP;   // 3392 bytes per (ti
 // 0.92 of its time without read-ahead, one-token steps and 3+ rows unchanged (the q6k head, with more arithmetic
 // per byte, fell behind most). So 2+ rows there.
 // On the 2-core Zen 3 VM (AVX2) one row wants it too: the target's products in the model's order took 0.85 of their
-// time with read-ahead at one row, the draft's 0.93 (session 43). The two CPU kinds want opposite settings, so one
+// time with read-ahead at one row, the draft's 0.93. The two CPU kinds want opposite settings, so one
 // row's read-ahead is a setting chosen by measurement at load (read_ahead.py, choose): `set_prefetch_rows`.
 // 2+ rows always read ahead. Each tile comes in two variants at one row (PF false/true); the tables hold the
 // variant per row count, and avx2_one_row / vnni_one_row the one-row tiles with read-ahead.
