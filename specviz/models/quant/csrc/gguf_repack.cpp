@@ -75,88 +75,80 @@ void put_nibbles(uint8_t* out, int64_t col, Code code) {
 
 }  // namespace
 
+// The walk both repacks share: every column's super-block of `raw` (uint8 [n, S * block_bytes]) handed to `put`
+// with the block of its tile it fills (uint8 [out_bytes] of the result [tiles, S, out_bytes]), in parallel over tiles.
+template <typename Put>
+at::Tensor each_block(const at::Tensor& raw, int64_t block_bytes, int64_t out_bytes, Put put) {
+  const int64_t n = raw.size(0), row = raw.size(1), supers = row / block_bytes, tiles = (n + TILE - 1) / TILE;
+  auto out = aten::zeros({tiles, supers, out_bytes}, at::kByte);
+  const uint8_t* src = raw.data_ptr<uint8_t>();
+  uint8_t* dst = out.data_ptr<uint8_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < tiles; ++t)
+    for (int64_t s = 0; s < supers; ++s)
+      for (int64_t col = 0; col < TILE && t * TILE + col < n; ++col)
+        put(dst + (t * supers + s) * out_bytes, col, src + (t * TILE + col) * row + s * block_bytes);
+  return out;
+}
+
 // raw: uint8 [n, S * 144], a Q4_K tensor's rows as the GGUF stores them -> uint8 [tiles, S, K4_BLOCK].
 at::Tensor repack_q4k(at::Tensor raw) {
   TORCH_CHECK(raw.dtype() == at::kByte && raw.dim() == 2 && raw.is_contiguous() && raw.size(1) % Q4K_BYTES == 0,
               "repack_q4k: raw must be contiguous uint8 [n, super-blocks * 144]");
-  const int64_t n = raw.size(0), supers = raw.size(1) / Q4K_BYTES, tiles = (n + TILE - 1) / TILE;
   TORCH_CHECK(K4_BLOCK == Q4K_HEAD_OUT + 8 * Q4K_GROUP_OUT, "repack_q4k: layout constants disagree");
-  auto out = aten::zeros({tiles, supers, K4_BLOCK}, at::kByte);
-  const uint8_t* src = raw.data_ptr<uint8_t>();
-  uint8_t* dst = out.data_ptr<uint8_t>();
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
-    for (int64_t s = 0; s < supers; ++s) {
-      uint8_t* head = dst + (t * supers + s) * K4_BLOCK;
-      for (int64_t col = 0; col < TILE && t * TILE + col < n; ++col) {
-        const uint8_t* block = src + (t * TILE + col) * raw.size(1) + s * Q4K_BYTES;
-        const float d = half_to_float(block), dmin = half_to_float(block + 2);
-        put_float(head + col * 4, d);
-        put_float(head + (TILE + col) * 4, -dmin);
-        for (int g = 0; g < 8; ++g) {
-          uint8_t sc, m;
-          scale_min(block + 4, g, &sc, &m);
-          uint8_t* group = head + Q4K_HEAD_OUT + g * Q4K_GROUP_OUT;
-          group[Q4_CODES + col] = sc;
-          group[Q4_CODES + TILE + col] = m;
-          const uint8_t* qs = block + 16 + (g / 2) * 32;
-          const int shift = (g % 2) * 4;
-          const bool zero = !(static_cast<float>(sc) * d > 0.0f);   // exact_codes gives such a group code 0
-          put_nibbles(group, col, [&](int input) { return zero ? 0 : (qs[input] >> shift) & 15; });
-        }
-      }
+  return each_block(raw, Q4K_BYTES, K4_BLOCK, [](uint8_t* head, int64_t col, const uint8_t* block) {
+    const float d = half_to_float(block), dmin = half_to_float(block + 2);
+    put_float(head + col * 4, d);
+    put_float(head + (TILE + col) * 4, -dmin);
+    for (int g = 0; g < 8; ++g) {
+      uint8_t sc, m;
+      scale_min(block + 4, g, &sc, &m);
+      uint8_t* group = head + Q4K_HEAD_OUT + g * Q4K_GROUP_OUT;
+      group[Q4_CODES + col] = sc;
+      group[Q4_CODES + TILE + col] = m;
+      const uint8_t* qs = block + 16 + (g / 2) * 32;
+      const int shift = (g % 2) * 4;
+      const bool zero = !(static_cast<float>(sc) * d > 0.0f);   // exact_codes gives such a group code 0
+      put_nibbles(group, col, [&](int input) { return zero ? 0 : (qs[input] >> shift) & 15; });
     }
-  }
-  return out;
+  });
 }
 
 // raw: uint8 [n, S * 210], a Q6_K tensor's rows -> uint8 [tiles, S, K6_BLOCK] (q4a8_layout.pack_q6k).
 at::Tensor repack_q6k(at::Tensor raw) {
   TORCH_CHECK(raw.dtype() == at::kByte && raw.dim() == 2 && raw.is_contiguous() && raw.size(1) % Q6K_BYTES == 0,
               "repack_q6k: raw must be contiguous uint8 [n, super-blocks * 210]");
-  const int64_t n = raw.size(0), supers = raw.size(1) / Q6K_BYTES, tiles = (n + TILE - 1) / TILE;
   TORCH_CHECK(K6_BLOCK == K6_HEAD + 8 * Q6_GROUP && Q6_GROUP == Q6K_LOW + Q6K_HIGH + 2 * TILE,
               "repack_q6k: layout constants disagree");
-  auto out = aten::zeros({tiles, supers, K6_BLOCK}, at::kByte);
-  const uint8_t* src = raw.data_ptr<uint8_t>();
-  uint8_t* dst = out.data_ptr<uint8_t>();
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tiles; ++t) {
-    for (int64_t s = 0; s < supers; ++s) {
-      uint8_t* head = dst + (t * supers + s) * K6_BLOCK;
-      for (int64_t col = 0; col < TILE && t * TILE + col < n; ++col) {
-        const uint8_t* block = src + (t * TILE + col) * raw.size(1) + s * Q6K_BYTES;
-        const uint8_t *ql = block, *qh = block + 128;
-        const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);
-        const float d = half_to_float(block + 208);
-        put_float(head + col * 4, d);
-        // Every code (0..63) of the super-block, as gguf's Q6_K dequantizer reads it; 32 (q = 0) where the
-        // sub-block's step is 0, as exact_q6k_codes gives it.
-        uint8_t codes[256];
-        for (int w = 0; w < 256; ++w) {
-          const int half = w / 128, r = w % 128;
-          const int low = (ql[64 * half + r % 64] >> (4 * (r / 64))) & 15;
-          const int high = (qh[32 * half + r % 32] >> (2 * (r / 32))) & 3;
-          codes[w] = static_cast<float>(scales[w / 16]) * d == 0.0f ? 32 : static_cast<uint8_t>(low | (high << 4));
-        }
-        for (int g = 0; g < 8; ++g) {
-          uint8_t* group = head + K6_HEAD + g * Q6_GROUP;
-          const uint8_t* c = codes + 32 * g;
-          put_nibbles(group, col, [&](int input) { return c[input] & 15; });
-          // High 2 bits: byte col*4+i of 64-byte block b holds input 4v+i's at bits 2(v%4), v = 4b + v%4.
-          for (int b = 0; b < 2; ++b)
-            for (int i = 0; i < 4; ++i) {
-              uint8_t byte = 0;
-              for (int v4 = 0; v4 < 4; ++v4) byte |= static_cast<uint8_t>((c[4 * (4 * b + v4) + i] >> 4) << (2 * v4));
-              group[Q6K_LOW + b * 64 + col * 4 + i] = byte;
-            }
-          group[Q6K_LOW + Q6K_HIGH + col] = static_cast<uint8_t>(scales[2 * g]);
-          group[Q6K_LOW + Q6K_HIGH + TILE + col] = static_cast<uint8_t>(scales[2 * g + 1]);
-        }
-      }
+  return each_block(raw, Q6K_BYTES, K6_BLOCK, [](uint8_t* head, int64_t col, const uint8_t* block) {
+    const uint8_t *ql = block, *qh = block + 128;
+    const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);
+    const float d = half_to_float(block + 208);
+    put_float(head + col * 4, d);
+    // Every code (0..63) of the super-block, as gguf's Q6_K dequantizer reads it; 32 (q = 0) where the
+    // sub-block's step is 0, as exact_q6k_codes gives it.
+    uint8_t codes[256];
+    for (int w = 0; w < 256; ++w) {
+      const int half = w / 128, r = w % 128;
+      const int low = (ql[64 * half + r % 64] >> (4 * (r / 64))) & 15;
+      const int high = (qh[32 * half + r % 32] >> (2 * (r / 32))) & 3;
+      codes[w] = static_cast<float>(scales[w / 16]) * d == 0.0f ? 32 : static_cast<uint8_t>(low | (high << 4));
     }
-  }
-  return out;
+    for (int g = 0; g < 8; ++g) {
+      uint8_t* group = head + K6_HEAD + g * Q6_GROUP;
+      const uint8_t* c = codes + 32 * g;
+      put_nibbles(group, col, [&](int input) { return c[input] & 15; });
+      // High 2 bits: byte col*4+i of 64-byte block b holds input 4v+i's at bits 2(v%4), v = 4b + v%4.
+      for (int b = 0; b < 2; ++b)
+        for (int i = 0; i < 4; ++i) {
+          uint8_t byte = 0;
+          for (int v4 = 0; v4 < 4; ++v4) byte |= static_cast<uint8_t>((c[4 * (4 * b + v4) + i] >> 4) << (2 * v4));
+          group[Q6K_LOW + b * 64 + col * 4 + i] = byte;
+        }
+      group[Q6K_LOW + Q6K_HIGH + col] = static_cast<uint8_t>(scales[2 * g]);
+      group[Q6K_LOW + Q6K_HIGH + TILE + col] = static_cast<uint8_t>(scales[2 * g + 1]);
+    }
+  });
 }
 
 }  // namespace specviz
