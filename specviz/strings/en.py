@@ -750,7 +750,7 @@ STRINGS: dict[str, str] = {
     "load.timing_weights": "timing the target's weight formats",
     "load.timing_read_ahead": "timing the target's products with and without read-ahead",
     "load.storing_target": "storing the target's weights as {weights}",
-    "load.building_kernels": "building specviz's 4-bit CPU kernels (once; about a minute)",
+    "load.building_kernels": "building specviz's 4-bit CPU kernels (once; under a minute)",
     "load.waiting_kernels": "waiting for another process's kernel build ({seconds} s)",
     "load.kernels_unavailable": "specviz's 4-bit kernels are unavailable here ({reason}); PyTorch's kernels run instead",
     "weights.q4a8": "4-bit with int8 activations (q4a8)",

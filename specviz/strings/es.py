@@ -784,7 +784,7 @@ STRINGS: dict[str, str] = {
     "load.timing_weights": "cronometrando los formatos de pesos del objetivo",
     "load.timing_read_ahead": "cronometrando los productos del objetivo con y sin lectura anticipada",
     "load.storing_target": "guardando los pesos del objetivo como {weights}",
-    "load.building_kernels": "compilando los núcleos de 4 bits de specviz para CPU (una vez; alrededor de un minuto)",
+    "load.building_kernels": "compilando los núcleos de 4 bits de specviz para CPU (una vez; menos de un minuto)",
     "load.waiting_kernels": "esperando a que otro proceso termine de compilar los núcleos ({seconds} s)",
     "load.kernels_unavailable": ("los núcleos de 4 bits de specviz no están disponibles aquí ({reason}); se usan los "
                                  "de PyTorch"),

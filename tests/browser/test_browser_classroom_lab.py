@@ -17,7 +17,7 @@ import pytest
 from specviz.classroom import lab, lab_compare
 from specviz.engine.sampling import SamplingConfig
 from specviz.strings import t, table
-from specviz.viz.format import display_number
+from specviz.viz.format import display_number, pct
 from tests.browser.page import CHROMIUM, open_page, type_number
 
 pytestmark = [
@@ -87,7 +87,9 @@ def test_why_not_compare_tokens_shows_both_measured_acceptances_beside_their_for
         for line in (t("lab.cmp_title", lang), t("lab.cmp_intro", lang, n=N),
                      shown_line("lab.cmp_rule", lang, c.rule_rate, c.rule_se, c.rule_formula),
                      shown_line("lab.cmp_exact", lang, c.exact_rate, c.exact_se, c.exact_formula),
-                     t("lab.cmp_why", lang)):
+                     t("lab.cmp_why", lang, exact=display_number(c.exact_formula),
+                       rule=display_number(c.rule_formula),
+                       lost=pct(max(0.0, (c.rule_formula - c.exact_formula) / c.rule_formula)))):
             assert line in text, (line, text)
         assert "Σ min(p, q)" in text and "Σ p·q" in text
 
