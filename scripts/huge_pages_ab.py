@@ -10,7 +10,7 @@ the output layer) and whole lean-stack forwards at 1, 2, 4 and 8 rows.
     PYTHONPATH=. python scripts/huge_pages_ab.py [--passes 40]
 
 Prints, per row count, the 2 MB pages' median time over the 4 KB pages' and the median of the paired ratios with
-their quartiles (docs/performance.md, "Weights in 2 MB pages").
+their quartiles (docs/measurements.md, "Weights in 2 MB pages").
 """
 from __future__ import annotations
 

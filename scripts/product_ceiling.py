@@ -15,7 +15,7 @@ the tiles are near the arithmetic limit (then only fewer instructions a multiply
 
     PYTHONPATH=. python scripts/product_ceiling.py [--rows 1 2 4 8] [--repeats 9]
 
-Run with nothing else on the machine; on a shared VM the figures move with the neighbours (docs/performance.md).
+Run with nothing else on the machine; on a shared VM the figures move with the neighbours (docs/measurements.md).
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ so its logits are transformers' bit for bit (tests/test_models_lean_forward.py c
 forwards); what it leaves out is the modules around them, and it makes one product of q, k and v (and one of gate and
 up) where the layers are of one kind: each output column of a product is computed alone, so joining their weights
 changes no bit. One-token steps on a 2-core Zen 4: the packaged 0.5B draft 37.2 -> 28.8 ms, the 1.5B target 76.1 ->
-65.3 ms (docs/performance.md, "The layers without their modules"). The rotary embedding and the norm's elementwise
+65.3 ms (docs/measurements.md, "The layers without their modules"). The rotary embedding and the norm's elementwise
 tail are one extension call each (csrc/lean_ops.cpp), rounding as ATen's ops do; the norm's sum stays ATen's. The loop
 over the layers runs in C++ (csrc/lean_stack.cpp: the same steps, with the KV cache's growth, the residual adds and
 the casts also as the extension's exact elementwise calls) where the cache is a dynamic one already filled by a
