@@ -12,7 +12,7 @@ import pytest
 from specviz.classroom import lab, lessons, whatif
 from specviz.classroom.decisions import decision, redraw, uniforms
 from specviz.classroom.masses import mass
-from specviz.classroom.steps import Cursor, at_end, clamp, move, nodes, stops
+from specviz.classroom.steps import Cursor, at_end, clamp, last_rejected, move, node_states, nodes, stops, tree_order
 from specviz.engine.sampling import SamplingConfig
 from specviz.strings import t
 from specviz.trace.records import Choice, Round
@@ -27,6 +27,20 @@ def test_stops_follow_the_decoder_order():
     assert [(s.kind, s.pos) for s in stops(rejected_round())] == [
         ("draft", None), ("verify", None), ("test", 0), ("test", 1), ("test", 2), ("correction", 2)]
     assert [s.kind for s in stops(bonus_round())] == ["draft", "verify", "test", "test", "bonus"]
+
+
+@pytest.mark.parametrize("make", [rejected_round, bonus_round])
+def test_a_chain_is_walked_as_a_tree_of_one_branch(make):
+    """A chain's tokens hang one from the other and are tested against p: the tree's walk tries exactly the tokens the
+    chain tests, and at the round's end every token shows the chain's own verdict (a discarded one too)."""
+    rnd = make()
+    tree = nodes(rnd)
+    assert [n.parent for n in tree] == list(range(-1, rnd.k - 1))
+    assert all(n.r == tk.p and n.top_r == tk.top_p for n, tk in zip(tree, rnd.drafted))
+    assert tree_order(tree) == [s.pos for s in stops(rnd) if s.kind == "test"] == list(range(rnd.k if rnd.rejected_at is None else rnd.rejected_at + 1))
+    assert node_states(rnd, stops(rnd)[-1]) == [rnd.verdict(i) for i in range(rnd.k)]
+    assert node_states(rnd, stops(rnd)[1]) == ["pending"] * rnd.k
+    assert last_rejected(rnd) == rnd.rejected_at
 
 
 def test_numbers_and_formula_at_each_test():

@@ -15,10 +15,9 @@ from ..classroom.decisions import Decision  # noqa: F401 (re-exported)
 from ..classroom.masses import Mass
 from ..strings import DEFAULT_LANG, t
 from ..trace.records import Round
-from .classroom_stage import StageOptions, empty_stage_html, picture_html, score_html, stage_html  # noqa: F401
+from .classroom_stage import StageOptions, empty_stage_html, score_html, stage_html  # noqa: F401 (re-exported)
 from .classroom_whatif import premise_figure, premise_html, whatif_figure, whatif_html  # noqa: F401 (re-exported)
-from .classroom_words import (GLYPHS, WORDS, changes_html, formula, quote, shape, state_word, summary,  # noqa: F401
-                              ubar_html)
+from .classroom_words import WORDS, changes_html, formula, quote, shape, summary  # noqa: F401 (re-exported)
 from .format import PALETTE, display_number, esc, pct, rich, token_display
 
 

@@ -44,7 +44,6 @@ def _ending(rnd: Round, stop: Stop):
     return None
 
 
-
 # ---------------------------------------------------------------- a one-branch tree: a row of chips
 def _chip(text: str, state: str, pos: int | None, current: bool, lang: str, extra: str = "") -> str:
     cls = "sv-cls-chip sv-cls-current" if current else "sv-cls-chip"
@@ -89,8 +88,8 @@ def _subtree(rnd: Round, parent: int, stop: Stop, states: list[str], end_at: int
         here = stop.kind in ("node", "residual") and stop.pos == i
         items.append(f'<li>{_node_html(tree[i].text, states[i], here, lang, i, nums)}'
                      f'{_subtree(rnd, i, stop, states, end_at, lang)}</li>')
-    end = _ending(rnd, stop)
     if parent == end_at:   # the correction or the bonus, hung where the walk stopped
+        end = _ending(rnd, stop)
         items.append("" if end is None else f'<li>{_node_html(end[0].text, end[1], True, lang)}</li>')
     return f'<ul>{"".join(items)}</ul>' if any(items) else ""
 

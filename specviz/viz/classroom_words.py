@@ -169,8 +169,9 @@ def _ending_body(rnd: Round, kind: str, greedy: bool, lang: str, reject_chance: 
         note = esc(t("cls.correction_greedy" if greedy else "cls.see_mass", lang))
         return f'<p>{text}</p>{chance}<p class="sv-muted">{note}</p>'
     b = rnd.bonus
-    return (f'<p>{rich(words["bonus_text"], lang, n=len(accepted_path(rnd)), k=rnd.k, pos=rnd.k + 1, token=quote(b.text), p=display_number(b.prob))}'
-            f'</p>')
+    text = rich(words["bonus_text"], lang, n=len(accepted_path(rnd)), k=rnd.k, pos=rnd.k + 1, token=quote(b.text),
+                p=display_number(b.prob))
+    return f'<p>{text}</p>'
 
 
 def body(rnd: Round, stop: Stop, greedy: bool, hidden: bool, lang: str, reject_chance: float | None = None) -> str:
