@@ -47,7 +47,8 @@ class ModelDrafter:
         self.model, self.vocab, self.threshold = model, vocab, adaptive_threshold
         self.growth = tree if isinstance(tree, DynamicTree) else None
         self.shape = tree.shape if self.growth is not None else tree   # None: the chain of each round's k
-        # Only chains: each draft read causally behind its parent (a width-one shape is one too).
+        # A chain (a width-one shape too) reads each draft causally behind its parent, as the static cache, the
+        # graphs, a trimmed head and the adaptive stop need; a tree reads under its mask.
         self.chain = self.growth is None and (self.shape is None or self.shape.is_chain())
         self.cache_options = cache_options or {}   # static / max_len / compiled, see decoding.KVCache
         if not self.chain and (adaptive_threshold is not None or vocab_subset is not None
