@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from ..trace.records import Alt, Choice, DraftToken, Round, TreeNode
+from ..trace.records import Alt, Choice, DraftToken, Round
 
 KINDS = ("draft", "verify", "test", "correction", "bonus", "tree", "node", "residual")
 
@@ -69,12 +69,12 @@ def decision(tk: DraftToken) -> Decision:
 
 
 # ---------------------------------------------------------------- a draft tree, node by node
-def children(tree: list[TreeNode], parent: int) -> list[int]:
+def children(tree: list[DraftToken], parent: int) -> list[int]:
     """The nodes hanging from `parent` (-1: the root), in the order the rule tries them."""
     return [i for i, node in enumerate(tree) if node.parent == parent]
 
 
-def tree_order(tree: list[TreeNode]) -> list[int]:
+def tree_order(tree: list[DraftToken]) -> list[int]:
     """The nodes the rule tried, in the order it tried them: the children of the current node one after the
     other until one is accepted, then that one's children; the walk ends where every child was rejected."""
     out, here = [], -1
@@ -87,7 +87,7 @@ def tree_order(tree: list[TreeNode]) -> list[int]:
         here = accepted[0]
 
 
-def next_sibling(tree: list[TreeNode], node: int) -> int | None:
+def next_sibling(tree: list[DraftToken], node: int) -> int | None:
     """The child tried after `node` at the same parent (None: it was the last one)."""
     kids = children(tree, tree[node].parent)
     at = kids.index(node)
@@ -109,7 +109,7 @@ def tree_stops(rnd: Round) -> list[Stop]:
     return out
 
 
-def node_decision(node: TreeNode) -> Decision:
+def node_decision(node: DraftToken) -> Decision:
     """A node's recorded test: against the residual r its earlier siblings left (p for a first child), so the
     formula's "p" is r. Older traces lack r: it is p for a first child, else a·q where a < 1 shows it."""
     r = node.r if node.r is not None else (node.accept_prob * node.q if node.accept_prob < 1 else node.p)
@@ -246,12 +246,13 @@ class Mass:
 
 
 def mass(tk: DraftToken, correction: Choice | None, exact_r: bool = True) -> Mass:
-    """The mass picture of a drafted position; `exact_r` False for an approximate (re-drawn) correction."""
-    p = {a.token_id: a.prob for a in tk.top_p}
+    """The mass picture of a drafted position (a tree's node: r, what it was tested against, in p's place);
+    `exact_r` False for an approximate (re-drawn) correction."""
+    p = {a.token_id: a.prob for a in tk.tested_top}
     q = {a.token_id: a.prob for a in tk.top_q}
-    p.setdefault(tk.token_id, tk.p)
+    p.setdefault(tk.token_id, tk.tested_prob)
     q.setdefault(tk.token_id, tk.q)
-    texts = {a.token_id: a.text for a in [*tk.top_p, *tk.top_q]} | {tk.token_id: tk.text}
+    texts = {a.token_id: a.text for a in [*tk.tested_top, *tk.top_q]} | {tk.token_id: tk.text}
     rec = {a.token_id: a.prob for a in correction.top} if correction is not None else {}
     if correction is not None:
         texts.setdefault(correction.token_id, correction.text)

@@ -1,6 +1,6 @@
 """A tree round's numbers at each stop of the step mode: which nodes are settled, the residuals.
 
-Pure functions of the recorded `Round` (its `tree` of `TreeNode`s); no Gradio,
+Pure functions of the recorded `Round` (its `tree` of `DraftToken` nodes); no Gradio,
 no torch. The stops themselves are `steps.tree_stops`: the tree whole, each
 tried node's test a = min(1, r/q) against the residual r its earlier siblings
 left, after each rejected node with a next sibling the residual that sibling
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..trace.records import Choice, DraftToken, Round, TreeNode
+from ..trace.records import Choice, DraftToken, Round
 from .steps import Mass, Stop, children, mass, next_sibling, tree_order, tree_stops
 
 
@@ -81,14 +81,6 @@ def what_is_left(rnd: Round, node: int) -> Choice | None:
     return Choice(s.token_id, s.text, s.r if s.r is not None else 0.0, list(s.top_r))
 
 
-def _as_draft(node: TreeNode) -> DraftToken:
-    """A tested node in the shape the chain's mass picture reads: r (what it was tested against) as p."""
-    r = node.r if node.r is not None else node.p
-    return DraftToken(token_id=node.token_id, text=node.text, q=node.q, p=r, accept_prob=node.accept_prob, u=node.u,
-                      accepted=node.status == "accepted", q_confidence=node.q, p_confidence=r,
-                      top_q=list(node.top_q), top_p=list(node.top_r))
-
-
 def residual_mass(rnd: Round, node: int) -> Mass | None:
     """The mass picture of `node`'s rejection: r and q before it, the residual after it (None without the
     recorded top lists: an older trace). At a residual stop nothing is drawn from it yet: the next sibling
@@ -97,7 +89,7 @@ def residual_mass(rnd: Round, node: int) -> Mass | None:
     left = what_is_left(rnd, node)
     if not tn.top_r or left is None:
         return None
-    m = mass(_as_draft(tn), left)
+    m = mass(tn, left)
     z = mass_left(tn, left)
     if z is not None:   # exact: the estimated residuals of the tokens outside r′'s recorded top follow it too
         after = {a.token_id for a in left.top} | {left.token_id}
@@ -108,7 +100,7 @@ def residual_mass(rnd: Round, node: int) -> Mass | None:
     return m
 
 
-def mass_left(node: TreeNode, left: Choice) -> float | None:
+def mass_left(node: DraftToken, left: Choice) -> float | None:
     """Σ max(0, r − q) over the vocabulary, the chance the node is rejected, from one token y recorded in all
     three lists (r, q and r′): r′(y) = (r(y) − q(y)) / Σ. The token with the largest r′ is used (the least
     rounding); None when no token was recorded in all three (the mass picture then estimates it)."""
