@@ -6,6 +6,9 @@ type its record declares (`specviz.trace.records`), then ranges and the round st
 of docs/design.md. The records are passed in (`parse(Trace, text)`), so this
 module never imports them and `Trace.from_json` can delegate here without a cycle.
 
+A list field may declare the `Keys` its records are read and written with (`as_dict`
+writes them): `Round.drafted` and `Round.tree` hold one record, each list with its own.
+
 No word table: a `TraceFormatError` carries a strings key and its values, and
 the sentence is rendered only when someone reads it (`str()` in English for logs
 and the CLI, `text(lang)` for a page). The decoder, which imports the records,
