@@ -60,9 +60,8 @@ class LeanForward:
         rows = attention.causal_rows(start, n) if allowed is None else attention.masked_rows(allowed)
         layers = _dynamic_layers(cache.cache, len(self.layers)) if self.stack is not None else None
         if layers is not None:   # one extension call for the whole stack; the cache takes its grown tensors
-            isa = q4a8.ISAS[q4a8.chosen_isa()]
             x, keys, values = self.stack.forward(x, [c.keys for c in layers], [c.values for c in layers], cos, sin,
-                                                 rows.flat, rows.offsets, isa)
+                                                 rows.flat, rows.offsets)
             for c, k, v in zip(layers, keys, values):
                 c.keys, c.values = k, v
         else:
@@ -150,8 +149,8 @@ class _Joined:
         self.parts = [_joined_part(group, dtype) for group in groups]
 
     def __call__(self, x: torch.Tensor) -> list[torch.Tensor]:
-        ext, isa = q4a8.extension(), q4a8.ISAS[q4a8.chosen_isa()]
-        outs = [ext.linear(x, packed, width, scales, bias, isa, kind)
+        ext = q4a8.extension()
+        outs = [ext.linear(x, packed, width, scales, bias, kind)
                 for packed, width, scales, bias, kind in self.parts]
         return list(outs[0].split(self.widths, dim=-1)) if len(outs) < len(self.widths) else outs
 
