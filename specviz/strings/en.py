@@ -836,6 +836,7 @@ STRINGS: dict[str, str] = {
     "gradio.panel.this_browser": "This browser",
     "gradio.panel.private_device": "Private to this device",
     "gradio.panel.documentation": "documentation",
+    "gradio.panel.api_documentation": "API documentation",
     "gradio.panel.api_recorder": "API Recorder",
     "gradio.panel.api_endpoint": "API endpoint",
     "gradio.panel.api_endpoints": "API endpoints",
