@@ -712,6 +712,7 @@ STRINGS: dict[str, str] = {
                      "«{endpoint}», en este orden: {names}."),
     "api.body": ("El cuerpo debe ser un objeto JSON cuyo «data» sea una lista con los valores del punto de acceso, "
                  "en orden (GET /gradio_api/info los enumera)."),
+    "api.unknown_endpoint": "Aquí no hay ningún punto de acceso «{endpoint}»; los que hay son: {names}.",
     "api.no_trace": "Da una traza: el objeto que devolvió generate, o el texto de un archivo de traza (.json).",
     "api.not_a_trace": "no es un objeto de traza",
     # --- draft trees
