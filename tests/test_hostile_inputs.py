@@ -605,10 +605,13 @@ def test_no_classroom_box_lets_gradio_clamp_round_cut_or_raise_its_bare_error():
     """Gradio clamps a slider's own box, rounds a Number with `precision`, raises its bare "Error" pill (and logs a
     traceback) for a Number's minimum/maximum, and cuts a Textbox at `max_length`: no box of the page may use
     them, so every refusal is a sentence of ours. The classroom's one slider left is the play speed (a speed past
-    its ends plays at that end and says so); the inspector's round slider only picks among recorded rounds."""
+    its ends plays at that end and says so); the inspector's round slider only picks among recorded rounds. Every
+    slider is `specviz.ui.sliders.Slider`: Gradio's own checked a typed 0 against its minimum and raised its English
+    error, with a traceback, before our check could answer."""
     import gradio as gr
 
     from specviz.ui import build_app
+    from specviz.ui.sliders import Slider
     from tests.browser.tiny_app import tiny_loader
 
     demo = build_app(tiny_loader())
@@ -619,6 +622,8 @@ def test_no_classroom_box_lets_gradio_clamp_round_cut_or_raise_its_bare_error():
             assert getattr(block, "max_length", None) is None, block.elem_id
         if isinstance(block, gr.Slider) and str(block.elem_id).startswith(("sv-cls-", "sv-wi-", "sv-why-", "sv-lab-")):
             assert block.elem_id == "sv-cls-speed", block.elem_id
+        if isinstance(block, gr.Slider):   # a number typed into its box reaches our check, not Gradio's bounds error
+            assert isinstance(block, Slider), block.elem_id
 
 
 # ---------------------------------------------------------------- the classroom's drafter race

@@ -167,7 +167,7 @@ def test_generate_refuses_what_the_page_refuses_with_the_pages_sentence(client):
     assert "temperature" in _refusal(client, "/generate", prompt="x", temperature=5.0).lower()
     assert said == _refusal(client, "/generate", prompt="x", k=2.5)          # not whole: refused, not rounded
     assert _refusal(client, "/generate", prompt="  ") == t("input.no_prompt")
-    assert _refusal(client, "/generate", prompt="x", raw="false") == t("api.flag", name="raw", value="'false'")
+    assert _refusal(client, "/generate", prompt="x", raw="false") == t("api.flag", name="raw", value='"false"')
     assert _refusal(client, "/generate", prompt=12) == t("api.text", name="prompt")
     assert _refusal(client, "/generate", prompt="x", pair=["packaged"]) == t("api.text", name="pair")
     said = _refusal(client, "/generate", prompt="x", seed=2**63)         # the seed echoed exactly
@@ -351,3 +351,12 @@ def test_a_malformed_body_gets_a_json_sentence_not_pydantics_bare_422(app, body)
     assert answer["error"] == t("api.body_for", endpoint="generate", n=len(GENERATE), names=", ".join(GENERATE))
     status, answer = _post(app, "gradio_api/queue/join", body)          # no endpoint named: the general sentence
     assert status == 422 and answer == {"error": t("api.body")}
+
+
+def test_a_call_to_an_endpoint_that_does_not_exist_is_a_404_sentence_not_a_500_traceback(app, capfd):
+    for path in ("gradio_api/call/nope", "gradio_api/run/nope"):
+        status, answer = _post(app, path, json.dumps({"data": []}).encode())
+        assert status == 404 and set(answer) == {"error"}, (status, answer)
+        assert "generate, race, replay, sweep, what_if" in answer["error"] and "Traceback" not in answer["error"]
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "FnIndexInferError" not in out + err

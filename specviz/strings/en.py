@@ -680,6 +680,7 @@ STRINGS: dict[str, str] = {
                      "{n:value|values}, in this order: {names}."),
     "api.body": ("The body must be a JSON object whose “data” is a list of the endpoint's values, in order "
                  "(GET /gradio_api/info lists them)."),
+    "api.unknown_endpoint": "There is no endpoint “{endpoint}” here; the endpoints are: {names}.",
     "api.no_trace": "Give a trace: the object generate returned, or the text of a trace file (.json).",
     "api.not_a_trace": "it is not a trace object",
     # --- draft trees
@@ -836,6 +837,7 @@ STRINGS: dict[str, str] = {
     "gradio.panel.this_browser": "This browser",
     "gradio.panel.private_device": "Private to this device",
     "gradio.panel.documentation": "documentation",
+    "gradio.panel.api_documentation": "API documentation",
     "gradio.panel.api_recorder": "API Recorder",
     "gradio.panel.api_endpoint": "API endpoint",
     "gradio.panel.api_endpoints": "API endpoints",

@@ -712,6 +712,7 @@ STRINGS: dict[str, str] = {
                      "«{endpoint}», en este orden: {names}."),
     "api.body": ("El cuerpo debe ser un objeto JSON cuyo «data» sea una lista con los valores del punto de acceso, "
                  "en orden (GET /gradio_api/info los enumera)."),
+    "api.unknown_endpoint": "Aquí no hay ningún punto de acceso «{endpoint}»; los que hay son: {names}.",
     "api.no_trace": "Da una traza: el objeto que devolvió generate, o el texto de un archivo de traza (.json).",
     "api.not_a_trace": "no es un objeto de traza",
     # --- draft trees
@@ -873,6 +874,7 @@ STRINGS: dict[str, str] = {
     "gradio.panel.this_browser": "Este navegador",
     "gradio.panel.private_device": "Solo en este dispositivo",
     "gradio.panel.documentation": "documentación",
+    "gradio.panel.api_documentation": "Documentación de la API",
     "gradio.panel.api_recorder": "Grabadora de llamadas a la API",
     "gradio.panel.api_endpoint": "punto de acceso de la API",
     "gradio.panel.api_endpoints": "puntos de acceso de la API",
@@ -908,7 +910,7 @@ STRINGS: dict[str, str] = {
     "gradio.panel.elements_many": "{n} elementos",
     "gradio.panel.input_value": "El valor de entrada que recibe el componente Api n.º {nth}.",
     "gradio.panel.output_value": "El valor de salida que aparece en el componente Api n.º {nth}.",
-    "gradio.panel.usage": "{n} peticiones ({pct} % con éxito, p50: {time})",
+    "gradio.panel.usage": "{n:petición|peticiones} ({pct} % con éxito, p50: {time})",
     "plotly.autoscale": "Escala automática",
     "plotly.box_select": "Seleccionar con un rectángulo",
     "plotly.lasso_select": "Seleccionar con lazo",

@@ -116,7 +116,8 @@ def _flag(value: Any, name: str) -> bool:
     """A true/false parameter; anything else (a string "false" would read as true) is refused."""
     if isinstance(value, bool) or value in (0, 1):
         return bool(value)
-    raise InputError(t("api.flag", LANG, name=name, value=repr(value)[:40]))
+    # Written as JSON, the caller's own notation (Python's repr said 'false' for the text "false").
+    raise InputError(t("api.flag", LANG, name=name, value=json.dumps(value, ensure_ascii=False, default=str)[:40]))
 
 
 def text_parameter(value: Any, name: str) -> str:

@@ -5,6 +5,8 @@ traceback in the server's log and `{"error": null}` to the caller, lets extra va
 that is no JSON object with a list `data` to FastAPI's bare 422 (pydantic's `{"detail": [...]}`). Here the count is
 checked for every public endpoint (`arguments_refused`, from `api.Blocks.validate_inputs`) and a malformed body gets a
 JSON `{"error": sentence}` (`exception_handlers`, given to the app at launch); both name what the endpoint takes.
+A call to an endpoint that does not exist (/gradio_api/call/nope) raised Gradio's FnIndexInferError out of the route:
+a 500, "Internal Server Error" and a traceback in the log; it is a 404 with a sentence naming the endpoints there are.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import re
 import gradio as gr
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from gradio.route_utils import FnIndexInferError
 
 from ..strings import DEFAULT_LANG, t
 
@@ -58,6 +61,21 @@ async def _malformed(request, exc: RequestValidationError) -> JSONResponse:
     return JSONResponse({"error": _body_sentence(request)}, status_code=422)
 
 
+def _public_names(request) -> list[str]:
+    try:
+        blocks = request.app.get_blocks()
+    except AttributeError:
+        return []
+    return sorted({fn.api_name for fn in blocks.fns.values() if fn.api_visibility == "public" and fn.api_name})
+
+
+async def _unknown(request, exc: FnIndexInferError) -> JSONResponse:
+    """Gradio's answer to a call of an endpoint it does not have (a 500 and a traceback), as a 404 and one sentence."""
+    name = (_endpoint(request) or "")[:60]
+    return JSONResponse({"error": t("api.unknown_endpoint", LANG, endpoint=name, names=", ".join(_public_names(request)))},
+                        status_code=404)
+
+
 def exception_handlers() -> dict:
     """For `launch(app_kwargs={"exception_handlers": ...})`: FastAPI's app takes them at creation."""
-    return {RequestValidationError: _malformed}
+    return {RequestValidationError: _malformed, FnIndexInferError: _unknown}

@@ -6,13 +6,16 @@ Spanish page showed them in English. The page's language script (`locale.page_la
 nodes from the strings table (keys `gradio.panel.*`: the English exactly as Gradio writes it, spaces collapsed, then
 the page's own): an exact text, or a text with `{placeholders}` (a count, "1st", a percentage) as a pattern. Gradio
 writes a plural's "s" in a text node of its own after the word; a word followed by that "s" takes its plural key
-(`PLURALS`) and the "s" is emptied. Code, commands and identifiers are never touched (`pre`, `code`).
+(`PLURALS`) and the "s" is emptied. A count in a Spanish text agrees with its noun (`{n:petición|peticiones}`, the
+strings table's plural spec: "1 petición", never "1 peticiones"). Two neighbouring nodes that read as one phrase
+("API" then "documentation", the API panel's header) are rewritten together (`JOINED_KEYS`): word by word the
+Spanish came out "API documentación". Code, commands and identifiers are never touched (`pre`, `code`).
 """
 from __future__ import annotations
 
 import re
 
-from ..strings import DEFAULT_LANG, template
+from ..strings import DEFAULT_LANG, fill, template
 
 PREFIX = "gradio.panel."
 # Every text of the two panels the strings table holds (named here, so the strings tests see each one used).
@@ -35,6 +38,9 @@ PANEL_KEYS = ("gradio.panel.theme_light", "gradio.panel.theme_dark", "gradio.pan
               "gradio.panel.run_history", "gradio.panel.accepts", "gradio.panel.accepts_many",
               "gradio.panel.elements", "gradio.panel.elements_many", "gradio.panel.input_value",
               "gradio.panel.output_value", "gradio.panel.usage")
+# Phrases Gradio writes as two text nodes side by side ("API" or "MCP", then "documentation"): the English of both,
+# joined by a space, and the page's phrase, written into the second node (the first is emptied).
+JOINED_KEYS = ("gradio.panel.api_documentation",)
 # A word Gradio writes with its plural's "s" in the next text node -> the key of its plural.
 PLURALS = {"gradio.panel.api_endpoint": "gradio.panel.api_endpoints", "gradio.panel.accepts": "gradio.panel.accepts_many",
            "gradio.panel.elements": "gradio.panel.elements_many"}
@@ -43,7 +49,7 @@ PLURALS = {"gradio.panel.api_endpoint": "gradio.panel.api_endpoints", "gradio.pa
 ALSO_TEXT = ("gradio.stop_recording", "api.about.generate", "api.about.replay", "api.about.sweep", "api.about.what_if",
              "api.about.race")
 ROOTS = ".api-docs-wrap, footer"   # the panels (both open in this wrapper) and the footer's buttons
-_PLACE = re.compile(r"\{(\w+)\}")
+_PLACE = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 
 
 def _escape(text: str) -> str:
@@ -62,7 +68,8 @@ def pattern(english: str) -> tuple[str, list[str]]:
 
 
 def panel_words(lang: str) -> dict:
-    """{"texts": {English: [own, own plural]}, "patterns": [[regex, names, own, own plural]]}; {} for English."""
+    """{"texts": {English: [own, own plural]}, "patterns": [[regex, names, own, own plural]], "joined": {English of
+    two nodes: own}}; {} for English."""
     if lang == DEFAULT_LANG:
         return {}
     keys = [*PANEL_KEYS, *ALSO_TEXT]
@@ -75,7 +82,8 @@ def panel_words(lang: str) -> dict:
             patterns.append([*pattern(english), own, many])
         else:
             texts[english] = [own, many]
-    return {"texts": texts, "patterns": patterns}
+    joined = {template(key): template(key, lang) for key in JOINED_KEYS if template(key) != template(key, lang)}
+    return {"texts": texts, "patterns": patterns, "joined": joined}
 
 
 def translated_text(text: str, lang: str, many: bool = False) -> str | None:
@@ -89,8 +97,14 @@ def translated_text(text: str, lang: str, many: bool = False) -> str | None:
         if m:
             values = {n: (v[:-2] if n == "nth" and v[-2:] in ("st", "nd", "rd", "th") else v)
                       for n, v in zip(names, m.groups())}
-            return (plural if many else own).format(**values)
+            return fill(plural if many else own, **values)
     return None
+
+
+def joined_text(before: str, text: str, lang: str) -> str | None:
+    """Two neighbouring text nodes as the page's script leaves the second (the first is emptied); None: kept."""
+    key = " ".join(f"{before} {text}".split())
+    return panel_words(lang).get("joined", {}).get(key)
 
 
 # The script's part for the panels: `fixPanels()` rewrites their text nodes; `ours` remembers what it wrote, so a
@@ -99,8 +113,11 @@ PANEL_JS = (
     "const panel = cfg.panel || {texts: {}, patterns: []}; "
     "const pats = (panel.patterns || []).map(([src, names, one, more]) => [new RegExp(src), names, one, more]); "
     "const ours = new WeakMap(); "
-    "const fill = (tpl, names, m) => tpl.replace(/\\{(\\w+)\\}/g, (_, k) => { const v = m[names.indexOf(k) + 1] || ''; "
+    "const fill = (tpl, names, m) => tpl.replace(/\\{(\\w+)(?::([^|}]*)\\|([^}]*))?\\}/g, (_, k, one, other) => { "
+    "const v = m[names.indexOf(k) + 1] || ''; "
+    "if (one !== undefined) return v + ' ' + (v.trim() === '1' ? one : other); "
     "return k === 'nth' ? v.replace(/(st|nd|rd|th)$/, '') : v; }); "
+    "const joined = panel.joined || {}; "
     "const mine = (text, many) => { if (Object.prototype.hasOwnProperty.call(panel.texts, text)) "
     "return panel.texts[text][many ? 1 : 0]; "
     "for (const [re, names, one, more] of pats) { const m = text.match(re); if (m) return fill(many ? more : one, names, m); } "
@@ -111,6 +128,12 @@ PANEL_JS = (
     "for (let i = 0; i < nodes.length; i++) { const node = nodes[i], v = node.nodeValue; "
     "if (ours.get(node) === v || !v.trim()) continue; "
     "if (node.parentElement && node.parentElement.closest('pre, code, textarea')) continue; "
+    "let p = i - 1; while (p >= 0 && !nodes[p].nodeValue.trim()) p--; "
+    "const prev = p >= 0 && nodes[p].parentElement === node.parentElement ? nodes[p] : null; "
+    "const pair = prev ? (prev.nodeValue + ' ' + v).replace(/\\s+/g, ' ').trim() : ''; "
+    "if (prev && Object.prototype.hasOwnProperty.call(joined, pair)) { "
+    "node.nodeValue = v.match(/^\\s*/)[0] + joined[pair] + v.match(/\\s*$/)[0]; ours.set(node, node.nodeValue); "
+    "prev.nodeValue = ''; ours.set(prev, ''); continue; } "
     "let j = i + 1; while (j < nodes.length && !nodes[j].nodeValue.trim()) j++; "
     "const next = nodes[j], many = !!next && next.nodeValue.trim() === 's'; "
     "const own = mine(v.replace(/\\s+/g, ' ').trim(), many); if (own === null) continue; "

@@ -184,3 +184,28 @@ def test_bad_url_parameters_give_messages_and_the_app_keeps_serving(page, server
     text = page.page.locator("#sv-wi-text").inner_text()
     assert "2.24×" in text and "Chen et al. 2023" in text and "2–2.5×" in text
     assert not page.dialogs
+
+
+def test_a_speed_typed_past_its_range_is_said_in_spanish_not_refused_by_gradio(browser, server, shots):
+    """The speed slider's box takes a typed 0 or 99: the page says in Spanish which speed it plays at; Gradio's own
+    bounds check said "Value 0 is less than minimum value 0.5." (English, a traceback in the server's log)."""
+    from specviz.strings import t
+    from tests.browser.page import open_page
+    from tests.browser.test_browser_new_user import ERRORS_JS
+
+    pg = open_page(browser, server, shots, 390, 844, "es")
+    try:
+        pg.page.goto(f"{server}es?__theme=light&lesson=prose-t07")
+        pg.page.wait_for_selector("#sv-cls-stage [data-kind]", timeout=30_000)
+        for typed, bound in (("0", 0.5), ("99", 5.0)):
+            box = pg.page.locator("#sv-cls-speed input[type=number]").first
+            box.fill(typed)
+            box.press("Enter")
+            box.press("Tab")
+            want = t("cls.speed_clamped", "es", value=typed, lo=0.5, hi=5.0)
+            pg.page.wait_for_function("(w) => document.querySelector('#sv-cls-info').innerText.includes(w)", arg=want,
+                                      timeout=20_000)
+            assert not pg.page.evaluate(ERRORS_JS), typed
+            assert "Value" not in pg.page.locator("body").inner_text(), bound
+    finally:
+        pg.close()

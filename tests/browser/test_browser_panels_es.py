@@ -95,8 +95,13 @@ def test_the_spanish_api_panel_reads_spanish_and_asks_no_mcp_schema(browser, ser
             assert t(f"gradio.panel.{key}", "es") in texts, key
         assert t("gradio.panel.accepts_many", "es", n=16) in texts and t("gradio.panel.accepts", "es", n=1) in texts
         assert "s" not in texts   # the plural's own "s" node, folded into the Spanish plural
-        usage = [x for x in texts if re.match(r"\d+ (requests|peticiones) \(", x)]
-        assert usage and all(re.match(r"\d+ peticiones \(\d+ % con éxito, p50: ", x) for x in usage), usage
+        usage = [x for x in texts if re.match(r"\d+ (requests|peticiones|petición) \(", x)]
+        assert usage and all(re.match(r"(1 petición|([02-9]|\d\d+) peticiones) \(\d+ % con éxito, p50: ", x)
+                             for x in usage), usage
+        assert "1 petición (" in " ".join(usage), usage      # what_if was called once: the count agrees with it
+        # The header is one Spanish phrase, never Gradio's "API" beside a translated "documentation".
+        assert t("gradio.panel.api_documentation", "es") in pg.page.locator(".api-docs-wrap h2").first.inner_text()
+        assert "API documentación" not in " ".join(texts) and "API" not in texts
         left = [w for w in english_of_panels() if w in texts]
         assert not left, left
         assert not [x for x in texts if "Api component" in x or x.startswith("Accepts ")]

@@ -168,8 +168,10 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=7861)
     ap.add_argument("--delay", type=float, default=0.03)
+    ap.add_argument("--position-delay", type=float, default=0.0)
+    ap.add_argument("--replay-delay", type=float, default=0.05)
     args = ap.parse_args()
-    demo, url = serve(args.port, args.delay)
+    demo, url = serve(args.port, args.delay, replay_delay=args.replay_delay, position_delay=args.position_delay)
     print(url, flush=True)
     while True:
         time.sleep(3600)

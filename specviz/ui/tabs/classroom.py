@@ -21,6 +21,7 @@ from ..events import listen
 from ..inputs import InputError
 from ..plots import LocalePlot
 from ..session import AppContext
+from ..sliders import Slider
 from .classroom_js import KEYS_JS, PRESENTER_JS, SCROLL_TO_LESSON_JS
 from .classroom_stage import step_updates
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
@@ -65,7 +66,7 @@ def step_layout(lang: str) -> dict:
         c["cls_prev"] = gr.Button(t("cls.prev", lang), elem_id="sv-cls-prev", min_width=90)
         c["cls_play"] = gr.Button(t("cls.play", lang), elem_id="sv-cls-play", variant="primary", min_width=90)
         c["cls_next"] = gr.Button(t("cls.next", lang), elem_id="sv-cls-next", min_width=90)
-        c["cls_speed"] = gr.Slider(*SPEEDS, value=SPEED, step=0.25, label=t("cls.speed", lang), elem_id="sv-cls-speed",
+        c["cls_speed"] = Slider(*SPEEDS, value=SPEED, step=0.25, label=t("cls.speed", lang), elem_id="sv-cls-speed",
                                    min_width=160)
         # No precision or minimum: Gradio rounded 2.5 to 2 and raised a bare "Error" for 0;
         # `go_round` refuses both with a sentence.
@@ -210,9 +211,15 @@ def _speed(value) -> float:
 
 
 def speed(ctx: AppContext, value):
-    v = _speed(value)
-    info = "" if v == value else vh.status_html(t("cls.speed_clamped", ctx.lang, value=str(value)[:20],
-                                                 lo=SPEEDS[0], hi=SPEEDS[1]), "warn")
+    """The play timer at the speed typed; a speed past either end plays at that end and one that is no number at the
+    default, each said in the page's language (the slider passes what was typed: `sliders.Slider`)."""
+    try:
+        typed = inputs.finite_number(value, "cls.speed", *SPEEDS, lang=ctx.lang)
+    except InputError as e:
+        return {"cls_timer": gr.Timer(value=SPEED), "cls_info": vh.status_html(str(e), "error")}
+    v = _speed(typed)
+    info = "" if v == typed else vh.status_html(t("cls.speed_clamped", ctx.lang, value=inputs.shown(typed), lo=SPEEDS[0],
+                                                  hi=SPEEDS[1]), "warn")
     return {"cls_timer": gr.Timer(value=v), "cls_info": info}
 
 
