@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import torch
 
-from ..runtime.attention import use_row_invariant_attention
 from ..runtime.decoding import (KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, vocab_size,
                                 warm_up)
 from .options import Chain, Tree
@@ -43,9 +42,6 @@ class ModelDrafter:
         if adaptive_threshold is not None and not 0.0 <= adaptive_threshold <= 1.0:
             raise ValueError(f"adaptive_threshold must be in [0, 1], got {adaptive_threshold}")
         self.model, self.vocab, self.threshold = model, vocab, adaptive_threshold
-        # Not for exactness (the draft's rows need not match anything) but for speed: on a CPU each draft step's
-        # attention is then specviz's one-query kernel, one call a layer, instead of PyTorch's SDPA.
-        use_row_invariant_attention(model)
         self.cache_options = cache_options or {}   # static / max_len / compiled, see decoding.KVCache
         self.cache = KVCache(model)
         self.prefix = 0   # the sequence's length at the last propose: where the drafts start
