@@ -10,7 +10,7 @@ the output layer) and whole lean-stack forwards at 1, 2, 4 and 8 rows.
     PYTHONPATH=. python scripts/huge_pages_ab.py [--passes 40]
 
 Prints, per row count, the 2 MB pages' median time over the 4 KB pages' and the median of the paired ratios with
-their quartiles (docs/performance.md, "Weights in 2 MB pages").
+their quartiles (docs/measurements.md, "Weights in 2 MB pages").
 """
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
         logits[mode] = [forward(rows) for rows in ROWS]
     print("logits identical both ways:", all(torch.equal(a, b) for a, b in zip(logits["4k"], logits["2m"])))
 
-    ext, isa = q4a8.extension(), q4a8.ISAS[q4a8.chosen_isa()]
+    ext = q4a8.extension()
     hidden = target.config.hidden_size
     parts = [(part, width) for layer in lean.layers
              for joined, width in ((layer.qkv, hidden), (layer.o, hidden), (layer.gate_up, hidden),
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
                 switch(modes, mode)
                 t0 = time.perf_counter()
                 for ((packed, width, scales, bias, kind), _), x in zip(parts, inputs[rows]):
-                    ext.linear(x, packed, width, scales, bias, isa, kind)
+                    ext.linear(x, packed, width, scales, bias, kind)
                 target.lm_head(inputs[rows][0][:, :hidden])
                 t1 = time.perf_counter()
                 forward(rows)

@@ -29,7 +29,7 @@ its own CPU time, its voluntary context switches (waiting for the GIL or a lock)
 another thread), and per round the page's draft and verify times against the API's on the same rounds (greedy
 rounds are the same rounds).
 
-`--check [TOL]` is the issue's "watching a run does not slow it" check as one run: the page drawn live (page@R and,
+`--check [TOL]` is the "watching a run does not slow it" check as one run: the page drawn live (page@R and,
 with --modes ... browser, Chromium) against the API's worker with nothing drawn, interleaved; it prints each ratio of
 decode tokens/s (speculative and target alone, median over prompts of each prompt's ratio) with a verdict, and exits
 1 when one falls outside 1 +- TOL (default 0.10). It adds the api way to --modes when missing.

@@ -15,7 +15,7 @@ the tiles are near the arithmetic limit (then only fewer instructions a multiply
 
     PYTHONPATH=. python scripts/product_ceiling.py [--rows 1 2 4 8] [--repeats 9]
 
-Run with nothing else on the machine; on a shared VM the figures move with the neighbours (docs/performance.md).
+Run with nothing else on the machine; on a shared VM the figures move with the neighbours (docs/measurements.md).
 """
 from __future__ import annotations
 
@@ -101,7 +101,6 @@ def main() -> None:
     if ext is None:
         raise SystemExit(f"q4a8 kernels unavailable: {q4a8.unavailable()}")
     isa_name = q4a8.chosen_isa()
-    isa = q4a8.ISAS[isa_name]
     peak = instruction_rate(isa_name) if isa_name != "scalar" else None
     threads = torch.get_num_threads()
     print(f"kernels: {isa_name}, {threads} threads")
@@ -123,7 +122,7 @@ def main() -> None:
                 spent = collections.Counter()
                 for (tag, kind, (packed, width, scales, bias, k), _), x in zip(parts, xs[n]):
                     t = time.perf_counter()
-                    ext.linear(x, packed, width, scales, bias, isa, k)
+                    ext.linear(x, packed, width, scales, bias, k)
                     spent[(tag, kind)] += time.perf_counter() - t
                 for key, s in spent.items():
                     times[n][key].append(s)
@@ -159,7 +158,7 @@ def main() -> None:
                     t = time.perf_counter()
                     for _ in range(50):
                         ext.linear(x, hot, 256 * q4a8.TILE, None if scales is None else scales[:256 * q4a8.TILE],
-                                   None if bias is None else bias[:256 * q4a8.TILE], isa, k)
+                                   None if bias is None else bias[:256 * q4a8.TILE], k)
                     best = min(best, (time.perf_counter() - t) / 50)
             rate = n * w * 256 * q4a8.TILE / best / count
             cells.append(f"{n}r {best * 1e6:5.0f} us" + (f" {rate / peak[1]:4.0%}" if peak else ""))

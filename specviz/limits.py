@@ -14,7 +14,7 @@ MAX_TEMPERATURE = 10.0
 TOP_N = 5                       # alternatives recorded per position in a trace
 
 # Adaptive draft length: stop a round's drafting once the draft's confidence in
-# its token falls below this. 0.6 measured best on the packaged pair (docs/performance.md, "Hybrid drafting").
+# its token falls below this. 0.6 measured best on the packaged pair (docs/measurements.md, "Hybrid drafting").
 ADAPTIVE_THRESHOLD = 0.6
 
 # ---------------------------------------------------------------- the command line and the bench
@@ -51,7 +51,7 @@ APP_TICK_S = 0.5                # how often a waiting event function looks at it
 # run's log and tiles follow at APP_CHART_INTERVAL_S, its charts once, after the run.
 # Each streamed message costs Chromium ~20-40 ms whatever it carries (Gradio's frontend snapshots every output):
 # at 2 a second the decode beside a browser ran at 0.885 / 0.865 the worker's speed, at 1 a second 0.979 / 1.016
-# (speculative / target alone, 8 prompts interleaved, 2-core Zen 4: docs/performance.md).
+# (speculative / target alone, 8 prompts interleaved, 2-core Zen 4: docs/measurements.md).
 APP_LIVE_UPDATES_PER_S = 1.0    # page updates a second while a run streams
 
 # A page that never freezes, a Stop heard within one round.

@@ -47,9 +47,9 @@ def ext():
 
 
 @pytest.fixture
-def on_every_isa_and_thread_count(monkeypatch):
+def on_every_isa_and_thread_count():
     """`run(layer, x)`: layer(x) on every instruction set the kernels support here, at 1 and 2 threads each (the
-    thread count restored after), as a list of outputs."""
+    process's instruction set and thread count restored after), as a list of outputs."""
     import torch
 
     from specviz.models.quant import q4a8
@@ -58,10 +58,10 @@ def on_every_isa_and_thread_count(monkeypatch):
         outs, threads = [], torch.get_num_threads()
         try:
             for name in q4a8.supported_isas():
-                monkeypatch.setenv(q4a8.ISA_ENV_VAR, name)
-                for t in (1, 2):
-                    torch.set_num_threads(t)
-                    outs.append(layer(x))
+                with q4a8.isa_forced(name):
+                    for t in (1, 2):
+                        torch.set_num_threads(t)
+                        outs.append(layer(x))
         finally:
             torch.set_num_threads(threads)
         return outs

@@ -7,7 +7,7 @@ APP = Path(__file__).resolve().parent.parent / "app.py"
 
 def test_openmp_waits_as_libgomp_chooses():
     # OMP_WAIT_POLICY=PASSIVE (set here once, for a browser on the same cores) made every product wake its
-    # threads: a target forward 61 -> 110 ms on a 2-core Zen 4 VM (docs/performance.md, "One thread for the models").
+    # threads: a target forward 61 -> 110 ms on a 2-core Zen 4 VM (docs/measurements.md, "One thread for the models").
     # The page's threads now spin between products as the bench's do: all model steps on one thread (ui/worker.py).
     text = APP.read_text(encoding="utf-8")
     assert "OMP_WAIT_POLICY" not in text and "GOMP_SPINCOUNT" not in text

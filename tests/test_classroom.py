@@ -10,7 +10,9 @@ import shutil
 import pytest
 
 from specviz.classroom import lab, lessons, whatif
-from specviz.classroom.steps import Cursor, at_end, clamp, mass, move, redraw, stops, decision, uniforms
+from specviz.classroom.decisions import decision, redraw, uniforms
+from specviz.classroom.masses import mass
+from specviz.classroom.steps import Cursor, at_end, clamp, last_rejected, move, node_states, nodes, stops, tree_order
 from specviz.engine.sampling import SamplingConfig
 from specviz.strings import t
 from specviz.trace.records import Choice, Round
@@ -27,12 +29,26 @@ def test_stops_follow_the_decoder_order():
     assert [s.kind for s in stops(bonus_round())] == ["draft", "verify", "test", "test", "bonus"]
 
 
+@pytest.mark.parametrize("make", [rejected_round, bonus_round])
+def test_a_chain_is_walked_as_a_tree_of_one_branch(make):
+    """A chain's tokens hang one from the other and are tested against p: the tree's walk tries exactly the tokens the
+    chain tests, and at the round's end every token shows the chain's own verdict (a discarded one too)."""
+    rnd = make()
+    tree = nodes(rnd)
+    assert [n.parent for n in tree] == list(range(-1, rnd.k - 1))
+    assert all(n.r == tk.p and n.top_r == tk.top_p for n, tk in zip(tree, rnd.drafted))
+    assert tree_order(tree) == [s.pos for s in stops(rnd) if s.kind == "test"] == list(range(rnd.k if rnd.rejected_at is None else rnd.rejected_at + 1))
+    assert node_states(rnd, stops(rnd)[-1]) == [rnd.verdict(i) for i in range(rnd.k)]
+    assert node_states(rnd, stops(rnd)[1]) == ["pending"] * rnd.k
+    assert last_rejected(rnd) == rnd.rejected_at
+
+
 def test_numbers_and_formula_at_each_test():
     rnd = rejected_round()
-    first = decision(rnd.drafted[0])
+    first = decision(nodes(rnd)[0])
     assert (first.p, first.q, first.u) == (0.31, 0.44, 0.62) and first.a == pytest.approx(0.31 / 0.44)
     assert vc.formula(first) == "a = min(1, p/q) = min(1, 0.310/0.440) = 0.705; u = 0.620 < 0.705 → accepted"
-    third = decision(rnd.drafted[2])
+    third = decision(nodes(rnd)[2])
     assert not third.accepted
     assert vc.formula(third).endswith("u = 0.900 ≥ 0.250 → rejected")
     assert "u = ?" in vc.formula(third, hidden=True)
@@ -136,7 +152,7 @@ def test_greedy_rounds_never_change_under_a_new_u():
 # ---------------------------------------------------------------- the mass picture
 def test_mass_splits_p_into_overlap_and_residual():
     rnd = rejected_round()
-    m = mass(rnd.drafted[2], rnd.correction)
+    m = mass(nodes(rnd)[2], rnd.correction)
     for p, q, lo, res in zip(m.p, m.q, m.overlap, m.residual):
         assert lo + res == pytest.approx(p) and lo == min(p, q)
     c = m.drawn

@@ -32,7 +32,7 @@ def ctx(lang="en", loader=None):
     ([2.0, 2.6, 3.1], "fails"),
     ([1.2, 1.4, 1.7], "noisy"),              # the spread reaches both sides of PREMISE_RATIO (1.5)
     ([0.58, 1.1, 1.2], "noisy"),             # 5 positions at 0.58× one position: only noise does that
-    ([0.58, 0.6, 0.62], "noisy"),            # the case, however steady
+    ([0.58, 0.6, 0.62], "noisy"),            # the reported case, however steady
     ([1.1, 1.2], "noisy"),                   # two repetitions show no spread worth a verdict
     ([1.1, float("nan"), 1.2, 1.1], "noisy"),
     ([1.5, 1.5, 1.5], "holds"),              # at the bound counts as about one forward

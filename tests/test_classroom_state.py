@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 
 from specviz.classroom.state import StepState
-from specviz.classroom.steps import Cursor, at_end, move, redraw, stops
+from specviz.classroom.decisions import redraw
+from specviz.classroom.steps import Cursor, at_end, move, stops
 from specviz.limits import APP_MAX_DRAW
 
 from rounds import bonus_round, rejected_round

@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
+from specviz.engine.tree import TreeShape
 from specviz.engine.drafters import LookupRule, Lookups, ModelDrafter, Proposal, make_drafter
 from specviz.engine.options import Chain
 from tiny import noisy_copy, tiny_model
@@ -72,6 +73,26 @@ def test_model_drafter_batches_rows_and_reports_early_stops():
     assert prop.ids.shape[0] == 64 and prop.n_drafted is not None
     assert (prop.n_drafted >= 1).all() and (prop.n_drafted <= prop.ids.shape[1]).all()
     assert len(set(prop.n_drafted.tolist())) > 1   # rows stop at different points
+
+
+@pytest.mark.parametrize("sampling", [GREEDY, SamplingConfig(0.8, top_p=0.9)], ids=["greedy", "sampled"])
+def test_a_width_one_tree_drafts_as_the_chain_bit_for_bit(sampling):
+    """The chain is the width-one case of the model drafter's one loop: given as a tree, the same reads, the same
+    random draws, the same q, the same cache kept."""
+    tokens = torch.tensor([[1, 2, 3]])
+    proposals = []
+    for tree in (TreeShape.chain(4), None, TreeShape.from_widths((1, 2, 1))):
+        d = ModelDrafter(tiny_model(2), 16, tree=tree)
+        d.begin(tokens)
+        proposals.append(d.propose(tokens, 4, sampling, torch.Generator().manual_seed(5)))
+        d.commit([0, 1])
+        assert d.cache.get_seq_length() == 5   # the prompt and the two kept drafts
+    as_tree, chain, wider = proposals
+    for name in ("ids", "q", "logits"):
+        assert torch.equal(getattr(as_tree, name), getattr(chain, name)), name
+    assert as_tree.shape == chain.shape == TreeShape.chain(4) and wider.shape.size == 5
+    with pytest.raises(ValueError):
+        ModelDrafter(tiny_model(2), 16, adaptive_threshold=0.5, tree=TreeShape.from_widths((2,)))
 
 
 def test_make_drafter_wraps_models_and_refuses_a_threshold_for_a_drafter():

@@ -8,7 +8,7 @@ import torch
 from specviz import SamplingConfig, autoregressive_generate, metrics, run_to_end, speculative_generate
 from specviz.runtime import decoding
 from specviz.runtime.state import runtime_of
-from specviz.engine import drafters
+from specviz.engine import model_drafter
 from specviz.engine import speculative as spec
 from tiny import noisy_copy, tiny_model
 
@@ -162,7 +162,7 @@ def test_cropped_caches_give_the_logits_of_a_fresh_prefill(monkeypatch, static):
         return out
 
     monkeypatch.setattr(spec, "forward_logits", spy)     # the target's verify forwards
-    monkeypatch.setattr(drafters, "forward_logits", spy)  # the draft model's forwards
+    monkeypatch.setattr(model_drafter, "forward_logits", spy)  # the draft model's forwards
     monkeypatch.setattr(decoding, "forward_logits", spy)  # both prefills
     prompt = [1, 2, 3]
     rounds = run(target, draft, prompt, k=4, sampling=SamplingConfig(1.0), seed=5, max_new_tokens=30,
@@ -246,7 +246,7 @@ def test_the_compiled_path_warms_each_model_once_and_decodes_like_the_static_one
     monkeypatch.setattr(decoding, "_compiled_base", lambda model: model.get_decoder().forward)
     warmed = []
     monkeypatch.setattr(spec, "warm_up", lambda model, lengths, *a, **kw: warmed.append((model, lengths)))
-    monkeypatch.setattr(drafters, "warm_up", lambda model, lengths, *a, **kw: warmed.append((model, lengths)))
+    monkeypatch.setattr(model_drafter, "warm_up", lambda model, lengths, *a, **kw: warmed.append((model, lengths)))
     cfg = SamplingConfig(0.9)
     compiled, report = run_to_end(speculative_generate(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5,
                                                        max_new_tokens=24, drafter=method, compile="on"))

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from specviz import SamplingConfig, autoregressive_generate, speculative_generate
-from specviz.engine import rule, tree_drafter
+from specviz.engine import model_drafter, rule, tree_drafter
 from specviz.engine.drafters import shared_vocab
 from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
@@ -23,7 +23,8 @@ from specviz.engine.speculative import Sides, decode_round
 from specviz.engine.tree import TreeShape
 from specviz.engine.drafters import HybridDrafter, make_drafter
 from specviz.engine.options import Tree
-from specviz.engine.tree_drafter import DynamicTreeDrafter, TreeDrafter
+from specviz.engine.model_drafter import ModelDrafter
+from specviz.engine.tree_drafter import DynamicTree
 from tiny import fixed_model, noisy_copy, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -78,8 +79,9 @@ def test_the_hybrid_tree_looks_up_when_the_text_repeats_and_grows_a_tree_otherwi
 def test_tree_spellings_name_their_drafter():
     target = tiny_model(11, vocab=32)
     drafter = make_drafter(Tree("hybrid:8:6:3:1"), target, 32)
-    assert isinstance(drafter, HybridDrafter) and isinstance(drafter.model, DynamicTreeDrafter)
-    inner = drafter.model
+    assert isinstance(drafter, HybridDrafter) and isinstance(drafter.model, ModelDrafter)
+    inner = drafter.model.growth
+    assert isinstance(inner, DynamicTree) and drafter.model.shape == TreeShape.for_budget(8)
     assert (inner.nodes, inner.depth, inner.top_k, inner.frontier) == (8, 6, 3, 1)
     for bad in ("hybrid:", "hybrid:4:4:2:3", "hybrid:4:4:2:0", "dynamic:4:4:2:1:1", "dynamic:4:4:1:2"):
         with pytest.raises(ValueError):
@@ -203,7 +205,7 @@ def enumerated_round(target, draft, width, cfg, monkeypatch):
     out, seen = torch.zeros(vocab, dtype=torch.float64), []
     for script in itertools.product(range(vocab), repeat=width):
         draws.start(script)
-        drafter = TreeDrafter(draft, vocab, TreeShape.from_widths((width,)))
+        drafter = ModelDrafter(draft, vocab, tree=TreeShape.from_widths((width,)))
         state, _ = decode_round(Sides(target, None, drafter, vocab), torch.tensor([FIXED_PROMPT]), 1, cfg, None)
         if draws.weight == 0.0:
             continue
@@ -236,7 +238,7 @@ def test_children_recorded_with_the_q_they_were_drawn_from_emit_exactly_p(monkey
 
 def test_children_recorded_with_the_plain_q_never_emit_token_1(monkeypatch):
     """The broken drafter, enumerated: token 1 (half of p's mass) never comes out, token 2 always does."""
-    monkeypatch.setattr(tree_drafter, "draw_children", records_plain_q)
+    monkeypatch.setattr(model_drafter, "draw_children", records_plain_q)
     out, seen = enumerated_round(fixed_model(P_CASE), fixed_model(Q_CASE), 2, SamplingConfig(1.0), monkeypatch)
     assert out[1] == 0.0 and abs(float(out[2]) - 1.0) < 1e-6
     assert sorted(s for s, *_ in seen) == [(0, 2), (2, 0)]     # the same draws: only the record differs
@@ -246,7 +248,7 @@ def test_children_recorded_with_the_plain_q_never_emit_token_1(monkeypatch):
 def test_a_tree_wider_than_what_q_leaves_falls_back_to_q_and_stays_exact(broken, monkeypatch):
     """top-k 2, width 3: the third child is drawn from q itself, recorded so, and the round still emits p."""
     if broken:
-        monkeypatch.setattr(tree_drafter, "draw_children", records_plain_q)
+        monkeypatch.setattr(model_drafter, "draw_children", records_plain_q)
     target, draft = fixed_model(P_WIDE), fixed_model(Q_WIDE)
     p = fixed_p(target, TOP2)
     q = fixed_p(draft, TOP2)
@@ -268,7 +270,7 @@ def test_a_tree_wider_than_what_q_leaves_falls_back_to_q_and_stays_exact(broken,
 # ------------------------------------------------------------ the same, through the decoder's own tree round
 def fixed_fit(p, q, tree, cfg, monkeypatch, broken):
     if broken:
-        monkeypatch.setattr(tree_drafter, "draw_children", records_plain_q)
+        monkeypatch.setattr(model_drafter, "draw_children", records_plain_q)
     target, draft = fixed_model(p), fixed_model(q)
     counts = sample_prefixes(target, draft, FIXED_PROMPT, N_TOKENS, N_SAMPLES, decode_options(sampling=cfg, tree=tree))
     assert sum(counts.values()) == N_SAMPLES

@@ -6,6 +6,8 @@ still run: a missing compiler is a tested path, not a failure.
 """
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 
 import pytest
@@ -22,11 +24,12 @@ def _isas():
 
 
 @pytest.fixture(params=_isas())
-def isa(request, ext, monkeypatch):
+def isa(request, ext):
+    """The process's instruction set for one test (the extension's own choice restored after)."""
     if request.param not in q4a8.supported_isas():
         pytest.skip(f"this CPU does not run {request.param}")
-    monkeypatch.setenv(q4a8.ISA_ENV_VAR, request.param)
-    return request.param
+    with q4a8.isa_forced(request.param):
+        yield request.param
 
 
 def _grid(n: int, k: int, seed: int = 0):
@@ -119,7 +122,7 @@ def test_thread_count_changes_nothing(ext, which):
 
 def test_quantized_activations_are_the_python_reference(ext, isa):
     x = _activations(5, 256)
-    got, want = ext.quantize(x, q4a8.ISAS[isa]), q4a8.quantize_reference(x)
+    got, want = ext.quantize(x), q4a8.quantize_reference(x)
     assert all(torch.equal(a, b) for a, b in zip(got, want))
 
 
@@ -144,13 +147,13 @@ def test_q8_is_the_python_reference_of_the_same_math(isa):
     _close_to_reference(y, q4a8.q8_reference(x, wq))
 
 
-def test_every_instruction_set_gives_the_same_bits(ext, monkeypatch):
+def test_every_instruction_set_gives_the_same_bits(ext):
     layer4, layer8 = _layers(n=64, k=256)
     x = _activations(9, 256)
     outs = []
     for name in q4a8.supported_isas():
-        monkeypatch.setenv(q4a8.ISA_ENV_VAR, name)
-        outs.append((layer4(x), layer8(x)))
+        with q4a8.isa_forced(name):
+            outs.append((layer4(x), layer8(x)))
     assert len(outs) >= 2 and all(torch.equal(a[0], outs[0][0]) and torch.equal(a[1], outs[0][1]) for a in outs)
 
 
@@ -163,10 +166,45 @@ def test_the_product_is_close_to_the_float_one(ext):
         assert float(err.max()) < 0.02   # int8 activations per block of 32: ~0.5 % here
 
 
-def test_a_forced_instruction_set_is_checked(ext, monkeypatch):
-    monkeypatch.setenv(q4a8.ISA_ENV_VAR, "sse9")
-    with pytest.raises(ValueError, match="SPECVIZ_Q4_ISA"):
-        q4a8.chosen_isa()
+def test_the_instruction_set_is_the_best_here_and_the_variable_is_read_once(ext, monkeypatch):
+    """Unset, the process runs the best this CPU runs; the extension read the variable at its first call, so a
+    value set later changes nothing (only set_isa does, and isa_forced restores the choice)."""
+    if q4a8.ISA_ENV_VAR not in os.environ:
+        assert q4a8.chosen_isa() == q4a8.supported_isas()[-1]
+    before = q4a8.chosen_isa()
+    monkeypatch.setenv(q4a8.ISA_ENV_VAR, "scalar" if before != "scalar" else q4a8.supported_isas()[-1])
+    assert q4a8.chosen_isa() == before
+    with q4a8.isa_forced("scalar"):
+        assert q4a8.chosen_isa() == "scalar"
+    assert q4a8.chosen_isa() == before
+
+
+def test_a_forced_instruction_set_is_checked(ext):
+    with pytest.raises(ValueError, match="set_isa must name one of scalar, avx2, avx512vnni; got 'sse9'"):
+        ext.set_isa("sse9")
+    lacking = [name for name in q4a8.ISAS if name not in q4a8.supported_isas()]
+    for name in lacking:   # an AVX2 CPU: avx512vnni
+        with pytest.raises(ValueError, match=f"asks for {name}, which this CPU does not run"):
+            ext.set_isa(name)
+
+
+def test_the_variable_forces_the_instruction_set_or_is_refused_in_one_sentence(ext):
+    """Read once per process, at the extension's first call: a fresh process each (the build is cached)."""
+    script = ("from specviz.models.quant import q4a8\n"
+              "for _ in range(2):\n"
+              "    try:\n"
+              "        print(q4a8.chosen_isa())\n"
+              "    except ValueError as refused:\n"
+              "        print(refused)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    said = {}
+    for value in ("sse9", " AVX2 "):
+        env = {**os.environ, q4a8.ISA_ENV_VAR: value, "PYTHONPATH": root}
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+        said[value] = done.stdout.splitlines()
+    refusal = "SPECVIZ_Q4_ISA must name one of scalar, avx2, avx512vnni; got 'sse9'."
+    assert said["sse9"] == [refusal] * 2                       # every call refused, in one sentence
+    assert said[" AVX2 "] == ["avx2"] * 2                      # case and spaces as the variable always took them
 
 
 def test_the_target_stores_q4a8_with_its_6_bit_layers_in_int8(ext):
@@ -416,14 +454,14 @@ def test_a_layers_one_call_is_its_ops_spelled_out_bit_for_bit(isa, dtype, with_b
         assert got.dtype == dtype and got.shape == (2, 3, layer.out_features)
         assert torch.equal(got, want)
         # a width the packed tiles pad (40 of 48) is cut, and a variant that skips the scales must differ
-    y8 = q4a8.extension().linear(_activations(2, 128), layers[1].packed, 40, None, None, q4a8.ISAS[isa], 1)
+    y8 = q4a8.extension().linear(_activations(2, 128), layers[1].packed, 40, None, None, q4a8.KINDS["q8"])
     assert not torch.equal(y8, _spelled_out(layers[1], _activations(2, 128)) - (layers[1].bias if with_bias else 0))
 
 
 def test_a_layers_one_call_refuses_a_width_beyond_its_tiles(ext):
     layer, _ = _layers()
     with pytest.raises(RuntimeError, match="n must be within"):
-        ext.linear(_activations(1, 128), layer.packed, 49, None, None, q4a8.ISAS[q4a8.chosen_isa()], 0)
+        ext.linear(_activations(1, 128), layer.packed, 49, None, None, q4a8.KINDS["q4"])
 
 
 def test_dense_rows_are_the_dense_weights_rows_from_only_their_tiles(monkeypatch):

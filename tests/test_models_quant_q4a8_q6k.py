@@ -23,9 +23,12 @@ def activations(m: int, k: int, seed: int = 1) -> torch.Tensor:
     return x
 
 
-def product(layer, x: torch.Tensor, isa: str) -> torch.Tensor:
-    """The raw product (fp32 in, no bias): what the reference computes."""
-    return q4a8.extension().linear(x, layer.packed, layer.out_features, None, None, q4a8.ISAS[isa], q4a8.KINDS["q6k"])
+def product(layer, x: torch.Tensor, isa: str | None = None) -> torch.Tensor:
+    """The raw product (fp32 in, no bias): what the reference computes; on `isa` where given, else the process's."""
+    if isa is not None:
+        with q4a8.isa_forced(isa):
+            return product(layer, x)
+    return q4a8.extension().linear(x, layer.packed, layer.out_features, None, None, q4a8.KINDS["q6k"])
 
 
 def test_its_dense_weight_is_ggufs_own_dequantization_and_it_takes_0_83_bytes_a_weight():
@@ -67,7 +70,7 @@ def test_the_reference_tells_the_halves_scales_apart(ext):
     layer, _, (codes, d, sc) = q6k_layer(rows=16, cols=256)
     swapped = sc.reshape(16, -1, 2).flip(-1).reshape(16, -1)
     x = activations(3, 256)
-    assert not torch.equal(q4a8.q6k_reference(x, codes, d, swapped), product(layer, x, q4a8.chosen_isa()))
+    assert not torch.equal(q4a8.q6k_reference(x, codes, d, swapped), product(layer, x))
 
 
 def test_every_instruction_set_and_thread_count_gives_the_same_bits(ext, on_every_isa_and_thread_count):

@@ -32,12 +32,11 @@ def _every_layout():
 
 
 @pytest.mark.parametrize("isa", list(q4a8.ISAS))
-def test_every_layout_gives_the_same_bits_with_and_without_read_ahead(restored, isa, monkeypatch):
+def test_every_layout_gives_the_same_bits_with_and_without_read_ahead(restored, isa):
     if isa not in q4a8.supported_isas():
         pytest.skip(f"this CPU does not run {isa}")
-    monkeypatch.setenv(q4a8.ISA_ENV_VAR, isa)
     differ = []
-    with torch.inference_mode():
+    with torch.inference_mode(), q4a8.isa_forced(isa):
         for name, layer in _every_layout().items():
             x = _activations(9, layer.in_features)
             outs = {}

@@ -36,9 +36,13 @@ def inputs(heads, kv_heads, size, rows, n, dtype, seed=0):
     return q, k, v
 
 
-def run(q, k, v, keys, isa=1):
+def run(q, k, v, keys, isa: str | None = None):
+    """The kernel over `keys`, on `isa` where given, else on the process's instruction set."""
+    if isa is not None:
+        with q4a8.isa_forced(isa):
+            return run(q, k, v, keys)
     flat, offsets = attention._key_lists(keys)
-    return ext().one_query_attention(q.contiguous(), k, v, flat, offsets, q.shape[-1] ** -0.5, isa)
+    return ext().one_query_attention(q.contiguous(), k, v, flat, offsets, q.shape[-1] ** -0.5)
 
 
 def reference(q_row, k, v, index):
@@ -75,7 +79,8 @@ def test_the_kernel_is_attention_to_float_accuracy(dtype):
 def test_the_portable_and_avx2_paths_agree_bit_for_bit():
     q, k, v = inputs(12, 2, 128, 5, 133, torch.bfloat16, seed=2)
     keys = [129, 130, 131, torch.tensor([0, 1, 64, 132]), 133]
-    assert torch.equal(run(q, k, v, keys, isa=0), run(q, k, v, keys, isa=1))
+    outs = [run(q, k, v, keys, isa=name) for name in q4a8.supported_isas()]   # scalar is the portable path
+    assert len(outs) >= 2 and all(torch.equal(out, outs[0]) for out in outs)
 
 
 def test_heads_apart_in_memory_and_either_thread_count_give_the_same_bits():
@@ -110,7 +115,7 @@ def test_bad_key_lists_are_refused(offsets, keys, message):
     rows = len(offsets) - 1
     q, k, v = inputs(2, 1, 128, rows, 10, torch.float32)
     with pytest.raises(RuntimeError, match=message):
-        ext().one_query_attention(q, k, v, torch.tensor(keys), torch.tensor(offsets), 0.1, 1)
+        ext().one_query_attention(q, k, v, torch.tensor(keys), torch.tensor(offsets), 0.1)
 
 
 class Module:   # what transformers passes as `module`: only read for its attributes by SDPA's wrapper

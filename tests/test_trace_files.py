@@ -128,3 +128,47 @@ def test_nesting_depth_is_checked_before_parsing():
 
 def test_limits_are_the_decoders():
     assert MAX_K == 32 and not math.isnan(validate(trace_of([], k=MAX_K)).k)
+
+
+@pytest.fixture(scope="module")
+def tree_run(models):
+    target, draft = models
+    rounds = list(speculative_generate(target, draft, [1, 2], tree="2x2", sampling=SamplingConfig(0.9),
+                                       max_new_tokens=40, seed=1))
+    return json.loads(trace_of(rounds, k=2).to_json())
+
+
+def _a_tree_round(d):
+    return _first(d, lambda r: r["tree"] and r["drafted"])
+
+
+@pytest.mark.parametrize("mutate, key", [
+    (lambda r: r["tree"][0].update(accepted=True), "tracefile.unknown"),      # a node's status says it
+    (lambda r: r["tree"][0].update(q_confidence=0.5), "tracefile.unknown"),
+    (lambda r: r["drafted"][0].update(parent=-1), "tracefile.unknown"),       # a draft hangs from the one before
+    (lambda r: r["drafted"][0].update(status="accepted"), "tracefile.unknown"),
+    (lambda r: r["drafted"][0].pop("q_confidence"), "tracefile.missing"),
+    (lambda r: r["tree"][0].pop("status"), "tracefile.missing"),
+    (lambda r: r["tree"][0].update(parent=None), "tracefile.null"),
+    (lambda r: r["drafted"][0].update(p_confidence=None), "tracefile.null"),
+])
+def test_each_list_reads_its_drafted_tokens_with_its_own_keys(tree_run, mutate, key):
+    """`drafted` and `tree` hold one record, written with a chain's keys and a node's: each list is read with its
+    own, as strictly as when they were two records."""
+    data = json.loads(json.dumps(tree_run))
+    mutate(_a_tree_round(data))
+    with pytest.raises(TraceFormatError) as e:
+        Trace.from_dict(data)
+    assert e.value.key == key
+
+
+def test_a_tree_file_from_before_the_residual_tops_loads_and_writes_its_keys_back(tree_run):
+    data = json.loads(json.dumps(tree_run))
+    for rnd in data["rounds"]:
+        for node in rnd["tree"] or []:
+            for name in ("r", "top_r", "top_q"):
+                node.pop(name, None)
+    trace = Trace.from_dict(data)
+    node = _a_tree_round(trace.to_dict())["tree"][0]
+    assert list(node) == ["token_id", "text", "parent", "q", "p", "accept_prob", "u", "status", "r", "top_r", "top_q"]
+    assert Trace.from_json(json.dumps(tree_run)).to_dict() == tree_run

@@ -1,4 +1,4 @@
-"""The classroom tab on a tree round (specviz.ui.tabs.classroom_tree): what `classroom.render` shows at the tree
+"""The classroom tab on a tree round (specviz.ui.tabs.classroom_stage): what `classroom.render` shows at the tree
 lesson's stops — the residual picture at a rejection, none at an accepted node, a note for a re-drawn u."""
 from __future__ import annotations
 
@@ -53,9 +53,9 @@ def test_the_residual_step_says_whose_chance_is_whose_and_never_shows_a_dash_for
     unknown (a dash read as 0), and the residual's reason names min(r, q), not "the probability already spent"."""
     import html
 
-    from specviz.classroom.steps import node_decision
-    from specviz.classroom.tree_steps import Change
-    from specviz.viz import classroom_tree as vt
+    from specviz.classroom.decisions import decision
+    from specviz.classroom.masses import Change
+    from specviz.viz import classroom as vt
     from specviz.viz.format import display_number
 
     lesson, trace = lessons.load(LESSON)
@@ -64,7 +64,7 @@ def test_the_residual_step_says_whose_chance_is_whose_and_never_shows_a_dash_for
     stage = html.unescape(out["cls_stage"])
     rnd = trace.rounds[state.round]
     node = stops(rnd)[state.stop].pos
-    miss = display_number(1.0 - node_decision(rnd.tree[node]).a)
+    miss = display_number(1.0 - decision(rnd.tree[node]).a)
     chance = out["cls_stage"].split('sv-cls-chance" data-reject="')[1].split('"')[0]
     assert t("ctree.reject_chance", lang, reject=chance, miss=miss) in stage
     assert "1 − a = " + miss in stage and "min(r, q)" in stage

@@ -1,5 +1,5 @@
-"""The frame a chain's and a tree's stage share (specviz.viz.classroom_stage): what each kind supplies lands in
-its place, the frame's own words are the same for both, and every string of the frame is escaped."""
+"""The one stage a chain's and a tree's round are drawn in (specviz.viz.classroom_stage): each piece lands in its
+place, the frame's words are the same for both, and every string of the frame is escaped."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,8 +10,7 @@ from specviz.classroom import lessons
 from specviz.classroom.steps import stops
 from specviz.strings import t
 from specviz.viz import classroom as vc
-from specviz.viz import classroom_tree as vct
-from specviz.viz.classroom_stage import StageOptions, StageParts, stage_frame
+from specviz.viz.classroom_stage import StageOptions, stage_html
 
 HOSTILE = '<img src=x onerror=alert(1)>"'
 
@@ -21,29 +20,24 @@ def first_round(name: str):
     return trace.rounds[0]
 
 
-def test_the_frame_puts_each_part_in_its_place():
-    rnd = first_round("bonus-round")
-    seen = []
-
-    def parts(stop):
-        seen.append(stop)
-        return StageParts("cls.kind_test", "<i>PICTURE</i>", "<i>BODY</i>", "a < b", extra="<i>EXTRA</i>",
-                          box_class="sv-x", pos_attr="node")
-
-    html = stage_frame(rnd, 7, 99, StageOptions(note="NOTE"), parts, "en")
-    last = stops(rnd)[-1]
-    assert seen == [last]                                        # the stop index clamped to the round's last stop
-    assert html.startswith('<div class="sv-cls-stage-box sv-x" data-round="1" data-stop="100" '
-                           f'data-kind="{last.kind}" data-node=')
-    order = [html.index(s) for s in ("sv-cls-where", "PICTURE", "BODY", "EXTRA", "NOTE", "a &lt; b")]
-    assert order == sorted(order)
-    assert t("cls.kind_test", "en") in html and "a < b" not in html
-
-
-@pytest.mark.parametrize("stage, name", [(vc.stage_html, "bonus-round"), (vct.tree_stage_html, "tree-second-branch")])
-@pytest.mark.parametrize("lang", ["en", "es"])
-def test_both_stages_share_the_frames_words_and_escape_its_note(stage, name, lang):
+@pytest.mark.parametrize("name, box, attr", [("bonus-round", "sv-cls-stage-box", "pos"),
+                                             ("tree-second-branch", "sv-cls-stage-box sv-ctree-stage", "node")])
+def test_the_stage_puts_each_part_in_its_place(name, box, attr):
     rnd = first_round(name)
+    html = stage_html(rnd, 7, 99, False, StageOptions(note="NOTE"), "en")
+    last = stops(rnd)[-1]                                         # the stop index clamped to the round's last stop
+    assert html.startswith(f'<div class="{box}" data-round="1" data-stop="100" data-kind="{last.kind}" data-{attr}=')
+    picture = 'class="sv-ctree"' if rnd.tree else 'class="sv-cls-strip"'
+    order = [html.index(s) for s in ("sv-cls-where", picture, "sv-cls-body", "NOTE", "sv-cls-summary")]
+    assert order == sorted(order)
+    assert vc.esc(vc.summary(rnd, "en")) in html
+
+
+@pytest.mark.parametrize("name", ["bonus-round", "tree-second-branch"])
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_both_kinds_of_round_share_the_frames_words_and_escape_its_note(name, lang):
+    rnd = first_round(name)
+    stage = vc.stage_html
     shown = stage(rnd, 3, 0, False, StageOptions(note=HOSTILE), lang)
     assert "<img" not in shown and "&lt;img" in shown
     assert '<div class="sv-cls-where">' in shown and 'class="sv-cls-note" role="note"' in shown

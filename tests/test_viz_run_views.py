@@ -14,7 +14,7 @@ import pytest
 
 from rounds import tok
 from specviz import stats, theory
-from specviz.trace.records import Choice, Round, TreeNode, metrics
+from specviz.trace.records import Choice, DraftToken, Round, metrics
 from specviz.viz import accepted_law as al
 from specviz.viz import round_time as rt
 
@@ -145,9 +145,9 @@ def test_real_rounds_of_the_tiny_models_are_counted_as_recorded(tiny_pair):
 def tree_round(index: int, path: int, rejected: bool, depth: int = 3) -> Round:
     """A chain-shaped tree of `depth` nodes (each the child of the one before) plus a second root child; the first
     `path` nodes accepted; then a rejection, or (rejected False, path < depth) a stop at a leaf."""
-    nodes = [TreeNode(token_id=20 + d, text=f"n{d}", parent=d - 1, q=0.5, p=0.5, accept_prob=1.0, u=0.1,
+    nodes = [DraftToken(token_id=20 + d, text=f"n{d}", parent=d - 1, q=0.5, p=0.5, accept_prob=1.0, u=0.1,
                       status="accepted" if d < path else "untried") for d in range(depth)]
-    nodes.append(TreeNode(token_id=30, text="s", parent=-1, q=0.5, p=0.5, accept_prob=1.0, u=0.1, status="untried"))
+    nodes.append(DraftToken(token_id=30, text="s", parent=-1, q=0.5, p=0.5, accept_prob=1.0, u=0.1, status="untried"))
     drafted = [tok(20 + d, 0.5, 0.5, 0.1, True) for d in range(path)]
     if rejected:
         drafted.append(tok(20 + path, 0.5, 0.5, 0.9, False))

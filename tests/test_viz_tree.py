@@ -8,15 +8,15 @@ from html.parser import HTMLParser
 import pytest
 
 from specviz.strings import t
-from specviz.trace.records import Choice, DraftToken, Round, TreeNode
+from specviz.trace.records import Choice, DraftToken, Round
 from specviz.viz.cards import round_card_html
 from specviz.viz.tree import tree_html
 
 HOSTILE = "<script>alert(1)</script>"
 
 
-def node(text, parent, status, q=0.5, p=0.25, a=0.5, u=0.25) -> TreeNode:
-    return TreeNode(token_id=len(text), text=text, parent=parent, q=q, p=p, accept_prob=a, u=u, status=status)
+def node(text, parent, status, q=0.5, p=0.25, a=0.5, u=0.25) -> DraftToken:
+    return DraftToken(token_id=len(text), text=text, parent=parent, q=q, p=p, accept_prob=a, u=u, status=status)
 
 
 def second_branch_wins() -> Round:

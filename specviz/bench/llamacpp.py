@@ -31,9 +31,9 @@ from ..engine.sampling import SamplingConfig
 from .measure import Run
 from .methods import PEER_METHODS
 
-LLAMACPP_VERSION = "0.3.36"   # the version built and measured here (docs/performance.md)
+LLAMACPP_VERSION = "0.3.36"   # the version built and measured here (docs/measurements.md)
 INSTALL_HINT = (f'CMAKE_ARGS="-DGGML_NATIVE=ON" pip install llama-cpp-python=={LLAMACPP_VERSION} '
-                '(built from source: about 10 minutes on 2 cores; see docs/performance.md, "llama.cpp as a peer")')
+                '(built from source: about 10 minutes on 2 cores; see docs/measurements.md, "llama.cpp as a peer")')
 
 
 def import_llama_cpp():

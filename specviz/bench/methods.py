@@ -39,7 +39,7 @@ SPECVIZ_SPEED_METHODS = ("specviz_notrace", "specviz_adaptive", "specviz_ngram",
                          "specviz_trimmed", "specviz_hybrid_trimmed", "specviz_tree", "specviz_hybrid_tree")
 # Methods whose K counts a tree's nodes, not a chain's drafts: the chain theory does not model them.
 TREE_METHODS = ("specviz_tree", "specviz_hybrid_tree")
-# The tree each tree method drafts at K nodes (specviz.engine.tree_drafter.drafter_for's spelling).
+# The tree each tree method drafts at K nodes (specviz.engine.tree_drafter.tree_plan's spelling).
 TREE_SPECS = {"specviz_tree": "dynamic:{k}", "specviz_hybrid_tree": "hybrid:{k}:{k}:2:1"}
 
 

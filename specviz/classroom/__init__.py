@@ -1,6 +1,8 @@
 """The classroom: step through real rounds, test the losslessness promise, and play with the theory.
 
-    steps     the stops of a round, the numbers at each, re-drawn u, the mass picture (pure)
+    steps     the walk: a round's nodes (a chain as a tree of one branch), its stops, the moves (pure)
+    decisions the numbers of each test, re-drawn u (pure)
+    masses    the mass picture of a rejection and what it moved (pure)
     state     where the step view stands (a frozen StepState) and its moves (pure)
     lab       first tokens sampled through `rule.verify` and through deliberately broken rules (torch)
     whatif    the theory's curves, the worked example beside a published claim, the measured point (pure)

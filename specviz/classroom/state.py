@@ -3,7 +3,7 @@
 Pure (no Gradio, no torch), so the moves are tested without a page: the tab
 keeps a `StepState` per session (in a gr.State) and only renders it. The round
 under the cursor is either the recorded one or its re-draw number `draw` from
-the page's seed (`steps.redraw`); moving within a round keeps the draw, leaving
+the page's seed (`decisions.redraw`); moving within a round keeps the draw, leaving
 the round goes back to the recorded u. Every move takes the trace's rounds and
 the seed, because a re-drawn round can have a different number of stops.
 """
@@ -14,7 +14,8 @@ from typing import Sequence
 
 from ..limits import APP_MAX_DRAW
 from ..trace.records import Round
-from .steps import Redrawn, Stop, redraw, stop_decision, stops
+from .decisions import Redrawn, redraw, stop_decision
+from .steps import Stop, stops
 
 
 @dataclass(frozen=True)

@@ -1,26 +1,30 @@
-"""The step mode's logic: the stops of a round, the numbers at each stop, re-drawn u, the round's summary.
+"""The step mode's walk: the stops of a round, where each node stands at a stop, and moving through a trace.
 
 Pure functions of the recorded `Round`s (specviz.trace.records); no Gradio, no torch.
-A round is walked as the decoder ran it (docs/design.md, "One round"):
+A round is read as a draft tree of nodes (`nodes`): a tree round's own nodes, and a
+chain's drafted tokens as a tree of one branch, each token hanging from the one
+before it. One walk then serves both (docs/design.md, "One round", "Draft trees"):
 
-    draft      the K drafted tokens with q
-    verify     p for each of them (one target forward)
-    test i     one stop per drafted token that was tested, up to the first rejection:
-               a = min(1, p/q); accepted iff u < a
-    correction after a rejection: drawn from the residual max(0, p − q) normalised
-    bonus      after K acceptances: one more token from p at position K+1
+    opening    a chain: the K drafted tokens with q (draft), p for each (verify);
+               a tree: the whole tree
+    test       one stop per node the rule tried, in the order it tried them: the children
+               of the current node one after the other until one is accepted, then that
+               one's children; a = min(1, r/q) against the residual r the node's rejected
+               elder siblings left (p for a first child: every token of a chain)
+    residual   after a rejected node that has a next sibling, the residual that sibling
+               faces (a chain has no siblings, so no such stop)
+    ending     the correction after a rejection, or the bonus after an accepted leaf
 
-Re-drawing u replays a round with fresh uniforms from a shown seed. Only the
-verdicts can be recomputed exactly (the recorded p and q are exact); a
-correction at a *new* rejection point can only be approximated from the
-recorded top-5 lists, and a bonus that the recorded run never drew is unknown.
+A chain's and a tree's stops keep their own names ("test"/"node", ...): the page
+says "position" on a chain and "node" on a tree. The numbers at each stop are
+`decisions`; the mass picture at a rejection `masses`.
 """
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Any
 
-from ..trace.records import Alt, Choice, DraftToken, Round, TreeNode
+from ..trace.records import Round
 
 KINDS = ("draft", "verify", "test", "correction", "bonus", "tree", "node", "residual")
 
@@ -28,53 +32,68 @@ KINDS = ("draft", "verify", "test", "correction", "bonus", "tree", "node", "resi
 @dataclass(frozen=True)
 class Stop:
     kind: str                # one of KINDS
-    pos: int | None = None   # 0-based index into Round.drafted, for "test" stops
+    pos: int | None = None   # 0-based index into nodes(round): the node a "test", "node" or "residual" stop is at
 
 
+# ---------------------------------------------------------------- the nodes of a round
 @dataclass(frozen=True)
-class Decision:
-    """The numbers of one acceptance test: a = min(1, p/q); accepted iff u < a."""
+class ChainNode:
+    """A chain's drafted token read as a node of a one-branch tree: it hangs from the token before it and was
+    tested against p itself. Every other attribute is the token's own. Its one job is to give a chain's record
+    the node's parent, status, r and top_r; it goes once the recorder writes those on a chain's tokens."""
 
-    p: float
-    q: float
-    a: float
-    u: float
+    token: Any               # the DraftToken
+    parent: int
+    status: str              # "accepted", "rejected" or "untried", as the walk reads it
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):   # copy and pickle probe for these before `token` is set
+            raise AttributeError(name)
+        return getattr(self.token, name)
 
     @property
-    def accepted(self) -> bool:
-        return self.u < self.a
+    def r(self) -> float:
+        return self.token.p
+
+    @property
+    def top_r(self) -> list:
+        return self.token.top_p
 
 
 def tested(rnd: Round) -> int:
-    """How many drafted tokens were tested: all up to and including the first rejection."""
+    """How many drafted tokens of a chain were tested: all up to and including the first rejection."""
     return rnd.k if rnd.rejected_at is None else rnd.rejected_at + 1
 
 
-def stops(rnd: Round) -> list[Stop]:
-    """The stops of one round, in the order the decoder took the decisions."""
-    if rnd.tree:
-        return tree_stops(rnd)
-    out = [Stop("draft"), Stop("verify")] if rnd.drafted else []
-    out += [Stop("test", i) for i in range(tested(rnd))]
-    if rnd.correction is not None:
-        out.append(Stop("correction", rnd.rejected_at))
-    elif rnd.bonus is not None:
-        out.append(Stop("bonus"))
-    return out or [Stop("verify")]
+def chain_nodes(rnd: Round) -> list[ChainNode]:
+    """A chain round's drafted tokens as nodes: tested ones accepted up to the rejected one, the rest untried
+    (a token tested and passed but cut after an end of sequence counts as tested: the chain showed its test)."""
+    def status(i: int) -> str:
+        if i >= tested(rnd):
+            return "untried"
+        return "rejected" if i == rnd.rejected_at else "accepted"
+
+    return [ChainNode(tk, i - 1, status(i)) for i, tk in enumerate(rnd.drafted)]
 
 
-def decision(tk: DraftToken) -> Decision:
-    """The recorded test of a drafted token (a as the decoder computed it, not re-rounded)."""
-    return Decision(p=tk.p, q=tk.q, a=tk.accept_prob, u=tk.u)
+def nodes(rnd: Round) -> list:
+    """The round's nodes, read by attribute (token_id, text, q, p, accept_prob, u, status, parent, r, top_r,
+    top_q): a tree's own, or a chain as its one branch."""
+    return rnd.tree if rnd.tree else chain_nodes(rnd)
 
 
-# ---------------------------------------------------------------- a draft tree, node by node
-def children(tree: list[TreeNode], parent: int) -> list[int]:
+def verdicts(rnd: Round) -> list[str]:
+    """What each node became, as the page names it: a tree's status, a chain's verdict (a token after the
+    rejection is "discarded" there, "untried" in a tree)."""
+    return [n.status for n in rnd.tree] if rnd.tree else [rnd.verdict(i) for i in range(rnd.k)]
+
+
+def children(tree: list, parent: int) -> list[int]:
     """The nodes hanging from `parent` (-1: the root), in the order the rule tries them."""
     return [i for i, node in enumerate(tree) if node.parent == parent]
 
 
-def tree_order(tree: list[TreeNode]) -> list[int]:
+def tree_order(tree: list) -> list[int]:
     """The nodes the rule tried, in the order it tried them: the children of the current node one after the
     other until one is accepted, then that one's children; the walk ends where every child was rejected."""
     out, here = [], -1
@@ -87,40 +106,72 @@ def tree_order(tree: list[TreeNode]) -> list[int]:
         here = accepted[0]
 
 
-def next_sibling(tree: list[TreeNode], node: int) -> int | None:
+def next_sibling(tree: list, node: int) -> int | None:
     """The child tried after `node` at the same parent (None: it was the last one)."""
     kids = children(tree, tree[node].parent)
     at = kids.index(node)
     return kids[at + 1] if at + 1 < len(kids) else None
 
 
-def tree_stops(rnd: Round) -> list[Stop]:
-    """The stops of a tree round: the tree whole, each tried node's test, after each rejected node that has a
-    next sibling the residual that sibling is tested against, then the correction or the bonus."""
-    out = [Stop("tree")]
-    for node in tree_order(rnd.tree):
-        out.append(Stop("node", node))
-        if rnd.tree[node].status == "rejected" and next_sibling(rnd.tree, node) is not None:
-            out.append(Stop("residual", node))
+# ---------------------------------------------------------------- the stops
+def stops(rnd: Round) -> list[Stop]:
+    """The stops of one round, in the order the decoder took the decisions."""
+    tree = nodes(rnd)
+    if rnd.tree:
+        out, test = [Stop("tree")], "node"
+    else:
+        out, test = ([Stop("draft"), Stop("verify")] if rnd.drafted else []), "test"
+    for i in tree_order(tree):
+        out.append(Stop(test, i))
+        if tree[i].status == "rejected" and next_sibling(tree, i) is not None:
+            out.append(Stop("residual", i))
     if rnd.correction is not None:
-        out.append(Stop("correction"))
+        out.append(Stop("correction", None if rnd.tree else rnd.rejected_at))
     elif rnd.bonus is not None:
         out.append(Stop("bonus"))
-    return out
+    return out or [Stop("verify")]
 
 
-def node_decision(node: TreeNode) -> Decision:
-    """A node's recorded test: against the residual r its earlier siblings left (p for a first child), so the
-    formula's "p" is r. Older traces lack r: it is p for a first child, else a·q where a < 1 shows it."""
-    r = node.r if node.r is not None else (node.accept_prob * node.q if node.accept_prob < 1 else node.p)
-    return Decision(p=r, q=node.q, a=node.accept_prob, u=node.u)
+def node_states(rnd: Round, stop: Stop, revealed: bool = True) -> list[str]:
+    """Each node's state as far as the walk has got: its verdict once tested (the current node's only when
+    `revealed`), after the walk's end also for the nodes it never reached, else 'pending'."""
+    order = tree_order(nodes(rnd))
+    if stop.kind in ("correction", "bonus"):
+        done = set(order)
+    elif stop.kind in ("tree", "draft", "verify"):
+        done = set()
+    else:
+        at = order.index(stop.pos)
+        done = set(order[:at + (stop.kind == "residual" or revealed)])
+    over = stop == stops(rnd)[-1] and stop.kind in ("correction", "bonus")
+    return [v if i in done or over else "pending" for i, v in enumerate(verdicts(rnd))]
 
 
-def stop_decision(rnd: Round, stop: Stop) -> Decision | None:
-    """The test a stop shows (a chain's drafted token or a tree's node), None at a stop without one."""
-    if stop.kind == "test":
-        return decision(rnd.drafted[stop.pos])
-    return node_decision(rnd.tree[stop.pos]) if stop.kind == "node" else None
+def accepted_path(rnd: Round) -> list[int]:
+    """The accepted nodes from the root down."""
+    tree = nodes(rnd)
+    return [i for i in tree_order(tree) if tree[i].status == "accepted"]
+
+
+def level(rnd: Round, node: int) -> int:
+    """How deep a node hangs (1 for the root's children)."""
+    tree, depth = nodes(rnd), 1
+    while tree[node].parent >= 0:
+        node, depth = tree[node].parent, depth + 1
+    return depth
+
+
+def sibling_rank(rnd: Round, node: int) -> int:
+    """1 for its parent's first child, 2 for the second ..."""
+    tree = nodes(rnd)
+    return children(tree, tree[node].parent).index(node) + 1
+
+
+def last_rejected(rnd: Round) -> int | None:
+    """The last node the walk rejected (the correction is drawn from the residual it left)."""
+    tree = nodes(rnd)
+    rejected = [i for i in tree_order(tree) if tree[i].status == "rejected"]
+    return rejected[-1] if rejected else None
 
 
 # ---------------------------------------------------------------- walking a trace
@@ -156,117 +207,3 @@ def move(rounds: list[Round], cur: Cursor, delta: int) -> Cursor:
 
 def at_end(rounds: list[Round], cur: Cursor) -> bool:
     return not rounds or move(rounds, cur, +1) == clamp(rounds, cur)
-
-
-# ---------------------------------------------------------------- re-drawing u
-@dataclass(frozen=True)
-class Redrawn:
-    """A round replayed with fresh uniforms; `round` carries the new u, verdicts and what follows them."""
-
-    round: Round
-    changed: bool            # the rejection point moved (or appeared / disappeared)
-    approximate: bool        # the correction comes from the top-5 lists, not the full residual
-    bonus_unknown: bool      # every draft now passes, but the recorded run never drew a bonus
-
-
-def uniforms(seed: int, round_index: int, draw: int, k: int) -> list[float]:
-    """The u of draw `draw` (≥ 1) of a round: reproducible from the seed shown on the page."""
-    rng = random.Random(f"specviz-classroom:{seed}:{round_index}:{draw}")
-    return [rng.random() for _ in range(k)]
-
-
-def approximate_residual(tk: DraftToken) -> list[Alt]:
-    """max(0, p − q) over the recorded top tokens of a position, normalised: the residual as far as it was recorded.
-
-    Tokens outside both top-5 lists are missing, so this is an approximation;
-    the decoder draws from the residual over the whole vocabulary.
-    """
-    p = {a.token_id: a.prob for a in tk.top_p}
-    q = {a.token_id: a.prob for a in tk.top_q}
-    p.setdefault(tk.token_id, tk.p)
-    q.setdefault(tk.token_id, tk.q)
-    texts = {a.token_id: a.text for a in [*tk.top_p, *tk.top_q]} | {tk.token_id: tk.text}
-    mass = {i: max(0.0, p.get(i, 0.0) - q.get(i, 0.0)) for i in texts}
-    total = sum(mass.values())
-    if total <= 0:
-        return []
-    alts = [Alt(i, texts[i], m / total) for i, m in mass.items() if m > 0]
-    return sorted(alts, key=lambda a: -a.prob)
-
-
-def redraw(rnd: Round, seed: int, draw: int) -> Redrawn:
-    """The round with u from `uniforms(seed, rnd.index, draw)`; draw 0 is the recorded round."""
-    if draw <= 0 or not rnd.drafted or rnd.tree:   # a tree's re-draw would re-walk the tree: not offered
-        return Redrawn(rnd, False, False, False)
-    us = uniforms(seed, rnd.index, draw, rnd.k)
-    drafted, rejected_at = [], None
-    for i, (tk, u) in enumerate(zip(rnd.drafted, us)):
-        ok = rejected_at is None and u < tk.accept_prob
-        if rejected_at is None and not ok:
-            rejected_at = i
-        drafted.append(replace(tk, u=u, accepted=ok))
-    changed = rejected_at != rnd.rejected_at
-    correction, bonus, approximate, unknown = rnd.correction, rnd.bonus, False, False
-    if changed and rejected_at is not None:
-        correction, bonus, approximate = _approximate_correction(rnd.drafted[rejected_at], seed, rnd.index, draw), \
-            None, True
-    elif changed:
-        correction, unknown = None, True
-    kept = [tk.token_id for tk in drafted if tk.accepted]
-    tail = [c.token_id for c in (correction, bonus) if c is not None]
-    new = replace(rnd, drafted=drafted, rejected_at=rejected_at, correction=correction, bonus=bonus,
-                  emitted=kept + tail)
-    return Redrawn(new, changed, approximate, unknown)
-
-
-def _approximate_correction(tk: DraftToken, seed: int, round_index: int, draw: int) -> Choice | None:
-    top = approximate_residual(tk)
-    if not top:
-        return None
-    rng = random.Random(f"specviz-classroom-correction:{seed}:{round_index}:{draw}")
-    pick = rng.choices(top, weights=[a.prob for a in top])[0]
-    return Choice(pick.token_id, pick.text, pick.prob, top[:5])
-
-
-# ---------------------------------------------------------------- the mass picture at a rejection
-@dataclass(frozen=True)
-class Mass:
-    """p and q over the recorded top tokens of a position, split into min(p, q) and max(0, p − q)."""
-
-    ids: list[int]
-    texts: list[str]
-    p: list[float]
-    q: list[float]
-    overlap: list[float]          # min(p, q): what leaves as accepted drafts
-    residual: list[float]         # max(0, p − q): what the correction must add back
-    r: list[float | None]         # the residual normalised (recorded where the decoder kept it, else estimated)
-    reject_chance: float          # 1 − Σ min(p, q): P(the test fails) over the whole vocabulary (estimated)
-    drawn: int | None             # index into ids of the correction, if any
-    exact_r: bool                 # r came from the decoder's own residual top-5
-
-
-def mass(tk: DraftToken, correction: Choice | None, exact_r: bool = True) -> Mass:
-    """The mass picture of a drafted position; `exact_r` False for an approximate (re-drawn) correction."""
-    p = {a.token_id: a.prob for a in tk.top_p}
-    q = {a.token_id: a.prob for a in tk.top_q}
-    p.setdefault(tk.token_id, tk.p)
-    q.setdefault(tk.token_id, tk.q)
-    texts = {a.token_id: a.text for a in [*tk.top_p, *tk.top_q]} | {tk.token_id: tk.text}
-    rec = {a.token_id: a.prob for a in correction.top} if correction is not None else {}
-    if correction is not None:
-        texts.setdefault(correction.token_id, correction.text)
-        rec.setdefault(correction.token_id, correction.prob)
-    ids = sorted(texts, key=lambda i: -max(p.get(i, 0.0), q.get(i, 0.0)))
-    pv, qv = [p.get(i, 0.0) for i in ids], [q.get(i, 0.0) for i in ids]
-    overlap = [min(a, b) for a, b in zip(pv, qv)]
-    resid = [max(0.0, a - b) for a, b in zip(pv, qv)]
-    # P(reject) = Σ max(0, p − q) over the vocabulary. The decoder's exact r at the drawn token gives it
-    # as (p − q)/r; without that, the shown tokens' residual is the best (lower) estimate.
-    reject = sum(resid)
-    if correction is not None and exact_r:
-        c = ids.index(correction.token_id)
-        if resid[c] > 0 and correction.prob > 0:
-            reject = max(reject, resid[c] / correction.prob)
-    r = [rec.get(i) if exact_r and i in rec else (m / reject if reject > 0 else None) for i, m in zip(ids, resid)]
-    drawn = ids.index(correction.token_id) if correction is not None else None
-    return Mass(ids, [texts[i] for i in ids], pv, qv, overlap, resid, r, min(1.0, reject), drawn, exact_r)

@@ -6,7 +6,7 @@ target alone ran on other forwards than Generate's compared its drafters with a 
 """
 from __future__ import annotations
 
-TREE = "tree"           # the draft model drafting EAGLE-2's dynamic tree of K nodes (specviz.engine.tree_drafter)
+TREE = "tree"           # the draft model drafting EAGLE-2's dynamic tree of K nodes (tree_drafter.DynamicTree)
 PAGE_COMPILE = "auto"   # the page's compile choice unless a person changes it (the Generate form's default)
 
 

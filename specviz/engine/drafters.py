@@ -1,8 +1,8 @@
 """The drafters behind the one seam of specviz.engine.proposal, and the one factory that builds any of them.
 
-A draft model's chain (`ModelDrafter`, its vocabulary optionally trimmed), prompt lookup (`PromptLookupDrafter`),
-and the hybrid of lookup over any inner drafter (`HybridDrafter`); trees are drafted in specviz.engine.tree_drafter.
-`make_drafter` reads a run's `Chain` or `Tree` and returns the drafter it names.
+A draft model's chain or tree (`ModelDrafter`, specviz.engine.model_drafter: a chain is its width-one tree, its
+vocabulary optionally trimmed), prompt lookup (`PromptLookupDrafter`), and the hybrid of lookup over a model
+drafter (`HybridDrafter`). `make_drafter` reads a run's `Chain` or `Tree` and returns the drafter it names.
 """
 from __future__ import annotations
 
@@ -10,99 +10,12 @@ from dataclasses import dataclass
 
 import torch
 
-from ..runtime.decoding import (KVCache, crop_to, forward_hidden, forward_logits, input_device, prefill, vocab_size,
-                                warm_up)
+from ..runtime.decoding import crop_to, vocab_size
+from .model_drafter import ModelDrafter
 from .options import Chain, Tree
 from .proposal import Drafter, Proposal
-from .sampling import SamplingConfig, confidence, draw
 from . import vocab_trim
-from .vocab_trim import trimmed_head
-from . import tree_drafter
-
-
-class ModelDrafter:
-    """A small causal LM drafts autoregressively from q = the sampling transform of its logits.
-
-    `adaptive_threshold=t` stops drafting once the draft's confidence in its own
-    token (q(x); the untempered softmax when greedy) falls below t, so K becomes
-    a maximum. The stop depends only on the draft's own samples: still exact.
-
-    `vocab_subset` (sorted token ids, see specviz.engine.vocab_trim) trims the draft's
-    output layer: each step multiplies the final hidden state by the subset's
-    rows only, the other logits are -inf, and q is the sampling transform of
-    those full-width logits, so q(x) = 0 outside the subset and is exactly the
-    distribution the token was drawn from. The target is untouched: tokens
-    outside the subset still come out through the residual and the bonus.
-    """
-
-    name = "model"
-
-    def __init__(self, model, vocab: int, adaptive_threshold: float | None = None, cache_options: dict | None = None,
-                 vocab_subset: torch.Tensor | None = None):
-        if adaptive_threshold is not None and not 0.0 <= adaptive_threshold <= 1.0:
-            raise ValueError(f"adaptive_threshold must be in [0, 1], got {adaptive_threshold}")
-        self.model, self.vocab, self.threshold = model, vocab, adaptive_threshold
-        self.cache_options = cache_options or {}   # static / max_len / compiled, see decoding.KVCache
-        self.cache = KVCache(model)
-        self.prefix = 0   # the sequence's length at the last propose: where the drafts start
-        self.subset = self.head = None
-        if vocab_subset is not None:
-            self._trim(vocab_subset)
-        if self.cache_options.get("compiled"):   # capture the draft's graphs now, before any timed work
-            warm_up(model, [1, 2], self.cache_options["max_len"], verify=False, hidden=self.subset is not None,
-                    backend=self.cache_options.get("backend", "inductor"), stop=self.cache_options.get("stop"))
-
-    def _trim(self, subset: torch.Tensor) -> None:
-
-        subset = torch.as_tensor(subset, dtype=torch.long).flatten()
-        if not len(subset) or bool((subset[1:] <= subset[:-1]).any()) or not 0 <= int(subset[0]) \
-                or int(subset[-1]) >= self.vocab:
-            raise ValueError(f"vocab_subset must be distinct ids in [0, {self.vocab}) in ascending order")
-        self.head = trimmed_head(self.model, subset)
-        self.name = "trimmed"   # what a Round records as its drafter
-        self.subset = subset.to(input_device(self.model))   # moved to the head's device when it differs
-
-    def _step_logits(self, pending: torch.Tensor, device) -> torch.Tensor:
-        """[B, V] draft logits of the next position; with a subset, -inf outside it (no full head computed)."""
-        if self.subset is None:
-            return forward_logits(self.model, pending, self.cache, 1)[:, -1, :self.vocab].to(device)
-        hidden = forward_hidden(self.model, pending, self.cache, 1)[:, -1]
-        sub = self.head(hidden)
-        full = sub.new_full((sub.shape[0], self.vocab), float("-inf"))
-        return full.scatter_(-1, self.subset.to(sub.device).expand(sub.shape[0], -1), sub).to(device)
-
-    def begin(self, tokens: torch.Tensor) -> None:
-        self.cache = prefill(self.model, tokens, **self.cache_options)
-
-    def commit(self, path: list[int]) -> None:
-        crop_to(self.cache, self.prefix + len(path))
-
-    def propose(self, tokens, k, sampling, generator) -> Proposal:
-        self.prefix = tokens.shape[1]
-        # The cache may lag the sequence by more than one token (after a bonus): catch up in one forward.
-        pending = tokens[:, self.cache.get_seq_length():]
-        ids, qs, logits_seen = [], [], []
-        B = tokens.shape[0]
-        active = torch.ones(B, dtype=torch.bool, device=tokens.device)
-        n_drafted = torch.zeros(B, dtype=torch.long, device=tokens.device)
-        for _ in range(k):
-            logits = self._step_logits(pending, tokens.device)
-            q, drawn = draw(logits, sampling, generator)
-            pending = drawn[:, None]
-            ids.append(pending)
-            qs.append(q)
-            logits_seen.append(logits)
-            if self.threshold is not None:   # only the adaptive stop tracks rows: no extra launches otherwise
-                n_drafted += active
-                sure = confidence(logits) if sampling.greedy else q
-                active &= sure.gather(-1, pending).squeeze(-1) >= self.threshold
-                if not bool(active.any()):  # a host sync per draft token: the price of stopping early
-                    break
-        if not ids:
-            empty = tokens.new_empty(B, 0)
-            return Proposal(empty, torch.empty(B, 0, self.vocab, device=tokens.device))
-        return Proposal(torch.cat(ids, 1), torch.stack(qs, 1), torch.stack(logits_seen, 1),
-                        n_drafted if self.threshold is not None and B > 1 else None)
+from .tree_drafter import tree_plan
 
 
 def is_drafter(draft) -> bool:
@@ -218,7 +131,7 @@ class LookupRule:
 class HybridDrafter:
     """n-gram lookup when its match is long enough (`rule`, a LookupRule: no draft forwards that round), else the
     `inner` drafter: the draft model's chain (with a trimmed vocabulary: "hybrid_trimmed", the cheapest draft step
-    on a long vocabulary), or a tree (specviz.engine.tree_drafter: "hybrid:N" grows EAGLE-2's dynamic tree).
+    on a long vocabulary), or its tree ("hybrid:N" grows EAGLE-2's dynamic tree, specviz.engine.tree_drafter).
 
     Each row's drafts come wholly from one source and carry the q that produced
     them, so the rule stays exact. The inner drafter's cache lags through lookup rounds and catches up when it
@@ -239,6 +152,12 @@ class HybridDrafter:
         """The deepest draft the inner drafter proposes (a tree's; a chain's is the round's ask)."""
         return self.model.max_depth
 
+    @property
+    def drafts_chains(self) -> bool:
+        """The inner drafter is the draft model's chain: rows drafted by it and by the lookup merge into one chain
+        (a tree has one shape for every row)."""
+        return isinstance(self.model, ModelDrafter) and self.model.chain
+
     def begin(self, tokens):
         self.model.begin(tokens)
 
@@ -256,7 +175,7 @@ class HybridDrafter:
         if self.looked_up:
             return one_hot_proposal(found.ids, found.lengths, self.lookup.vocab)
         model_k = min(k, self.model_k or k)
-        if not bool(use.any()) or not isinstance(self.model, ModelDrafter):   # a tree: one shape for every row
+        if not bool(use.any()) or not self.drafts_chains:   # a tree: one shape for every row
             return self.model.propose(tokens, model_k, sampling, generator)
         return self._merged(tokens, found, use, model_k, sampling, generator)
 
@@ -288,13 +207,14 @@ def make_drafter(how: Chain | Tree | str, draft, vocab: int, *, eos_ids=(), cach
     table's fingerprint; a vocabulary of at most `trim_size` tokens is left whole), or "hybrid_trimmed" (the
     hybrid whose model rounds draft with that trimmed head). With compiled
     `cache_options` a model drafter captures its CUDA graphs as it is built. A tree: its shape, or "dynamic:N"
-    (EAGLE-2's growth) or "hybrid:N" (prompt lookup, else that growth), drafted by a draft model
-    (specviz.engine.tree_drafter).
+    (EAGLE-2's growth) or "hybrid:N" (prompt lookup, else that growth), drafted by the same model drafter
+    (specviz.engine.tree_drafter.tree_plan reads the spelling).
     """
     if isinstance(how, Tree):
         if draft is None or is_drafter(draft):
             raise ValueError("a tree is drafted by a draft model (drafter='model', no adaptive_threshold)")
-        inner, hybrid = tree_drafter.drafter_for(draft, vocab, how.shape, how.costs)
+        tree, hybrid = tree_plan(how.shape, how.costs)
+        inner = ModelDrafter(draft, vocab, tree=tree)
         # The lookup of a tree run stops at no EOS: as it always drafted (an EOS is still verified like any token).
         return HybridDrafter(inner, PromptLookupDrafter(vocab)) if hybrid else inner
     how = Chain(drafter=how) if isinstance(how, str) else how

@@ -56,7 +56,7 @@ class Chain:
 @dataclass(frozen=True)
 class Tree:
     """Draft a tree a round: `shape` is a TreeShape, widths ("2x2x1"), a parent list ("-1,-1,0"), "dynamic:N"
-    or "hybrid:N" (specviz.engine.tree_drafter.drafter_for); `costs` (a tree_drafter.TreeCosts) sizes each
+    or "hybrid:N" (specviz.engine.tree_drafter.tree_plan); `costs` (a tree_drafter.TreeCosts) sizes each
     dynamic tree to the machine's measured costs. Trees run on dynamic caches, eagerly; a width-one shape is
     the chain of its length (`as_chain`), run as that chain."""
 

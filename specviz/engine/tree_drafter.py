@@ -1,4 +1,5 @@
-"""A draft model that drafts a tree: several children per node, each with the q it was drawn from.
+"""How a draft model drafts a tree (specviz.engine.model_drafter.ModelDrafter, the one model drafter, draws and
+reads it): several children per node, each with the q it was drawn from; EAGLE-2's growth; the tree spellings.
 
 Greedy, a node's children are the draft's top-w tokens (most confident first),
 each with a one-hot q: deterministic proposals. Sampling, the w children are
@@ -10,6 +11,8 @@ the child is drawn from q itself (with replacement), still recorded as drawn.
 Drafting goes level by level: one draft forward per depth reads every node of
 that depth that has children, under the tree mask (each node sees the prefix
 and its ancestors), so a tree of depth D costs D draft forwards like a chain of D.
+A chain's tokens are not drawn here: each is drawn as a one-token step draws it
+(the width-one case of the drafter's one loop).
 """
 from __future__ import annotations
 
@@ -19,11 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..runtime.decoding import KVCache, forward_logits, prefill
 from .proposal import Proposal
 from .sampling import SamplingConfig, probabilities, sample
 from ..limits import MAX_TREE_NODES
-from ..runtime.masked import forward_masked, keep_path
 from .tree import TreeShape
 
 
@@ -81,123 +82,60 @@ def draw_children(logits: torch.Tensor, width: int, sampling: SamplingConfig,
     return tokens, qs
 
 
-class TreeDrafter:
-    """Drafts `shape` with a draft model; `propose`'s k caps the tree's depth (the decoder's token budget)."""
 
-    name = "tree"
-
-    def __init__(self, model, vocab: int, shape: TreeShape):
-        self.model, self.vocab, self.shape = model, vocab, shape
-        self.cache = KVCache(model)
-        self.prefix = 0            # the sequence length at the last propose: the cache's tree slots start there
-        self.slots: dict[int, int] = {}      # node key -> its slot in the draft cache (nodes the draft read)
-        self.key_of: list[int] | None = None  # the last tree's node -> its key (None: the node's own index)
-
-    def begin(self, tokens: torch.Tensor) -> None:
-        self.cache = prefill(self.model, tokens)
-
-    @property
-    def max_depth(self) -> int:
-        """The deepest tree this drafter proposes: the decoder caps it by the tokens left."""
-        return self.shape.max_depth
-
-    def commit(self, path: list[int]) -> None:
-        """After a round: keep the prefix and the accepted path's nodes that the draft has read."""
-        slots = []
-        for node in path:
-            key = self.key_of[node] if self.key_of is not None else node
-            if key not in self.slots:   # only the path's last node can be unread (a leaf): the cache lags
-                break
-            slots.append(self.slots[key])
-        keep_path(self.cache, self.prefix, slots)
-
-    def _root(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Read the tokens the cache lacks; the draft's logits [B, V] after the last one. Starts a round."""
-        root = forward_logits(self.model, tokens[:, self.cache.get_seq_length():], self.cache, 1)[:, -1, :self.vocab]
-        self.prefix, self.slots, self.key_of = tokens.shape[1], {}, None
-        return root.to(tokens.device)
-
-    def propose(self, tokens: torch.Tensor, k: int, sampling: SamplingConfig,
-                generator: torch.Generator | None) -> Proposal:
-        B, T = tokens.shape
-        if k < 1:   # the last token of the budget: nothing to draft, the cache stays as it is
-            self.prefix, self.slots, self.key_of = self.cache.get_seq_length(), {}, None
-            return Proposal(tokens.new_empty(B, 0), torch.empty(B, 0, self.vocab, device=tokens.device))
-        shape = self.shape.truncated(k)
-        root = self._root(tokens)
-        ids: list = [None] * shape.size
-        qs: list = [None] * shape.size
-        logits_at = {-1: root}     # node -> the draft's logits after it
-        for depth in range(1, shape.max_depth + 1):
-            level = [i for i, d in enumerate(shape.depths) if d == depth]
-            for parent in dict.fromkeys(shape.parents[i] for i in level):
-                kids = shape.children[parent + 1]
-                drawn, q_kids = draw_children(logits_at[parent], len(kids), sampling, generator)
-                for node, token, q in zip(kids, drawn, q_kids):
-                    ids[node], qs[node] = token, q
-            readers = [i for i in level if shape.children[i + 1]]
-            if readers:
-                ancestors = [[a for a in shape.ancestry[i].nonzero().flatten().tolist() if a != i] for i in readers]
-                read = self._read(readers, torch.stack([ids[i] for i in readers], 1), ancestors, T - 1 + depth)
-                logits_at.update(zip(readers, read.to(tokens.device).unbind(1)))
-        logits = torch.stack([logits_at[p] for p in shape.parents], 1)
-        return Proposal(torch.stack(ids, 1), torch.stack(qs, 1), logits, None, "model", shape)
-
-    def _read(self, keys: list, new: torch.Tensor, ancestors: list[list], position: int) -> torch.Tensor:
-        """One draft forward over new nodes [B, n] of one depth under the tree mask: their logits [B, n, V].
-
-        Node `keys[i]` sees the prefix, the slots of `ancestors[i]` (keys read before) and itself.
-        """
-        past, T = self.cache.get_seq_length(), self.prefix
-        allowed = torch.zeros(len(keys), past + len(keys), dtype=torch.bool)
-        allowed[:, :T] = True
-        for row, (key, above) in enumerate(zip(keys, ancestors)):
-            allowed[row, [self.slots[a] for a in above]] = True
-            allowed[row, past + row] = True
-            self.slots[key] = past + row   # the node's cache slot
-        positions = torch.full((len(keys),), position)
-        return forward_masked(self.model, new, self.cache, positions, allowed, len(keys))[..., :self.vocab]
-
-
-class DynamicTreeDrafter(TreeDrafter):
+@dataclass(frozen=True)
+class DynamicTree:
     """EAGLE-2's dynamic draft tree (Li et al., "EAGLE-2: Faster Inference of Language Models with Dynamic
-    Draft Trees", EMNLP 2024, §4.2 expansion and §4.3 reranking), greedy: grown where the draft is sure.
+    Draft Trees", EMNLP 2024, §4.2 expansion and §4.3 reranking), greedy: grown where the draft is sure. A growth
+    policy: the model drafter (specviz.engine.model_drafter.ModelDrafter) asks it for each round's tree.
 
     A node's value is the draft's log-confidence of its whole path (the sum of its tokens' untempered
     log-softmax along it). Each depth, every frontier node offers its top `top_k` tokens; the `frontier`
     (default `top_k`) best of these by value become the next frontier and are read by the draft (one
     forward per depth over `frontier` rows). `frontier=1` reads one row per depth, like a chain, and
     keeps the runner-ups as leaves only where they score: the cheapest tree for a CPU draft.
-    After `depth` levels the `nodes` best candidates by value form the tree: a value never exceeds its
-    parent's, so the chosen set keeps every node's ancestors. The tree's shape therefore changes every
-    round: a deep chain where the draft is confident, branches where it hesitates.
+    After `depth` (default `nodes`) levels the `nodes` best candidates by value form the tree: a value never
+    exceeds its parent's, so the chosen set keeps every node's ancestors. The tree's shape therefore changes every
+    round: a deep chain where the draft is confident, branches where it hesitates. `costs` trims each tree to the
+    node count they favour (`TreeCosts.best_size`).
 
     Greedy only: the children are deterministic (one-hot q), so the rule stays exact. Sampling (and
-    batches of several rows) draft the static `TreeShape.for_budget(nodes)` instead, whose children are
-    drawn without replacement as in `TreeDrafter`.
+    batches of several rows) draft the static `shape`, `TreeShape.for_budget(nodes)`, whose children are
+    drawn without replacement as any tree's.
     """
 
-    def __init__(self, model, vocab: int, nodes: int, depth: int | None = None, top_k: int = 2,
-                 frontier: int | None = None, costs: TreeCosts | None = None):
-        super().__init__(model, vocab, TreeShape.for_budget(nodes))
-        self.nodes, self.depth, self.top_k, self.costs = nodes, depth or nodes, top_k, costs
-        self.frontier = top_k if frontier is None else frontier
-        if not 1 <= self.depth <= nodes or top_k < 1 or not 1 <= self.frontier <= top_k:
+    nodes: int
+    depth: int | None = None
+    top_k: int = 2
+    frontier: int | None = None
+    costs: TreeCosts | None = None
+
+    def __post_init__(self):
+        depth, frontier = self.depth or self.nodes, self.top_k if self.frontier is None else self.frontier
+        if not 1 <= depth <= self.nodes or self.top_k < 1 or not 1 <= frontier <= self.top_k:
             raise ValueError(f"a dynamic tree needs 1 <= depth <= nodes, top_k >= 1 and 1 <= frontier <= top_k, "
-                             f"got {depth}, {top_k}, {frontier}")
+                             f"got {self.depth}, {self.top_k}, {self.frontier}")
+        object.__setattr__(self, "depth", depth)
+        object.__setattr__(self, "frontier", frontier)
+
+    @property
+    def shape(self) -> TreeShape:
+        """The static tree drafted where the tree is not grown (sampling, several rows)."""
+        return TreeShape.for_budget(self.nodes)
 
     @property
     def max_depth(self) -> int:
         return max(self.depth, self.shape.max_depth)
 
-    def propose(self, tokens, k, sampling, generator) -> Proposal:
-        if not sampling.greedy or tokens.shape[0] != 1 or k < 1:
-            return super().propose(tokens, k, sampling, generator)
-        return self._grow(tokens, min(k, self.depth))
+    def grows(self, sampling: SamplingConfig, rows: int) -> bool:
+        """Whether this round's tree is grown (greedy, one row) rather than the static `shape`."""
+        return sampling.greedy and rows == 1
 
-    def _grow(self, tokens: torch.Tensor, depth: int) -> Proposal:
-        root = self._root(tokens)
-        T = tokens.shape[1]
+    def grow(self, drafter, tokens: torch.Tensor, k: int) -> tuple[Proposal, list[int]]:
+        """The round's tree after `tokens` [1, T], at most `k` deep, read by `drafter` (its `root` and `read`): the
+        proposal and each node's key (the candidate the drafter read it as)."""
+        root = drafter.root(tokens)
+        T, depth = tokens.shape[1], min(k, self.depth)
         value, token, parent, level = [], [], [], []   # every candidate, by id
         logits_of, frontier = {-1: root[0]}, [-1]
         for d in range(1, depth + 1):
@@ -212,9 +150,9 @@ class DynamicTreeDrafter(TreeDrafter):
             if d == depth:
                 break
             frontier = sorted(new, key=lambda c: (-value[c], c))[:self.frontier]
-            above = [self._ancestors(c, parent) for c in frontier]
-            read = self._read(frontier, torch.tensor([[token[c] for c in frontier]], device=tokens.device), above,
-                              T - 1 + d)
+            above = [ancestors(c, parent) for c in frontier]
+            read = drafter.read(frontier, torch.tensor([[token[c] for c in frontier]], device=tokens.device), above,
+                                T - 1 + d)
             logits_of.update(zip(frontier, read[0].to(tokens.device)))
         ranked = sorted(range(len(value)), key=lambda c: (-value[c], c))[:self.nodes]   # ancestors first
         if self.costs is not None:   # reads: the root's forward and one per depth after it
@@ -222,25 +160,25 @@ class DynamicTreeDrafter(TreeDrafter):
         chosen = sorted(ranked, key=lambda c: (level[c], c))
         index = {c: i for i, c in enumerate(chosen)}
         shape = TreeShape(tuple(index[parent[c]] if parent[c] >= 0 else -1 for c in chosen))
-        self.key_of = chosen
         ids = torch.tensor([[token[c] for c in chosen]], device=tokens.device)
-        q = torch.nn.functional.one_hot(ids, self.vocab).float()
+        q = torch.nn.functional.one_hot(ids, drafter.vocab).float()
         logits = torch.stack([logits_of[parent[c]] for c in chosen])[None]
-        return Proposal(ids, q, logits, None, "model", shape)
-
-    @staticmethod
-    def _ancestors(c: int, parent: list[int]) -> list[int]:
-        out = []
-        while parent[c] >= 0:
-            c = parent[c]
-            out.append(c)
-        return out
+        return Proposal(ids, q, logits, None, "model", shape), chosen
 
 
-def drafter_for(model, vocab: int, tree, costs: TreeCosts | None = None) -> tuple[TreeDrafter, bool]:
-    """(the tree drafter, whether prompt lookup drafts before it) for a TreeShape, widths ("2x2x1"), a parent list
-    ("-1,-1,0"), "dynamic:N" (EAGLE-2's tree of N nodes, optionally "dynamic:N:depth:top_k:frontier") or
-    "hybrid:N[:...]" (prompt lookup, else that tree: specviz.engine.drafters.HybridDrafter over it).
+def ancestors(c: int, parent: list[int]) -> list[int]:
+    """Candidate `c`'s ancestors, nearest first (`parent[c]` -1: the root's child)."""
+    out = []
+    while parent[c] >= 0:
+        c = parent[c]
+        out.append(c)
+    return out
+
+
+def tree_plan(tree, costs: TreeCosts | None = None) -> tuple[TreeShape | DynamicTree, bool]:
+    """(the tree a model drafter drafts, whether prompt lookup drafts before it) for a TreeShape, widths ("2x2x1"),
+    a parent list ("-1,-1,0"), "dynamic:N" (EAGLE-2's tree of N nodes, optionally "dynamic:N:depth:top_k:frontier")
+    or "hybrid:N[:...]" (prompt lookup, else that tree: specviz.engine.drafters.HybridDrafter over it).
     `costs` trims a dynamic tree to the node count they favour each round (static shapes ignore them)."""
     kind = tree.strip().lower().split(":")[0] if isinstance(tree, str) else ""
     if kind in ("dynamic", "hybrid"):
@@ -252,5 +190,5 @@ def drafter_for(model, vocab: int, tree, costs: TreeCosts | None = None) -> tupl
             raise ValueError(f"a dynamic tree is {kind}:N[:depth[:top_k[:frontier]]] with N in [1, {MAX_TREE_NODES}], "
                              f"got {tree!r}")
         given = dict(zip(("nodes", "depth", "top_k", "frontier"), numbers))
-        return DynamicTreeDrafter(model, vocab, costs=costs, **given), kind == "hybrid"
-    return TreeDrafter(model, vocab, tree if isinstance(tree, TreeShape) else TreeShape.parse(tree)), False
+        return DynamicTree(costs=costs, **given), kind == "hybrid"
+    return (tree if isinstance(tree, TreeShape) else TreeShape.parse(tree)), False

@@ -9,7 +9,7 @@ so its logits are transformers' bit for bit (tests/test_models_lean_forward.py c
 forwards); what it leaves out is the modules around them, and it makes one product of q, k and v (and one of gate and
 up) where the layers are of one kind: each output column of a product is computed alone, so joining their weights
 changes no bit. One-token steps on a 2-core Zen 4: the packaged 0.5B draft 37.2 -> 28.8 ms, the 1.5B target 76.1 ->
-65.3 ms (docs/performance.md, "The layers without their modules"). The rotary embedding and the norm's elementwise
+65.3 ms (docs/measurements.md, "The layers without their modules"). The rotary embedding and the norm's elementwise
 tail are one extension call each (csrc/lean_ops.cpp), rounding as ATen's ops do; the norm's sum stays ATen's. The loop
 over the layers runs in C++ (csrc/lean_stack.cpp: the same steps, with the KV cache's growth, the residual adds and
 the casts also as the extension's exact elementwise calls) where the cache is a dynamic one already filled by a
@@ -65,9 +65,8 @@ class LeanForward:
         rows = attention.causal_rows(start, n) if allowed is None else attention.masked_rows(allowed)
         layers = _dynamic_layers(cache.cache, len(self.layers)) if self.stack is not None else None
         if layers is not None:   # one extension call for the whole stack; the cache takes its grown tensors
-            isa = q4a8.ISAS[q4a8.chosen_isa()]
             x, keys, values = self.stack.forward(x, [c.keys for c in layers], [c.values for c in layers], cos, sin,
-                                                 rows.flat, rows.offsets, isa)
+                                                 rows.flat, rows.offsets)
             for c, k, v in zip(layers, keys, values):
                 c.keys, c.values = k, v
         else:
@@ -160,8 +159,8 @@ class _Joined:
         self.parts = [_joined_part(group, dtype) for group in groups]
 
     def __call__(self, x: torch.Tensor) -> list[torch.Tensor]:
-        ext, isa = q4a8.extension(), q4a8.ISAS[q4a8.chosen_isa()]
-        outs = [ext.linear(x, packed, width, scales, bias, isa, kind)
+        ext = q4a8.extension()
+        outs = [ext.linear(x, packed, width, scales, bias, kind)
                 for packed, width, scales, bias, kind in self.parts]
         return list(outs[0].split(self.widths, dim=-1)) if len(outs) < len(self.widths) else outs
 

@@ -154,7 +154,7 @@ def rows_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, 
     alike: query [n, H, D], key and value [Hkv, kv, D] -> [n, H, D] in the query's dtype, the same fp32 sequence
     per (row, head) whatever the other rows."""
     out = kernel().one_query_attention(query.float().contiguous(), key.contiguous(), value.contiguous(), rows.flat,
-                                       rows.offsets, float(scaling), 1)
+                                       rows.offsets, float(scaling))
     return out.to(query.dtype)
 
 

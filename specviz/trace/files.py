@@ -6,6 +6,9 @@ type its record declares (`specviz.trace.records`), then ranges and the round st
 of docs/design.md. The records are passed in (`parse(Trace, text)`), so this
 module never imports them and `Trace.from_json` can delegate here without a cycle.
 
+A list field may declare the `Keys` its records are read and written with (`as_dict`
+writes them): `Round.drafted` and `Round.tree` hold one record, each list with its own.
+
 No word table: a `TraceFormatError` carries a strings key and its values, and
 the sentence is rendered only when someone reads it (`str()` in English for logs
 and the CLI, `text(lang)` for a page). The decoder, which imports the records,
@@ -13,6 +16,7 @@ therefore never loads `specviz.strings`.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import itertools
@@ -29,6 +33,19 @@ from ..limits import (APP_MAX_TRACE_BYTES, DECODER_MAX_NEW_TOKENS, MAX_K, MAX_TE
 
 TRACE_FORMAT = "specviz-trace"
 TRACE_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Keys:
+    """The keys a list field's records are written and read with (a field's `metadata["keys"]`), in this order:
+    `required` ones every file has, then `optional` ones an older file may lack (their fields' defaults then)."""
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.required + self.optional
 
 
 class TraceFormatError(KeyedError):
@@ -147,38 +164,67 @@ def _nested_records(cls) -> dict[str, type]:
     return out
 
 
-def _build(cls, data: Any, where: str) -> dict:
+def _build(cls, data: Any, where: str, keys: Keys | None = None) -> dict:
+    """The checked fields of a `cls` from a file's object; `keys` (its list field's) narrows the fields read and
+    says which are required: the others keep their defaults."""
     if not isinstance(data, dict):
         _fail("tracefile.object", where=where, got=_shown(data))
-    known = {f.name: f for f in dataclasses.fields(cls)}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    known = fields if keys is None else {name: fields[name] for name in keys.names}
     unknown = set(data) - set(known)
     if unknown:
         _fail("tracefile.unknown", where=where, names=", ".join(sorted(map(str, unknown)))[:200])
     nested, out = _nested_records(cls), {}
     for name, f in known.items():
         here = f"{where}.{name}"
+        required = name in keys.required if keys is not None else \
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         if name not in data:
-            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
-                continue
-            _fail("tracefile.missing", where=here)
+            if required:
+                _fail("tracefile.missing", where=here)
+            continue
         value = data[name]
         annotation = str(f.type).replace(" ", "")
         base = annotation.removesuffix("|None")
         if value is None:
-            if not annotation.endswith("|None"):
+            # A required key is never null: a field that may be None is so only where its list leaves it out.
+            if not annotation.endswith("|None") or keys is not None and required:
                 _fail("tracefile.null", where=here)
             out[name] = None
         elif name in nested:
-            sub = nested[name]
-            if base.startswith("list["):
-                if not isinstance(value, list):
-                    _fail("tracefile.list", where=here, got=_shown(value))
-                out[name] = [sub(**_build(sub, v, f"{here}[{i}]")) for i, v in enumerate(value)]
-            else:
-                out[name] = sub(**_build(sub, value, here))
+            out[name] = _build_nested(nested[name], value, here, f.metadata.get("keys"), base.startswith("list["))
         else:
             out[name] = _check_scalar(value, base, here)
     return out
+
+
+def _build_nested(sub, value: Any, here: str, keys: Keys | None, many: bool):
+    """A field holding records: one, or a list of them (read with its `keys`)."""
+    if not many:
+        return sub(**_build(sub, value, here))
+    if not isinstance(value, list):
+        _fail("tracefile.list", where=here, got=_shown(value))
+    return [sub(**_build(sub, v, f"{here}[{i}]", keys)) for i, v in enumerate(value)]
+
+
+# ---------------------------------------------------------------- writing
+def as_dict(record) -> Any:
+    """A record as a file holds it (`dataclasses.asdict`, but a list field that declares its `keys` writes each of
+    its records with those keys only, in their order)."""
+    return _written(record, None)
+
+
+def _written(value, keys: Keys | None):
+    if dataclasses.is_dataclass(value):
+        fields = dataclasses.fields(value)
+        names = keys.names if keys is not None else [f.name for f in fields]
+        declared = {f.name: f.metadata.get("keys") for f in fields}
+        return {name: _written(getattr(value, name), declared[name]) for name in names}
+    if isinstance(value, (list, tuple)):
+        return [_written(v, keys) for v in value]
+    if isinstance(value, dict):
+        return {k: _written(v, None) for k, v in value.items()}
+    return value if isinstance(value, (str, int, float, type(None))) else copy.deepcopy(value)
 
 
 # ---------------------------------------------------------------- semantic checks, after the types

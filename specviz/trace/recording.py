@@ -1,8 +1,12 @@
-"""Turn one round's device tensors into the `Round` record every view, JSON file and bench reads.
+"""Turn one round's device tensors into the `Round` record every view, JSON file and bench reads, chain or tree.
 
 Kept apart from the decoder loop so the loop stays readable and so the trace's
 cost (extra softmaxes, top-5 lists, token texts) sits in one place that can be
 measured and switched off (`record=False` keeps only tokens, verdicts, times).
+
+A chain is the width-one tree: one packer (`round_numbers`) gathers on the device
+every number a round's record needs, its drafts' numbers being the numbers of
+its nodes, and they come back in ONE host transfer (`transfer`), read by name.
 """
 from __future__ import annotations
 
@@ -10,11 +14,14 @@ import torch
 
 from ..runtime.token_text import decode_tokens
 from ..limits import TOP_N
+from ..engine import rule
 from ..engine.rule import Settled
 from ..engine.sampling import SamplingConfig
 from ..engine.speculative import RoundTensors
+from ..engine.tree import TreeShape
 from .records import Alt, Choice, DraftToken, Round
-from .tree_recording import path_tokens, tree_numbers
+
+STATUSES = ("untried", "rejected", "accepted")   # a node's status as the packer counts it: tried + accepted
 
 
 def unrecorded_token(token_id: int, accepted: bool, source: str) -> DraftToken:
@@ -53,75 +60,142 @@ class RoundRecorder:
         built, so the trace's own cost is counted.
         """
         started, drafted_at, verified_at = marks
-        nodes = None
+        nodes = correction = bonus = None
         if not self.record_numbers:
             drafted = [unrecorded_token(tok, i < outcome.n_accepted, t.proposal.source)
                        for i, tok in enumerate(outcome.drafted)]
-            correction = bonus = None
-        elif t.proposal.shape.is_chain() and not (self.trees and t.proposal.shape.size):
-            drafted, correction, bonus = self._numbers(t, outcome)
         else:
-            nodes, correction, bonus = tree_numbers(self, t, outcome)
-            drafted = path_tokens(t, nodes, outcome)
+            shape = t.proposal.shape
+            as_tree = not shape.is_chain() or self.trees and shape.size > 0
+            got = transfer(round_numbers(t, outcome, self.sampling.greedy, as_tree))   # the round's one transfer
+            nodes = self._nodes(got, shape) if as_tree else None
+            drafted = self._drafted(got, outcome, t.proposal.source, as_tree)
+            correction, bonus = self._next(got, outcome)
         return Round(index=index, drafted=drafted, rejected_at=outcome.rejected_at, correction=correction,
                      bonus=bonus, emitted=outcome.emitted, draft_seconds=drafted_at - started,
                      verify_seconds=verified_at - drafted_at, eos=outcome.eos, drafter=self.drafter, tree=nodes,
                      seconds=(self.clock() if self.clock else verified_at) - started)
 
-    def _numbers(self, t: RoundTensors, outcome: Settled) -> tuple[list[DraftToken], Choice | None, Choice | None]:
-        """The drafted tokens with their numbers, the correction and the bonus (at most one of the two).
+    def _top(self, got: dict, name: str, row: int | None = None) -> list[Alt]:
+        values, ids = got[name], got[name + "_ids"]
+        return self.alts(values, ids) if row is None else self.alts(values[row], ids[row])
 
-        Every number is computed on the device and comes back in ONE transfer (token
-        ids ride along as floats: exact below 2^24), so the trace costs one host sync
-        per round on a GPU, not one per list.
-        """
-        draft_ids, m, y = t.proposal.ids[0], outcome.n_accepted, outcome.next_token
-        k, P, n = draft_ids.shape[0], t.P[0], min(TOP_N, t.P.shape[-1])
-        greedy = self.sampling.greedy
-        p_conf = torch.softmax(t.p_logits[0].float(), -1)
-        # Greedy distributions are one-hot: show the untempered softmax's alternatives instead.
-        top_p = (p_conf if greedy else P).topk(n, dim=-1)                        # [K+1, n]
-        parts = [top_p.values, top_p.indices.float()]
-        if k:
-            Q = t.proposal.q[0]
-            # A proposer without logits (e.g. n-gram lookup) is as sure as its q says.
-            logits = t.proposal.logits
-            q_conf = Q if logits is None else torch.softmax(logits[0].float(), -1)
-            top_q = (q_conf if greedy else Q).topk(n, dim=-1)                    # [K, n]
-            pos = torch.arange(k, device=Q.device)
-            numbers = torch.stack([P[pos, draft_ids], Q[pos, draft_ids], t.verdict.accept_prob[0].float(),
-                                   t.verdict.u[0].float(), p_conf[pos, draft_ids], q_conf[pos, draft_ids]])
-            parts += [top_q.values, top_q.indices.float(), numbers]
-        corrected = y is not None and m < k
-        if corrected:
-            top_r = t.verdict.next_dist.topk(n, dim=-1)
-            parts += [top_r.values, top_r.indices.float(), t.verdict.next_dist[0, y].reshape(1, 1)]
-        elif y is not None:
-            parts.append(P[k, y].reshape(1, 1))
-        take = _reader(torch.cat([x.reshape(-1) for x in parts]).cpu().tolist())   # the one transfer
-
-        p_alts = [self.alts(v, i) for v, i in zip(take(k + 1, n), take(k + 1, n))]
-        drafted = []
-        if k:
-            q_alts = [self.alts(v, i) for v, i in zip(take(k, n), take(k, n))]
-            p, q, a, u, pc, qc = take(6, k)
-            drafted = [DraftToken(token_id=tok, text=self.text_of(tok), q=q[i], p=p[i], accept_prob=a[i],
-                                  u=u[i], accepted=i < m, q_confidence=qc[i], p_confidence=pc[i],
-                                  top_q=q_alts[i], top_p=p_alts[i], source=t.proposal.source)
-                       for i, tok in enumerate(outcome.drafted)]
-        if corrected:
-            (values,), (ids,), ((prob,),) = take(1, n), take(1, n), take(1, 1)
-            return drafted, Choice(y, self.text_of(y), prob, self.alts(values, ids)), None
-        if y is not None:   # all K accepted: the bonus came from p at position K+1
-            ((prob,),) = take(1, 1)
-            return drafted, None, Choice(y, self.text_of(y), prob, p_alts[k])
-        return drafted, None, None   # EOS was accepted from the draft: neither correction nor bonus was used
-
-
-def _reader(flat: list[float]):
-    """take(rows, cols): the next rows x cols numbers of `flat`, as rows."""
-    def take(rows: int, cols: int) -> list[list[float]]:
-        nonlocal flat
-        out, flat = [flat[r * cols:(r + 1) * cols] for r in range(rows)], flat[rows * cols:]
+    def _nodes(self, got: dict, shape: TreeShape) -> list[DraftToken]:
+        """Every node of a tree round with where it hangs and its status; a tried node with the r it was tested
+        against and the tops of r and of its q (the classroom walks them)."""
+        out = []
+        for i, parent in enumerate(shape.parents):
+            status = STATUSES[int(got["status"][i])]
+            tried = {} if status == "untried" else \
+                {"r": got["r"][i], "top_r": self._top(got, "r_top", i), "top_q": self._top(got, "q_top", i)}
+            tok = int(got["ids"][i])
+            out.append(DraftToken(token_id=tok, text=self.text_of(tok), q=got["q"][i], p=got["p"][i],
+                                  accept_prob=got["a"][i], u=got["u"][i], parent=parent, status=status, **tried))
         return out
-    return take
+
+    def _drafted(self, got: dict, outcome: Settled, source: str, as_tree: bool) -> list[DraftToken]:
+        """The drafts the chain's views read: a node's numbers, its confidences and (a chain's) its alternatives."""
+        out = []
+        for j, i in enumerate(got["shown"]):
+            i, tok = int(i), outcome.drafted[j]
+            tops = {} if as_tree else \
+                {"top_q": self._top(got, "shown_q_top", j), "top_p": self._top(got, "shown_p_top", j)}
+            out.append(DraftToken(token_id=tok, text=self.text_of(tok), q=got["q"][i], p=got["p"][i],
+                                  accept_prob=got["a"][i], u=got["u"][i], accepted=j < outcome.n_accepted,
+                                  q_confidence=got["q_conf"][j], p_confidence=got["p_conf"][j], source=source, **tops))
+        return out
+
+    def _next(self, got: dict, outcome: Settled) -> tuple[Choice | None, Choice | None]:
+        """(correction, bonus), at most one of them: neither when an accepted EOS draft ended the round first."""
+        y = outcome.next_token
+        if y is None:
+            return None, None
+        choice = Choice(y, self.text_of(y), got["next_prob"][0], self._top(got, "next_top"))
+        return (choice, None) if outcome.rejected_at is not None else (None, choice)
+
+
+def round_numbers(t: RoundTensors, outcome: Settled, greedy: bool, as_tree: bool) -> dict[str, torch.Tensor]:
+    """Every number a round's record needs, on the device, by name (`transfer` brings them back in one go).
+
+    Every node's token, q, p (after its parent), a and u: a chain's drafts are its nodes. Recorded `as_tree`, also
+    each node's status, the r it was tested against and the tops of r and q. Then the drafts `Round.drafted`
+    shows ("shown": a chain's all, a tree's path and the child rejected at its end) with their untempered
+    confidences and, a chain's, their alternatives; last the correction's or the bonus's probability and top.
+    """
+    prop, v, y = t.proposal, t.verdict, outcome.next_token
+    ids, Q, P, shape = prop.ids[0], prop.q[0], t.P[0], prop.shape   # [N], [N, V], [N+1, V]
+    n, N, device = min(TOP_N, P.shape[-1]), shape.size, ids.device
+    after, first = shape_index(shape, device)
+    nodes = torch.arange(N, device=device)
+    out = {"ids": ids, "q": Q[nodes, ids], "p": P[after, ids], "a": v.accept_prob[0], "u": v.u[0]}
+    if as_tree:
+        R = tested_against(shape, P, Q)
+        out |= {"status": v.tried[0].float() + v.accepted[0].float(), "r": R[nodes, ids]}
+        out |= _top("r_top", R, n) | _top("q_top", Q, n)
+    m, shown = outcome.n_accepted, torch.arange(shown_count(outcome, as_tree), device=device)
+    end = v.path[0, m - 1:m] + 1 if m else first.new_zeros(1)   # [1] the row of P after the accepted path
+    if as_tree:   # the accepted path, then the first child of its end (all of them were rejected)
+        shown = torch.cat([v.path[0, :m], first[end]])[:len(shown)]
+    rows = after[shown]
+    p_soft = torch.softmax(t.p_logits[0, rows].float(), -1)                                              # [S, V]
+    # A proposer without logits (e.g. n-gram lookup) is as sure as its q says.
+    q_soft = Q[shown] if prop.logits is None else torch.softmax(prop.logits[0, shown].float(), -1)      # [S, V]
+    tokens = ids[shown][:, None]
+    out |= {"shown": shown, "p_conf": p_soft.gather(-1, tokens)[:, 0], "q_conf": q_soft.gather(-1, tokens)[:, 0]}
+    if not as_tree:   # greedy p and q are one-hot: a chain's drafts show the untempered softmax's alternatives
+        out |= _top("shown_p_top", p_soft if greedy else P[rows], n)
+        out |= _top("shown_q_top", q_soft if greedy else Q[shown], n)
+    if y is not None:
+        dist = v.next_dist[0]                                                              # [V]
+        if greedy and outcome.rejected_at is None:   # a greedy bonus: the softmax after the path (one-hot p would
+            dist = torch.softmax(t.p_logits[0, end].float(), -1)[0]   # list one token at 1.00 and fillers at 0.00)
+        out |= {"next_prob": v.next_dist[0, y:y + 1]} | _top("next_top", dist, n)
+    return out
+
+
+def shape_index(shape: TreeShape, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """What the host knows of a shape, on the device in one copy that waits for nothing queued there: [N] each
+    node's row of P (after its parent) and [N+1] each row's first child (-1: none)."""
+    firsts = [kids[0] if kids else -1 for kids in shape.children]
+    index = torch.tensor([parent + 1 for parent in shape.parents] + firsts, dtype=torch.long)
+    return tuple(index.to(device, non_blocking=True).split([shape.size, shape.size + 1]))
+
+
+def shown_count(outcome: Settled, as_tree: bool) -> int:
+    """How many drafts `Round.drafted` lists: a chain's all (cut after an accepted EOS); recorded as a tree, the
+    accepted path and the child rejected at its end only, though the round shows a chain's every draft."""
+    drafted = len(outcome.drafted)
+    return min(drafted, outcome.n_accepted + 1) if as_tree else drafted
+
+
+def _top(name: str, dist: torch.Tensor, n: int) -> dict[str, torch.Tensor]:
+    """The top-n of each row of `dist` [..., V]: values under `name`, token ids under name + "_ids"."""
+    top = dist.topk(n, dim=-1)
+    return {name: top.values, name + "_ids": top.indices}
+
+
+def transfer(parts: dict[str, torch.Tensor]) -> dict[str, list]:
+    """Every part in ONE device-to-host transfer (token ids ride along as floats: exact below 2^24), read back by
+    name: a vector as a list, a matrix as its rows. The trace costs one host sync a round on a GPU, not one a list."""
+    flat = torch.cat([(x if x.is_floating_point() else x.float()).reshape(-1) for x in parts.values()]).cpu().tolist()
+    got, at = {}, 0
+    for name, x in parts.items():
+        values, at = flat[at:at + x.numel()], at + x.numel()
+        cols = x.shape[-1] if x.dim() == 2 else 0
+        got[name] = [values[r * cols:(r + 1) * cols] for r in range(x.shape[0])] if cols else values
+    return got
+
+
+def tested_against(shape: TreeShape, P: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
+    """[N, V] the distribution each node is tested against if it is tried: p after its parent for a first
+    child, then the residual `sibling_residual` leaves after each earlier sibling's rejection (a node is
+    tried only when every earlier sibling was rejected, so for a tried node this is the rule's own r).
+    P [N+1, V] the target's rows (the root's, then after each node), Q [N, V] the q each node was drawn from."""
+    out = torch.empty_like(Q)
+    for e, kids in enumerate(shape.children):
+        r = P[e]
+        for j, node in enumerate(kids):
+            out[node] = r
+            if j + 1 < len(kids):
+                r = rule.sibling_residual(r, Q[node])
+    return out

@@ -17,7 +17,7 @@ Reading a file back, with every field and round checked, is `specviz.trace.files
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..engine.step import Step  # noqa: F401 - the target alone's record, read beside the rounds
@@ -34,20 +34,61 @@ class Alt:
     prob: float
 
 
+# The keys each list writes for its drafted tokens, in the order files have always listed them: those every file
+# has, then those an older file may lack. `Round.drafted` keeps a chain's (its verdict, confidences and
+# alternatives), `Round.tree` a node's (where it hangs, its status, the residual it faced), so a file written
+# before both lists held one record reads as it did, and a new run's file is the same bytes.
+DRAFTED_KEYS = tracefile.Keys(required=("token_id", "text", "q", "p", "accept_prob", "u", "accepted", "q_confidence",
+                                        "p_confidence"), optional=("top_q", "top_p", "source"))
+NODE_KEYS = tracefile.Keys(required=("token_id", "text", "parent", "q", "p", "accept_prob", "u", "status"),
+                           optional=("r", "top_r", "top_q"))
+
+
 @dataclass
 class DraftToken:
+    """One drafted token: a node of the round's draft tree. A chain is the width-one tree, so its drafts are a path:
+    each hangs from the token before it (`parent` None) and is a first child, tested against p itself (`r` None).
+
+    `Round.drafted` lists the drafts a chain's views read (a tree round's: its accepted path, then the child
+    rejected at its end) with their confidences and alternatives; `Round.tree` lists every node of a tree round
+    with where it hangs, its status and the residual it was tested against."""
+
     token_id: int
     text: str
-    q: float                 # draft probability of the token (the distribution it was drawn from)
-    p: float                 # target probability of the token at the same position
-    accept_prob: float       # min(1, p / q)
-    u: float                 # the uniform draw; accepted iff u < accept_prob
-    accepted: bool
-    q_confidence: float      # untempered softmax of the draft; display only
-    p_confidence: float      # untempered softmax of the target; display only
+    q: float                 # the probability of the token under the q it was drawn from
+    p: float                 # the target's probability of the token after its parent (a chain: at its position)
+    accept_prob: float       # min(1, r/q) against the r it was tested against (0 for a node never tried)
+    u: float                 # the uniform draw; accepted iff tried and u < accept_prob
+    accepted: bool = False   # on the kept path (a node: its status says so)
+    q_confidence: float | None = None   # untempered softmax of the draft; display only (None: not recorded)
+    p_confidence: float | None = None   # untempered softmax of the target; display only
     top_q: list[Alt] = field(default_factory=list)
     top_p: list[Alt] = field(default_factory=list)
     source: str = "model"    # what proposed it: "model" (the draft model) or "ngram" (prompt lookup)
+    # A tree's node: its parent's index in Round.tree (-1: the sequence's last token) and "accepted" (on the kept
+    # path), "rejected" (tried, failed) or "untried". None for a draft in Round.drafted: its parent is the token
+    # before it (a path), its verdict the round's (`Round.verdict`).
+    parent: int | None = None
+    status: str | None = None
+    # Tried nodes (the classroom walks them): the top of the residual r the node was tested against (p itself
+    # for a first child); its top_q is that of the q it was drawn from. After a rejected child the next sibling's
+    # top_r is the residual it left (the last child's is the correction's top). Empty in older traces.
+    r: float | None = None   # tried nodes: the residual's probability of the token (p for a first child)
+    top_r: list[Alt] = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.status is not None:   # files list a node's status only: whether it is accepted follows from it
+            self.accepted = self.status == "accepted"
+
+    @property
+    def tested_prob(self) -> float:
+        """r(x), what the token was tested against: p for a chain's draft or a first child (older traces: p)."""
+        return self.r if self.r is not None else self.p
+
+    @property
+    def tested_top(self) -> list[Alt]:
+        """The top of the distribution it was tested against: a node's top_r, a chain's draft's top_p."""
+        return self.top_r if self.parent is not None else self.top_p
 
 
 @dataclass
@@ -61,29 +102,9 @@ class Choice:
 
 
 @dataclass
-class TreeNode:
-    """One node of a draft tree: its token, where it hangs, its numbers and what became of it."""
-
-    token_id: int
-    text: str
-    parent: int              # index of the parent node in Round.tree; -1 = the sequence's last token
-    q: float                 # the probability of the token under the q it was drawn from
-    p: float                 # the target's probability of the token after its parent
-    accept_prob: float       # min(1, r/q) against the residual r its earlier siblings left (0 if never tried)
-    u: float                 # the uniform draw; accepted iff tried and u < accept_prob
-    status: str              # "accepted" (on the kept path), "rejected" (tried, failed) or "untried"
-    # Tried nodes (the classroom walks them): the top of the residual r the node was tested against (p itself
-    # for a first child) and of the q it was drawn from. After a rejected child the next sibling's top_r is
-    # the residual it left (the last child's is the correction's top). Empty in older traces.
-    r: float | None = None   # tried nodes: the residual's probability of the token (p for a first child)
-    top_r: list[Alt] = field(default_factory=list)
-    top_q: list[Alt] = field(default_factory=list)
-
-
-@dataclass
 class Round:
     index: int
-    drafted: list[DraftToken]
+    drafted: list[DraftToken] = field(metadata={"keys": DRAFTED_KEYS})
     rejected_at: int | None          # 0-based index into drafted, None if no draft token was rejected
     correction: Choice | None        # drawn from max(0, p - q) normalised, after a rejection
     bonus: Choice | None             # drawn from p after all drafts were accepted
@@ -95,7 +116,7 @@ class Round:
     drafter: str = "model"           # the drafting method of the run: "model", "ngram", "hybrid" or "tree"
     # A tree round: every node, breadth first. `drafted` then holds the accepted path and, after a
     # rejection, the first child rejected at its end, so the chain views and metrics still read it.
-    tree: list[TreeNode] | None = None
+    tree: list[DraftToken] | None = field(default=None, metadata={"keys": NODE_KEYS})
 
     @property
     def k(self) -> int:
@@ -191,7 +212,7 @@ class Trace:
         return metrics(self.rounds)
 
     def to_dict(self) -> dict:
-        return {"format": TRACE_FORMAT, "version": TRACE_VERSION, **asdict(self)}
+        return {"format": TRACE_FORMAT, "version": TRACE_VERSION, **tracefile.as_dict(self)}
 
     def to_json(self, indent: int | None = None) -> str:
         # allow_nan=False: a NaN in a trace is a bug, and browsers' JSON rejects it.

@@ -17,7 +17,6 @@ from ..limits import APP_LIVE_UPDATES_PER_S, ASSETS
 from ..strings import DEFAULT_LANG, LANGUAGES, t
 from ..trace.records import metrics
 from ..viz import classroom as vc
-from ..viz import classroom_tree as vct
 from ..viz import race as vr
 from ..viz import html as vh
 from . import api, api_edge, api_race, early_script
@@ -42,7 +41,7 @@ def load_examples(lang: str = DEFAULT_LANG) -> list[list]:
 
 
 def css() -> str:
-    return vh.token_css() + (ASSETS / "specviz.css").read_text(encoding="utf-8") + vc.classroom_css() + vct.classroom_tree_css() + vr.race_css()
+    return vh.token_css() + (ASSETS / "specviz.css").read_text(encoding="utf-8") + vc.classroom_css() + vr.race_css()
 
 
 def language_redirect_js(lang: str) -> str:

@@ -24,7 +24,7 @@ OpenMP threads, and libgomp's threads wait between products by spinning, unless 
 threads than there are CPUs: then they spin ~100 times and sleep, and every product pays a wake-up. Each OS thread
 that ever runs a parallel product keeps its own team of OpenMP threads for as long as it lives, so a second thread
 that touched torch (a loader, a sweep, the main thread) tips a 2-core machine over that count for good. Measured on a
-2-core Zen 4 EPYC VM, same decode: 16.4 tok/s with one thread using torch, 9.0 once a second had (docs/performance.md,
+2-core Zen 4 EPYC VM, same decode: 16.4 tok/s with one thread using torch, 9.0 once a second had (docs/measurements.md,
 "One thread for the models"). So every model step of the app runs on this one long-lived thread, one after another.
 """
 from __future__ import annotations

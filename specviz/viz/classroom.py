@@ -1,189 +1,24 @@
-"""The classroom as HTML and Plotly figures: the step mode's stage, u-bar, mass picture and score; the lab; the calculator.
+"""The classroom as HTML and Plotly figures: the step mode's mass picture, the lab, the classroom's styles.
 
 Pure functions of the records (`specviz.trace.records`) and the step logic
-(`specviz.classroom.steps`); no Gradio. Every status is shown as a glyph and a
-word as well as a colour (✓ accepted, ✗ rejected, · discarded, ↻ correction,
-★ bonus, ? not yet tested), and every string reaches markup through `esc`.
+(`specviz.classroom`); no Gradio; every string reaches markup through `esc`. The
+step mode's stage is `classroom_stage`, its words and numbers `classroom_words`
+(re-exported here, the one name the tabs draw the classroom through); the
+calculator is `classroom_whatif`.
 """
 from __future__ import annotations
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..classroom.steps import Decision, Mass, Stop, decision
+from ..classroom.decisions import Decision  # noqa: F401 (re-exported)
+from ..classroom.masses import Mass
 from ..strings import DEFAULT_LANG, t
 from ..trace.records import Round
-from .classroom_stage import StageOptions, StageParts, stage_frame
+from .classroom_stage import StageOptions, empty_stage_html, score_html, stage_html  # noqa: F401 (re-exported)
 from .classroom_whatif import premise_figure, premise_html, whatif_figure, whatif_html  # noqa: F401 (re-exported)
-from .format import (MARKERS, PALETTE, RatioShown, display_number, esc, pct, ratio_shown, rich, round_drafter_text,
-                     token_display)
-
-GLYPHS = {**MARKERS, "pending": "?"}
-_STATE_KEYS = {"accepted": "verdict.accepted", "rejected": "verdict.rejected", "discarded": "verdict.discarded",
-               "correction": "cls.state_correction", "bonus": "cls.state_bonus", "pending": "cls.state_pending"}
-_KIND_KEYS = {"draft": "cls.kind_draft", "verify": "cls.kind_verify", "test": "cls.kind_test",
-              "correction": "cls.kind_correction", "bonus": "cls.kind_bonus"}
-
-
-def quote(text: str) -> str:
-    """A token quoted in prose, blanks made visible (unescaped: callers escape)."""
-    return repr(token_display(text, True))
-
-
-def state_word(state: str, lang: str = DEFAULT_LANG) -> str:
-    return t(_STATE_KEYS[state], lang)
-
-
-# ---------------------------------------------------------------- words and numbers
-def numbers(test: Decision, hidden: bool = False) -> RatioShown:
-    """The test's p, q, a (and u unless hidden) as its formula and u-bar show them: the line checks out by hand."""
-    return ratio_shown(test.p, test.q, test.a, None if hidden else test.u)
-
-
-def formula(test: Decision, lang: str = DEFAULT_LANG, hidden: bool = False) -> str:
-    """`a = min(1, p/q) = min(1, 0.310/0.440) = 0.705; u = 0.620 < 0.705 → accepted` (plain text)."""
-    n = numbers(test, hidden)
-    if hidden:
-        return t("cls.formula_hidden", lang, p=n.p, q=n.q, a=n.a)
-    return t("cls.formula", lang, p=n.p, q=n.q, a=n.a, u=n.u,
-             rel="<" if test.accepted else "≥", verdict=state_word("accepted" if test.accepted else "rejected", lang))
-
-
-def summary(rnd: Round, lang: str = DEFAULT_LANG) -> str:
-    """One plain-language line per round, for a screen reader as much as for the eye."""
-    if not rnd.drafted:
-        head = t("cls.sum_no_draft", lang)
-    else:
-        head = t("cls.sum_accepted", lang, n=rnd.n_accepted, k=rnd.k)
-    parts = [head]
-    if rnd.rejected_at is not None:
-        tk = rnd.drafted[rnd.rejected_at]
-        parts.append(t("cls.sum_rejected", lang, token=quote(tk.text), p=display_number(tk.p, 2), q=display_number(tk.q, 2)))
-    if rnd.correction is not None:
-        parts.append(t("cls.sum_correction", lang, token=quote(rnd.correction.text)))
-    elif rnd.bonus is not None:
-        parts.append(t("cls.sum_bonus", lang, token=quote(rnd.bonus.text)))
-    return "; ".join(parts)
-
-
-def chip_states(rnd: Round, stop: Stop, revealed: bool = True) -> list[str]:
-    """The state of each drafted token as far as the walk has got (tests not reached or not revealed: 'pending')."""
-    seen = {"draft": 0, "verify": 0, "test": (stop.pos or 0) + revealed, "correction": rnd.k, "bonus": rnd.k}
-    done = seen[stop.kind]
-    return [rnd.verdict(i) if i < done else "pending" for i in range(rnd.k)]
-
-
-# ---------------------------------------------------------------- HTML pieces
-def _chip(text: str, state: str, pos: int | None, current: bool, lang: str, extra: str = "") -> str:
-    cls = "sv-cls-chip sv-cls-current" if current else "sv-cls-chip"
-    tok = "pending" if state == "pending" else state
-    data = "" if pos is None else f' data-pos="{pos + 1}"'
-    return (f'<span class="{cls}" data-state="{esc(state)}"{data}>'
-            f'<span class="sv-cls-glyph" aria-hidden="true">{GLYPHS[state]}</span>'
-            f'<span class="sv-tok sv-{esc(tok)}">{esc(token_display(text, True))}</span>'
-            f'<span class="sv-sr"> {esc(state_word(state, lang))}</span>{extra}</span>')
-
-
-def strip_html(rnd: Round, stop: Stop, lang: str = DEFAULT_LANG, revealed: bool = True) -> str:
-    """The round's drafted tokens in a row, each with its state so far; then the correction or bonus once reached."""
-    states = chip_states(rnd, stop, revealed)
-    chips = []
-    for i, tk in enumerate(rnd.drafted):
-        nums = f'<span class="sv-cls-num">q {esc(display_number(tk.q, 2))}</span>'
-        if stop.kind != "draft":
-            nums += f'<span class="sv-cls-num">p {esc(display_number(tk.p, 2))}</span>'
-        chips.append(_chip(tk.text, states[i], i, stop.kind == "test" and stop.pos == i, lang, nums))
-    if stop.kind == "correction" and rnd.correction is not None:
-        chips.append(_chip(rnd.correction.text, "correction", None, True, lang))
-    if stop.kind == "bonus" and rnd.bonus is not None:
-        chips.append(_chip(rnd.bonus.text, "bonus", None, True, lang))
-    return f'<div class="sv-cls-strip">{"".join(chips)}</div>'
-
-
-def ubar_html(test: Decision, lang: str = DEFAULT_LANG, hidden: bool = False) -> str:
-    """A unit bar split at a (left of the split = accept), with u marked once revealed; a and u as the formula
-    writes them."""
-    a = max(0.0, min(1.0, test.a)) * 100
-    n = numbers(test, hidden)
-    label = t("cls.ubar_label_hidden" if hidden else "cls.ubar_label", lang, a=n.a, u=n.u,
-              verdict=state_word("accepted" if test.accepted else "rejected", lang))
-    mark = "" if hidden else (
-        f'<span class="sv-ubar-u" style="left:{max(0.0, min(1.0, test.u)) * 100:.1f}%">'
-        f'<span class="sv-ubar-ulabel">u = {esc(n.u)}</span></span>')
-    return (f'<div class="sv-ubar-wrap"><div class="sv-ubar" role="img" aria-label="{esc(label)}" '
-            f'data-a="{esc(n.a)}" data-u="{esc(n.u)}">'
-            f'<span class="sv-ubar-acc" style="width:{a:.1f}%"><span>{esc(t("cls.ubar_accept", lang))}</span></span>'
-            f'<span class="sv-ubar-rej" style="width:{100 - a:.1f}%"><span>{esc(t("cls.ubar_reject", lang))}</span></span>'
-            f'{mark}</div><div class="sv-ubar-scale"><span>0</span>'
-            f'<span style="left:{a:.1f}%">a = {esc(n.a)}</span><span class="sv-ubar-one">1</span></div></div>')
-
-
-def _body(rnd: Round, stop: Stop, greedy: bool, hidden: bool, lang: str, reject_chance: float | None = None) -> str:
-    """The explanation of one stop: words, and at a test the formula and the u-bar."""
-    k = rnd.k
-    if stop.kind == "draft":
-        lookup = k > 0 and all(getattr(tk, "source", "model") == "ngram" for tk in rnd.drafted)
-        return f'<p>{rich("cls.draft_lookup_text" if lookup else "cls.draft_text", lang, k=k)}</p>'
-    if stop.kind == "verify":
-        return f'<p>{rich("cls.verify_text", lang, k=k, n=k + 1)}</p>'
-    if stop.kind == "test":
-        tk = rnd.drafted[stop.pos]
-        test = decision(tk)
-        note = f'<p class="sv-muted">{esc(t("cls.greedy_note", lang))}</p>' if greedy else ""
-        return (f'<p>{rich("cls.test_text", lang, pos=stop.pos + 1, token=quote(tk.text))}</p>'
-                f'<p class="sv-cls-formula" data-pos="{stop.pos + 1}">{esc(formula(test, lang, hidden))}</p>'
-                f'{ubar_html(test, lang, hidden)}{note}')
-    if stop.kind == "correction":
-        c = rnd.correction
-        return (f'<p>{rich("cls.correction_text", lang, pos=(rnd.rejected_at or 0) + 1, token=quote(c.text), r=display_number(c.prob))}'
-                f'</p>{_chance(rnd, reject_chance, lang)}'
-                f'<p class="sv-muted">{esc(t("cls.correction_greedy" if greedy else "cls.see_mass", lang))}</p>')
-    b = rnd.bonus
-    return f'<p>{rich("cls.bonus_text", lang, k=k, pos=k + 1, token=quote(b.text), p=display_number(b.prob))}</p>'
-
-
-def _chance(rnd: Round, reject_chance: float | None, lang: str) -> str:
-    """The rejection chance the mass picture shows (its `Mass.reject_chance`, passed in: one source for both), beside
-    this draft's own 1 − a, so the two numbers are never mistaken for each other."""
-    if reject_chance is None or rnd.rejected_at is None:
-        return ""
-    miss = 1.0 - decision(rnd.drafted[rnd.rejected_at]).a
-    line = t("cls.correction_chance", lang, reject=display_number(reject_chance), miss=display_number(miss))
-    return f'<p class="sv-cls-chance" data-reject="{esc(display_number(reject_chance))}">{esc(line)}</p>'
-
-
-def stage_html(rnd: Round, n_rounds: int, stop_index: int, greedy: bool, options: StageOptions | None = None,
-               lang: str = DEFAULT_LANG) -> str:
-    """The whole stage of one stop: where we are, the tokens so far, the explanation, the round's summary, in the
-    frame a tree's stage shares (`classroom_stage.stage_frame`)."""
-    opts = options or StageOptions()
-
-    def parts(stop: Stop) -> StageParts:
-        return StageParts(_KIND_KEYS[stop.kind], strip_html(rnd, stop, lang, not opts.hidden),
-                          _body(rnd, stop, greedy, opts.hidden, lang, opts.reject_chance), summary(rnd, lang),
-                          extra=_drafter_html(rnd, lang))
-
-    return stage_frame(rnd, n_rounds, stop_index, opts, parts, lang)
-
-
-def _drafter_html(rnd: Round, lang: str) -> str:
-    """Who drafted a round of a run that mixes drafters (prompt lookup or the draft model); "" otherwise."""
-    if getattr(rnd, "drafter", "model") in ("model", "tree"):
-        return ""
-    source = "ngram" if any(getattr(tk, "source", "") == "ngram" for tk in rnd.drafted) else "model"
-    return f'<p class="sv-cls-drafter" data-source="{source}">{esc(round_drafter_text(rnd, lang))}</p>'
-
-
-def empty_stage_html(lang: str = DEFAULT_LANG) -> str:
-    return f'<div class="sv-cls-stage-box sv-muted" data-kind="empty">{esc(t("cls.empty", lang))}</div>'
-
-
-def score_html(right: int, total: int, lang: str = DEFAULT_LANG, last: bool | None = None) -> str:
-    verdict = "" if last is None else (
-        f'<span class="sv-cls-last" data-right="{str(last).lower()}">'
-        f'{"✓" if last else "✗"} {esc(t("cls.predict_right" if last else "cls.predict_wrong", lang))}</span> ')
-    return (f'<div class="sv-cls-score" data-right="{right}" data-total="{total}">{verdict}'
-            f'{esc(t("cls.score", lang, right=right, total=total))}</div>')
+from .classroom_words import WORDS, changes_html, formula, quote, shape, summary  # noqa: F401 (re-exported)
+from .format import PALETTE, display_number, esc, pct, rich, token_display
 
 
 # ---------------------------------------------------------------- the mass picture
@@ -318,7 +153,8 @@ def _why_exact_loses(cmp, lang: str) -> str:
 
 
 def classroom_css() -> str:
-    """The classroom's own styles: chips, the u-bar (presenter mode is in assets/specviz.css)."""
+    """The classroom's own styles: chips, the u-bar, the tree (a little indentation, wrapping nodes, a scroll
+    inside the box rather than the page; presenter mode is in assets/specviz.css)."""
     c = PALETTE
     return f"""
 .sv-sr {{ position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }}
@@ -357,4 +193,20 @@ def classroom_css() -> str:
 .sv-cls-verdict-ok {{ color: #116329; font-weight: 700; }} .sv-cls-verdict-bad {{ color: #82071e; font-weight: 700; }}
 .sv-cls-verdict-noisy {{ color: #7d4e00; font-weight: 700; }}
 .sv-lang a {{ margin-right: 10px; }}
+
+.sv-ctree {{ overflow-x: auto; max-width: 100%; margin-bottom: 8px; font-family: ui-monospace, Menlo, Consolas, monospace; }}
+.sv-ctree ul {{ list-style: none; margin: 0; padding-left: 1.1em; border-left: 1px dotted #8c959f; }}
+.sv-ctree li {{ margin: 3px 0; }}
+.sv-ctree-root {{ color: #57606a; font-size: 0.9em; }}
+.sv-ctree-node {{ display: inline-flex; flex-wrap: wrap; align-items: baseline; gap: 2px 6px; border: 1px solid #d0d7de;
+  border-radius: 6px; padding: 2px 6px; max-width: 100%; overflow-wrap: anywhere; }}
+.sv-ctree-node.sv-cls-current {{ border: 2px solid #000; box-shadow: 0 0 0 2px #ffd33d; }}
+.sv-ctree-node[data-state=accepted] {{ font-weight: 700; }}
+.sv-ctree-node[data-state=accepted] .sv-cls-glyph {{ color: #1a7f37; }}
+.sv-ctree-node[data-state=rejected] .sv-tok {{ text-decoration: line-through; }}
+.sv-ctree-node[data-state=rejected] .sv-cls-glyph {{ color: #cf222e; }}
+.sv-ctree-node[data-state=untried] {{ opacity: 0.55; }}
+.sv-ctree-changes {{ margin: 4px 0; padding-left: 1.2em; font-variant-numeric: tabular-nums; }}
+.sv-ctree-changes .sv-ctree-changed {{ font-weight: 700; }}
+.sv-ctree-changes .sv-ctree-same {{ color: #57606a; }}
 """

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ..strings import DEFAULT_LANG, t
-from ..trace.records import Round, TreeNode
+from ..trace.records import DraftToken, Round
 from .format import display_number, esc, token_display
 
 
@@ -23,7 +23,7 @@ _STATUS_KEYS = {"accepted": "tree.status_accepted", "rejected": "tree.status_rej
                 "untried": "tree.status_untried"}
 
 
-def _numbers(node: TreeNode, lang: str) -> str:
+def _numbers(node: DraftToken, lang: str) -> str:
     if node.status == "untried":
         return f'<span class="sv-tree-nums">{esc(t("tree.untried", lang))}</span>'
     rel = "?" if math.isnan(node.u) or math.isnan(node.accept_prob) else ("<" if node.u < node.accept_prob else "≥")
@@ -32,7 +32,7 @@ def _numbers(node: TreeNode, lang: str) -> str:
     return f'<span class="sv-tree-nums">{esc(text)}</span>'
 
 
-def _node(node: TreeNode, index: int, lang: str) -> str:
+def _node(node: DraftToken, index: int, lang: str) -> str:
     if node.status == "untried":   # its a and u were never used: show only what the two models said
         tip = t("tree.tip_untried", lang, q=display_number(node.q), p=display_number(node.p))
     else:

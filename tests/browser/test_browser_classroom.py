@@ -7,7 +7,8 @@ import time
 import pytest
 
 from specviz.classroom import lessons
-from specviz.classroom.steps import decision, stops
+from specviz.classroom.decisions import stop_decision
+from specviz.classroom.steps import stops
 from specviz.strings import placeholders, table
 from specviz.viz import classroom as vc
 from tests.browser.page import type_number
@@ -61,7 +62,7 @@ def test_step_mode_by_keyboard_shows_the_traces_numbers(page, server):
             s = wait_stage(page, {"round": str(r + 1), "stop": str(i + 1), "kind": stop.kind})
             if stop.kind == "test":
                 text = page.page.locator("#sv-cls-stage .sv-cls-formula").inner_text()
-                assert text == vc.formula(decision(rnd.drafted[stop.pos])), (r, i)
+                assert text == vc.formula(stop_decision(rnd, stop)), (r, i)
                 assert s["pos"] == str(stop.pos + 1)
                 walked.append(text)
     assert len(walked) >= 3

@@ -2,7 +2,7 @@
 
 Why: a CPU decode step streams every weight once. In 4 KB pages the packaged 1.5B target's 1.2 GB of products is
 ~300,000 pages a token, each a TLB miss. Measured on a 2-core Zen 4 EPYC, the same process switching between both
-copies of every weight (docs/performance.md, "Weights in 2 MB pages"): the products of a verify (2-8 rows, whose
+copies of every weight (docs/measurements.md, "Weights in 2 MB pages"): the products of a verify (2-8 rows, whose
 software read-ahead runs into pages the TLB has not seen) 0-4 % faster, one row unchanged (scripts/huge_pages_ab.py).
 Small, so it costs nothing: the weights are written into such memory where they are written anyway (the converted
 cache's copy at load, the joined projections' cat), never copied a second time for it; only a fresh conversion,

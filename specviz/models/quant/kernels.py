@@ -6,7 +6,7 @@ AMD EPYC with AVX2, fp32) the default path breaks that: the packaged target's
 forward over 5 new tokens (a K = 4 verify) took 3.1x a one-token forward,
 because every multi-row product repacks the weight. oneDNN on weights packed
 once at load time took the same verify to 1.22x, and made the one-token
-forward itself faster (369 vs 554 ms). Figures and commands: docs/performance.md, "CPU kernels".
+forward itself faster (369 vs 554 ms). Figures and commands: docs/measurements.md, "CPU kernels".
 
 The choice is per model and made once, at load time: every decoder that runs
 the model (specviz's, the target-alone baseline, transformers' generate in the
@@ -74,7 +74,7 @@ class Int8WeightLinear(torch.nn.Module):
 
     Why: a one-token draft step reads every weight once, so on a CPU it is bound by
     memory traffic; int8 weights read a quarter of fp32's bytes. Measured on the packaged
-    draft (AVX2, 2 threads; docs/performance.md, "Draft weights"): one-token step 83-122 ms against
+    draft (AVX2, 2 threads; docs/measurements.md, "Draft weights"): one-token step 83-122 ms against
     191-233 ms in fp32 (bf16 weights: 106-117 ms), c 0.37 -> 0.18. The kernel is PyTorch's weight-only int8 product
     (`torch._weight_int8pack_mm`, the one gpt-fast's int8 mode uses); it wants bf16 inputs,
     so the input is rounded to bf16 and the result returned in the caller's dtype.
@@ -126,7 +126,7 @@ def int8_usable(device, dtype) -> bool:
     """The weight-only int8 product runs on a CPU, for fp32 and bf16 pairs alike.
 
     bf16 pairs too: on an AVX-512/AMX Xeon the packaged draft's one-token step took 42 ms in
-    int8 against 75 ms in bf16 (c 0.45 -> 0.24; docs/performance.md, "Honest baselines").
+    int8 against 75 ms in bf16 (c 0.45 -> 0.24; docs/measurements.md, "Honest baselines").
     """
     return (torch.device(device).type == "cpu" and dtype in (torch.float32, torch.bfloat16)
             and hasattr(torch, "_weight_int8pack_mm"))

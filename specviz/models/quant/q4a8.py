@@ -38,6 +38,7 @@ PyTorch's kernels instead (weights.resolve_target_weights).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -65,8 +66,10 @@ SOURCES = [Path(__file__).parent / "csrc" / name for name in
             "q4a8_vnni.cpp", "attention.cpp", "lean_ops.cpp", "lean_stack.cpp", "gguf_repack.cpp", "cpu_features.cpp")]
 HEADERS = [Path(__file__).parent / "csrc" / name for name in   # no source of their own: in the build's key only
            ("q4a8.h", "q4a8_epilogue.h", "ops.h", "aten.h", "lean_stack.h", "cpu_features.h", "bf16.h")]
+# The instruction set is the extension's to choose, once per process (csrc/cpu_features.h): the best this CPU runs,
+# or the one this variable names (read once, at the first call; refused where the CPU lacks it). No call passes one.
 ISA_ENV_VAR = "SPECVIZ_Q4_ISA"   # force: avx512vnni | avx2 | scalar (the best this CPU runs when unset)
-ISAS = {"scalar": 0, "avx2": 1, "avx512vnni": 2}
+ISAS = ("scalar", "avx2", "avx512vnni")   # the extension's names, worst first
 KINDS = {"q4": 0, "q8": 1, "q4k": 2, "q4h": 3, "q6k": 4}   # csrc/q4a8.h's Kind
 LAYOUT = 4          # the packed layouts' version (weights_cache keys converted copies by it); 2: q4k, 3: q4h, 4: q6k
 CFLAGS = ["-O3", "-ffp-contract=off", "-fopenmp"]   # contract=off: the fp32 steps are the kernel's own
@@ -171,26 +174,28 @@ def attention_kernel():
 
 
 def supported_isas() -> list[str]:
-    """The instruction sets this CPU runs the kernels with, best last."""
-    return list(_supported(extension()))
-
-
-@functools.lru_cache(maxsize=4)   # asked on every product (chosen_isa): once per build of the extension
-def _supported(ext) -> tuple[str, ...]:
-    return () if ext is None else tuple(name for name, code in ISAS.items() if ext.isa_supported(code))
+    """The instruction sets this CPU runs the kernels with, best last (none where the kernels are unavailable)."""
+    ext = extension()
+    return [] if ext is None else list(ext.supported_isas())
 
 
 def chosen_isa() -> str:
-    """The best instruction set here, or the one SPECVIZ_Q4_ISA forces (refused where this CPU lacks it)."""
-    forced = os.environ.get(ISA_ENV_VAR, "").strip().lower()
-    have = _supported(extension())
-    if not forced:
-        return have[-1]
-    if forced not in ISAS:
-        raise ValueError(f"{ISA_ENV_VAR} must be one of {', '.join(ISAS)}; got {forced!r}")
-    if forced not in have:
-        raise ValueError(f"{ISA_ENV_VAR}={forced}: this CPU runs {', '.join(have)}")
-    return forced
+    """The instruction set every kernel call of this process runs: the extension's choice (csrc/cpu_features.h), the
+    best here or SPECVIZ_Q4_ISA's, read once; a ValueError says in one sentence why a value is refused."""
+    return extension().isa()
+
+
+@contextlib.contextmanager
+def isa_forced(name: str):
+    """Inside, every kernel call of the process runs on `name` (tests: each instruction set in one process); the
+    choice before is restored after. The choice is the process's, so nothing else may run kernels meanwhile."""
+    ext = extension()
+    before = ext.isa()
+    ext.set_isa(name)
+    try:
+        yield
+    finally:
+        ext.set_isa(before)
 
 
 def usable(linear_in: int) -> bool:
@@ -201,22 +206,22 @@ def usable(linear_in: int) -> bool:
 # ------------------------------------------------------------------ the layers
 
 def q4_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
-    y = extension().q4_matmul(x2d.float(), packed, ISAS[chosen_isa()])
+    y = extension().q4_matmul(x2d.float(), packed)
     return y if y.shape[1] == n else y[:, :n]
 
 
 def q4k_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
-    y = extension().q4k_matmul(x2d.float(), packed, ISAS[chosen_isa()])
+    y = extension().q4k_matmul(x2d.float(), packed)
     return y if y.shape[1] == n else y[:, :n]
 
 
 def q4h_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
-    y = extension().q4h_matmul(x2d.float(), packed, ISAS[chosen_isa()])
+    y = extension().q4h_matmul(x2d.float(), packed)
     return y if y.shape[1] == n else y[:, :n]
 
 
 def q8_matmul(x2d: torch.Tensor, packed: torch.Tensor, n: int) -> torch.Tensor:
-    y = extension().q8_matmul(x2d.float(), packed, ISAS[chosen_isa()])
+    y = extension().q8_matmul(x2d.float(), packed)
     return y if y.shape[1] == n else y[:, :n]
 
 
@@ -248,7 +253,7 @@ class Q4A8Linear(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # One call does product(x) -> to(x.dtype) -> + bias, op for op (csrc/q4a8.cpp's `linear`).
         y = extension().linear(x.reshape(-1, self.in_features), self.packed, self.out_features, None, self.bias,
-                               ISAS[chosen_isa()], self.kind)
+                               self.kind)
         return y.reshape(*x.shape[:-1], self.out_features)
 
     def _dense(self, packed: torch.Tensor, n: int) -> torch.Tensor:
@@ -344,7 +349,7 @@ class Q8A8Linear(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # product(x) * scales -> to(x.dtype) -> + bias in one call, op for op (csrc/q4a8.cpp's `linear`).
         y = extension().linear(x.reshape(-1, self.in_features), self.packed, self.out_features, self.scales,
-                               self.bias, ISAS[chosen_isa()], KINDS["q8"])
+                               self.bias, KINDS["q8"])
         return y.reshape(*x.shape[:-1], self.out_features)
 
     def dense_weight(self) -> torch.Tensor:

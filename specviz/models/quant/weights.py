@@ -3,7 +3,7 @@
 Why this exists: on a CPU a one-token step reads every weight once, so the
 target alone runs at the speed of its weight bytes. A speedup measured against
 an fp32 target is a speedup against a slow baseline: the same weights in int8
-or 4-bit make the target alone 2-3x faster with no draft at all (docs/performance.md,
+or 4-bit make the target alone 2-3x faster with no draft at all (docs/measurements.md,
 "Honest baselines"). So the target can run at the precision it ships in, and
 every speedup is reported against the fastest of these configurations.
 

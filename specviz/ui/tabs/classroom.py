@@ -3,7 +3,8 @@
 Works on the shown run or on a prepared lesson (a recorded trace: no model
 needed). The logic is in `specviz.classroom` (state, steps, lab, whatif, lessons),
 the drawing in `specviz.viz.classroom`; here are the layout and small event
-functions that render. The step position lives in `cls_cur` (a
+functions that render (one stop's view, a chain's round and a tree's alike, is
+`classroom_stage`). The step position lives in `cls_cur` (a
 `classroom.state.StepState`), the prediction score in `cls_score`, both per session.
 """
 from __future__ import annotations
@@ -12,7 +13,6 @@ import gradio as gr
 
 from ...classroom import lessons
 from ...classroom.state import StepState
-from ...classroom.steps import Redrawn, mass
 from ...strings import LANGUAGES, t
 from ...viz import classroom as vc
 from ...viz import html as vh
@@ -22,8 +22,7 @@ from ..inputs import InputError
 from ..plots import LocalePlot
 from ..session import AppContext
 from .classroom_js import KEYS_JS, PRESENTER_JS, SCROLL_TO_LESSON_JS
-from .classroom_stage import StepParts, step_updates
-from .classroom_tree import tree_parts
+from .classroom_stage import step_updates
 from .classroom_lab import lab_layout, lab_settings, lab_wire  # noqa: F401 (lab_settings: tested here)
 from .classroom_race import race_layout, race_wire
 from .classroom_run import VIEWS as RUN_VIEWS, run_layout, run_updates
@@ -149,41 +148,7 @@ def render(ctx: AppContext, trace, state: StepState, seed, predict) -> dict:
         return {"cls_stage": vc.empty_stage_html(ctx.lang), "cls_mass_text": "", "cls_round": gr.update(),
                 "cls_mass": gr.update(visible=False), "cls_cur": state, "cls_guess_row": gr.update(visible=False)}
     v = state.view(trace.rounds, _seed(seed), predict)
-    parts = tree_parts(ctx, trace, state, v) if v.round.tree else _chain_parts(ctx, trace, state, v, seed)
-    return {**step_updates(ctx, trace, state, v, parts), "cls_guess_row": gr.update(visible=v.hidden)}
-
-
-def _chain_parts(ctx: AppContext, trace, state: StepState, v, seed) -> StepParts:
-    """A chain round's part of the step view: its stage, the re-draw's note, and at a rejection the mass picture.
-    A re-draw that moved the rejection has only an estimated residual (the decoder kept the recorded one)."""
-    lang, rnd = ctx.lang, v.round
-    m = None
-    if v.shows_rejection and rnd.rejected_at is not None and not trace.greedy:
-        m = mass(rnd.drafted[rnd.rejected_at], rnd.correction, exact_r=not v.redrawn.changed)
-
-    def picture(m):
-        title = t("cls.mass_title", lang, round=rnd.index + 1, pos=rnd.rejected_at + 1)
-        return vc.mass_figure(m, title, lang), vc.mass_text_html(m, rnd, title, lang)
-
-    return StepParts(vc.stage_html, redraw_note(v.redrawn, state.draw, _seed(seed), trace.greedy, lang), m, picture)
-
-
-def redraw_note(r: Redrawn, draw: int, seed: int, greedy: bool, lang: str) -> str:
-    """What the page says about a re-drawn round ("" for the recorded u)."""
-    if draw <= 0:
-        return ""
-    notes = [t("cls.redrawn", lang, draw=draw, seed=seed)]
-    if greedy:
-        notes.append(t("cls.redraw_greedy", lang))
-    elif r.changed:
-        notes.append(t("cls.redraw_changed", lang))
-        if r.approximate:
-            notes.append(t("cls.redraw_approx", lang))
-        if r.bonus_unknown:
-            notes.append(t("cls.redraw_bonus_unknown", lang))
-    else:
-        notes.append(t("cls.redraw_same", lang))
-    return " ".join(notes)
+    return {**step_updates(ctx, trace, state, v, _seed(seed)), "cls_guess_row": gr.update(visible=v.hidden)}
 
 
 def _seed(seed) -> int:

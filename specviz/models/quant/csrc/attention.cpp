@@ -168,9 +168,10 @@ void run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const in
 }  // namespace
 
 // q [R, H, D] fp32 contiguous; k, v [Hkv, kv, D] fp32 or bf16 (each head's kv x D contiguous); keys int64 (every row's key
-// indices, concatenated), offsets int64 [R + 1] -> fp32 [R, H, D]. `isa`: 0 portable, else AVX2 where present.
+// indices, concatenated), offsets int64 [R + 1] -> fp32 [R, H, D]. The AVX2 build under every choice but scalar.
 at::Tensor one_query_attention(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor keys, at::Tensor offsets,
-                               double scale, int64_t isa) {
+                               double scale) {
+  const bool avx2 = avx2_build(isa());   // read once: every (row, head) of the call on one build
   TORCH_CHECK(q.dim() == 3 && q.scalar_type() == at::kFloat && q.is_contiguous(), "attention: q fp32 [R, H, D]");
   TORCH_CHECK(k.dim() == 3 && v.sizes() == k.sizes() && k.scalar_type() == v.scalar_type() && k.stride(2) == 1 &&
               v.stride(2) == 1 && k.stride(1) == k.size(2) && v.stride(1) == v.size(2),
@@ -186,7 +187,6 @@ at::Tensor one_query_attention(at::Tensor q, at::Tensor k, at::Tensor v, at::Ten
   for (int64_t r = 0; r < R; ++r) TORCH_CHECK(op[r + 1] > op[r], "attention: every row sees at least one key");
   for (int64_t i = 0; i < keys.numel(); ++i) TORCH_CHECK(kp[i] >= 0 && kp[i] < k.size(1), "attention: key out of range");
   auto out = aten::empty({R, H, D}, at::kFloat);
-  const bool avx2 = isa != SCALAR && cpu_features().avx2_fma();
   if (k.scalar_type() == at::kFloat)
     run<float>(q, k, v, kp, op, float(scale), avx2, out.data_ptr<float>());
   else

@@ -5,6 +5,7 @@
 // The build's other files include the few ATen headers they use (aten.h), or none.
 #include <torch/csrc/utils/pybind.h>
 
+#include "cpu_features.h"
 #include "lean_stack.h"
 #include "ops.h"
 
@@ -19,10 +20,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
           pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("q8_matmul", &q8_matmul, "x[M,K] fp32 times packed int8 weights, int8 activations",
           pybind11::call_guard<pybind11::gil_scoped_release>());
-  mod.def("linear", &q4_linear, "x[M,K] (fp32 or bf16) times packed weights of a kind (0 q4, 1 q8, 2 q4k, 3 q4h): [M,n] in x's "
-          "dtype, [times scales,] [plus bias]; 4 q6k", pybind11::call_guard<pybind11::gil_scoped_release>());
+  mod.def("linear", &q4_linear, "x[M,K] (fp32 or bf16) times packed weights of a kind (0 q4, 1 q8, 2 q4k, 3 q4h, "
+          "4 q6k): [M,n] in x's dtype, [times scales,] [plus bias]", pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("quantize", &quantize, "per row and block of 32: (int8 values, step, step*sum, sum)");
-  mod.def("isa_supported", &isa_supported, "whether this CPU runs an instruction set (0 scalar, 1 avx2, 2 avx512vnni)");
+  // The process's instruction set, chosen once inside the extension (cpu_features.h): no call takes one.
+  mod.def("isa", &chosen_isa_name, "the instruction set this process runs (the best here, or SPECVIZ_Q4_ISA's)");
+  mod.def("set_isa", &set_isa, "run every later call on this instruction set (scalar, avx2, avx512vnni): for tests");
+  mod.def("supported_isas", &supported_isas, "the instruction sets this CPU runs, best last");
   mod.def("one_query_attention", &one_query_attention,
           "each query row [R,H,D] over its own keys of k, v [Hkv,kv,D]: fp32 [R,H,D] (csrc/attention.cpp)",
           pybind11::call_guard<pybind11::gil_scoped_release>());

@@ -114,12 +114,12 @@ void narrow_body(const float* a, int64_t count, typename Io<T>::Raw* out) {
 }
 
 // Each compiled twice: for any x86-64 and for AVX2 (wider vectors; the same IEEE operations, so the same bits).
-// name(args...) then calls the AVX2 build where the CPU has it.
+// name(args...) then calls the AVX2 build under the process's choice (cpu_features.h: avx2_build), as the products.
 #define SPECVIZ_TWICE(name, body)                                                                              \
   template <typename T, typename... A> void name##_plain(A... a) { body(a...); }                                \
   template <typename T, typename... A> __attribute__((target("avx2,fma"))) void name##_avx2(A... a) { body(a...); } \
   template <typename T, typename... A> void name(A... a) {                                                      \
-    if (cpu_features().avx2_fma()) name##_avx2<T>(a...); else name##_plain<T>(a...);                            \
+    if (avx2_build(isa())) name##_avx2<T>(a...); else name##_plain<T>(a...);                                    \
   }
 SPECVIZ_TWICE(rotary_rows, rotary_body<T>)
 SPECVIZ_TWICE(rotary_wide, (rotary_body<T, true>))

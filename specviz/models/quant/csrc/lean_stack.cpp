@@ -21,18 +21,18 @@
 
 namespace specviz {
 
-std::vector<at::Tensor> Joined::operator()(const at::Tensor& x, int64_t isa) const {
+std::vector<at::Tensor> Joined::operator()(const at::Tensor& x) const {
   std::vector<at::Tensor> outs;
   for (const auto& [packed, width, scales, bias, kind] : parts)
-    outs.push_back(q4_linear(x, packed, width, scales, bias, isa, kind));
+    outs.push_back(q4_linear(x, packed, width, scales, bias, kind));
   if (outs.size() < widths.size()) return outs[0].split_with_sizes(widths, -1);
   return outs;
 }
 
-std::pair<std::vector<at::Tensor>, std::vector<int64_t>> Joined::columns(const at::Tensor& x, int64_t isa) const {
+std::pair<std::vector<at::Tensor>, std::vector<int64_t>> Joined::columns(const at::Tensor& x) const {
   std::vector<at::Tensor> outs;
   for (const auto& [packed, width, scales, bias, kind] : parts)
-    outs.push_back(q4_linear(x, packed, width, scales, bias, isa, kind));
+    outs.push_back(q4_linear(x, packed, width, scales, bias, kind));
   std::vector<at::Tensor> srcs;
   std::vector<int64_t> cols;
   int64_t at = 0;
@@ -55,21 +55,21 @@ void LeanStack::add_layer(at::Tensor norm1, at::Tensor norm2, double eps, std::v
 // stands for do); ATen's own are the norms' sums, silu and the split of gate and up: ~5 ATen calls a layer, not ~30.
 std::tuple<at::Tensor, std::vector<at::Tensor>, std::vector<at::Tensor>> LeanStack::forward(
     at::Tensor x, std::vector<at::Tensor> keys, std::vector<at::Tensor> values, at::Tensor cos, at::Tensor sin,
-    at::Tensor flat, at::Tensor offsets, int64_t isa) const {
+    at::Tensor flat, at::Tensor offsets) const {
   TORCH_CHECK(keys.size() == layers_.size() && values.size() == layers_.size(), "lean stack: one cache per layer");
   const int64_t n = x.size(0), d = head_dim_;
   const auto dtype = x.scalar_type();
   x = x.contiguous();
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& L = layers_[i];
-    auto [srcs, cols] = L.qkv.columns(lean_norm(x, L.norm1, L.eps), isa);          // input_layernorm, q/k/v_proj
+    auto [srcs, cols] = L.qkv.columns(lean_norm(x, L.norm1, L.eps));       // input_layernorm, q/k/v_proj
     auto [q, k, v] = lean_attention_inputs(srcs, cols, heads_, cos, sin, keys[i], values[i]);
     keys[i] = k;                                      // apply_rotary_pos_emb, DynamicLayer.update, q in fp32
     values[i] = v;
-    auto out = one_query_attention(q, k[0], v[0], flat, offsets, scaling_, 1);    // attention.rows_attention
-    x = lean_add_(L.o(lean_narrow(out, dtype).view({n, heads_ * d}), isa)[0], x);   // x + o_proj(out)
-    auto gate_up = L.gate_up(lean_norm(x, L.norm2, L.eps), isa);   // post_attention_layernorm, gate/up_proj
-    x = lean_add_(L.down(lean_mul_(aten::silu(gate_up[0]), gate_up[1]), isa)[0], x);  // x + down(silu(gate) * up)
+    auto out = one_query_attention(q, k[0], v[0], flat, offsets, scaling_);    // attention.rows_attention
+    x = lean_add_(L.o(lean_narrow(out, dtype).view({n, heads_ * d}))[0], x);   // x + o_proj(out)
+    auto gate_up = L.gate_up(lean_norm(x, L.norm2, L.eps));   // post_attention_layernorm, gate/up_proj
+    x = lean_add_(L.down(lean_mul_(aten::silu(gate_up[0]), gate_up[1]))[0], x);  // x + down(silu(gate) * up)
   }
   return {x, keys, values};
 }

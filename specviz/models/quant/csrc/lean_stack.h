@@ -18,9 +18,9 @@ struct Joined {   // lean_forward._Joined: one product where the projections are
   std::vector<Part> parts;
   std::vector<int64_t> widths;
 
-  std::vector<at::Tensor> operator()(const at::Tensor& x, int64_t isa) const;
+  std::vector<at::Tensor> operator()(const at::Tensor& x) const;
   // Each projection's output as (its product's output, its first column): no split.
-  std::pair<std::vector<at::Tensor>, std::vector<int64_t>> columns(const at::Tensor& x, int64_t isa) const;
+  std::pair<std::vector<at::Tensor>, std::vector<int64_t>> columns(const at::Tensor& x) const;
 };
 
 struct Layer {
@@ -43,7 +43,7 @@ class LeanStack {
   // the hidden states and each layer's keys and values with the n new positions appended (the cache's new tensors).
   std::tuple<at::Tensor, std::vector<at::Tensor>, std::vector<at::Tensor>> forward(
       at::Tensor x, std::vector<at::Tensor> keys, std::vector<at::Tensor> values, at::Tensor cos, at::Tensor sin,
-      at::Tensor flat, at::Tensor offsets, int64_t isa) const;
+      at::Tensor flat, at::Tensor offsets) const;
 
  private:
   int64_t heads_, head_dim_;

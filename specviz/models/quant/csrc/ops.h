@@ -12,22 +12,23 @@
 
 namespace specviz {
 
+// Every one runs on the process's instruction set (cpu_features.h: isa()); none takes one.
+
 // q4a8.cpp: the products, y[M, tiles*16] = x[M, K] times packed weights (their layouts: q4a8.h), int8 activations.
-at::Tensor q4_matmul(at::Tensor x, at::Tensor packed, int64_t isa);
-at::Tensor q4k_matmul(at::Tensor x, at::Tensor packed, int64_t isa);
-at::Tensor q4h_matmul(at::Tensor x, at::Tensor packed, int64_t isa);
-at::Tensor q8_matmul(at::Tensor x, at::Tensor packed, int64_t isa);
+at::Tensor q4_matmul(at::Tensor x, at::Tensor packed);
+at::Tensor q4k_matmul(at::Tensor x, at::Tensor packed);
+at::Tensor q4h_matmul(at::Tensor x, at::Tensor packed);
+at::Tensor q8_matmul(at::Tensor x, at::Tensor packed);
 at::Tensor q4_linear(at::Tensor x, at::Tensor packed, int64_t n, c10::optional<at::Tensor> scales,
-                     c10::optional<at::Tensor> bias, int64_t isa, int64_t kind);
-std::vector<at::Tensor> quantize(at::Tensor x, int64_t isa);
-bool isa_supported(int64_t isa);
+                     c10::optional<at::Tensor> bias, int64_t kind);
+std::vector<at::Tensor> quantize(at::Tensor x);
 int64_t threads();
 void set_prefetch_rows(int64_t rows);
 int64_t get_prefetch_rows();
 
 // attention.cpp
 at::Tensor one_query_attention(at::Tensor q, at::Tensor k, at::Tensor v, at::Tensor keys, at::Tensor offsets,
-                               double scale, int64_t isa);
+                               double scale);
 
 // lean_ops.cpp: the lean stack's elementwise tails, each rounding as the ATen ops it stands for.
 at::Tensor lean_rotary(at::Tensor x, at::Tensor cos, at::Tensor sin);

@@ -48,10 +48,16 @@ namespace {
 // Read ahead from this many rows: see PREFETCH_AHEAD in q4a8.h.
 std::atomic<int> prefetch_rows{2};   // 1: one row reads ahead too; 2: from two rows (the default)
 
-const TileFn* tile_table(int64_t isa, Kind kind) { return isa == AVX2 ? avx2_tiles(kind) : vnni_tiles(kind); }
+// The tiles for the process's instruction set: one table per file (q4a8.h), chosen here only.
+const TileFn* tile_table(Isa isa, Kind kind) {
+  return isa == AVX512VNNI ? vnni_tiles(kind) : isa == AVX2 ? avx2_tiles(kind) : scalar_tiles(kind);
+}
+TileFn one_row_tile(Isa isa, Kind kind) {
+  return isa == AVX512VNNI ? vnni_one_row(kind) : isa == AVX2 ? avx2_one_row(kind) : scalar_one_row(kind);
+}
 
 // The product over tiles: into y[M, tiles*16] (fp32) or, with an epilogue, straight into its output.
-void product(const float* x, int64_t M, int64_t K, const at::Tensor& packed, int64_t isa, Kind kind, float* y,
+void product(const float* x, int64_t M, int64_t K, const at::Tensor& packed, Isa isa, Kind kind, float* y,
              const Epilogue* ep) {
   const int64_t G = K / GROUP, tiles = packed.size(0);
   const int64_t block = kind == Q4 ? Q4_BLOCK : kind == Q4K ? K4_BLOCK : kind == Q4H ? H4_BLOCK
@@ -63,7 +69,7 @@ void product(const float* x, int64_t M, int64_t K, const at::Tensor& packed, int
   std::vector<int8_t> q(M * K);
   std::vector<float> d(M * G), m(M * G);
   std::vector<int32_t> s(M * G);
-  quantize_rows(x, M, K, q.data(), d.data(), m.data(), s.data(), isa != SCALAR);
+  quantize_rows(x, M, K, q.data(), d.data(), m.data(), s.data(), specviz::avx2_build(isa));
   std::vector<int32_t> s16(kind == Q6K ? 2 * M * G : 0);   // q6k: the sums of each half of 16
   for (int64_t i = 0; i < int64_t(s16.size()); ++i) {
     int32_t sum = 0;
@@ -73,11 +79,9 @@ void product(const float* x, int64_t M, int64_t K, const at::Tensor& packed, int
   const uint8_t* wp = packed.data_ptr<uint8_t>();
   const int64_t ldy = tiles * TILE;
   // The tile per row count, read once a product: a setting changed between products never splits one.
-  TileFn tiles_for[ROWS + 1] = {nullptr};
-  if (isa != SCALAR) {
-    std::copy_n(tile_table(isa, kind), ROWS + 1, tiles_for);
-    if (prefetch_rows.load(std::memory_order_relaxed) == 1) tiles_for[1] = isa == AVX2 ? avx2_one_row(kind) : vnni_one_row(kind);
-  }
+  TileFn tiles_for[ROWS + 1];
+  std::copy_n(tile_table(isa, kind), ROWS + 1, tiles_for);
+  if (prefetch_rows.load(std::memory_order_relaxed) == 1) tiles_for[1] = one_row_tile(isa, kind);
   // Output tiles only: which thread runs a tile never changes what it computes.
   at::parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
     float local[ROWS * TILE];
@@ -89,27 +93,24 @@ void product(const float* x, int64_t M, int64_t K, const at::Tensor& packed, int
                s16.empty() ? nullptr : s16.data() + r0 * 2 * G, K, G};
         float* out = ep ? local : y + r0 * ldy + t * TILE;
         const int64_t ld = ep ? TILE : ldy;
-        if (isa == SCALAR)
-          scalar_tile(kind)(w, a, mr, out, ld);
-        else
-          tiles_for[mr](w, a, out, ld);
+        tiles_for[mr](w, a, out, ld);
         if (ep && t * TILE < ep->n) ep->apply(local, TILE, r0, mr, t * TILE);
       }
     }
   });
 }
 
-void check_packed(const at::Tensor& packed, int64_t isa) {
+void check_packed(const at::Tensor& packed) {
   TORCH_CHECK(packed.dim() == 3 && packed.scalar_type() == at::kByte && packed.is_contiguous(),
               "q4a8: packed weights must be contiguous uint8 [tiles, groups, block]");
-  TORCH_CHECK(specviz::isa_supported(isa), "q4a8: this CPU lacks the requested instruction set");
 }
 
 // y[M, tiles*16] = x[M, K] times the packed weights, 4-bit (q4: [tiles, G, 384], q4k: [tiles, G/8, 2432], q4h:
 // [tiles, G, 320]) or int8 ([tiles, G, 512]), all uint8.
-at::Tensor matmul(at::Tensor x, const at::Tensor& packed, int64_t isa, Kind kind) {
+at::Tensor matmul(at::Tensor x, const at::Tensor& packed, Kind kind) {
+  const Isa isa = specviz::isa();   // read once: the whole product on one instruction set
   TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "q4a8: x must be 2-D fp32");
-  check_packed(packed, isa);
+  check_packed(packed);
   x = x.contiguous();
   auto y = specviz::aten::empty({x.size(0), packed.size(0) * TILE}, at::kFloat);
   product(x.data_ptr<float>(), x.size(0), x.size(1), packed, isa, kind, y.data_ptr<float>(), nullptr);
@@ -126,22 +127,21 @@ namespace specviz {
 
 using namespace specviz_q4a8;
 
-bool isa_supported(int64_t isa) { return cpu_features().runs(isa); }
-
-at::Tensor q4_matmul(at::Tensor x, at::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q4); }
-at::Tensor q4k_matmul(at::Tensor x, at::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q4K); }
-at::Tensor q8_matmul(at::Tensor x, at::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q8); }
-at::Tensor q4h_matmul(at::Tensor x, at::Tensor packed, int64_t isa) { return matmul(x, packed, isa, Q4H); }
+at::Tensor q4_matmul(at::Tensor x, at::Tensor packed) { return matmul(x, packed, Q4); }
+at::Tensor q4k_matmul(at::Tensor x, at::Tensor packed) { return matmul(x, packed, Q4K); }
+at::Tensor q8_matmul(at::Tensor x, at::Tensor packed) { return matmul(x, packed, Q8); }
+at::Tensor q4h_matmul(at::Tensor x, at::Tensor packed) { return matmul(x, packed, Q4H); }
 
 // The whole layer as the Python module spelled it, op for op (so bit for bit the same result), in one call: x to
 // fp32 (exact), the product, its first n columns, [times the per-output scales,] back to x's dtype, [plus the bias]
 // (one Python call a product instead of five, then the epilogue fused into the tiles).
 at::Tensor q4_linear(at::Tensor x, at::Tensor packed, int64_t n, c10::optional<at::Tensor> scales,
-                     c10::optional<at::Tensor> bias, int64_t isa, int64_t kind) {
+                     c10::optional<at::Tensor> bias, int64_t kind) {
+  const Isa isa = specviz::isa();   // read once: the whole product on one instruction set
   TORCH_CHECK(kind >= Q4 && kind <= Q6K, "q4a8: unknown kind");
   TORCH_CHECK(x.dim() == 2 && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16),
               "q4a8: x must be 2-D fp32 or bf16");
-  check_packed(packed, isa);
+  check_packed(packed);
   TORCH_CHECK(n >= 1 && n <= packed.size(0) * TILE, "q4a8: n must be within the packed outputs");
   const auto dtype = x.scalar_type();
   // x as fp32 (bf16 -> fp32 is exact), into a plain buffer rather than an ATen copy: ~3 us a call saved.
@@ -175,13 +175,13 @@ at::Tensor q4_linear(at::Tensor x, at::Tensor packed, int64_t n, c10::optional<a
     ep.out_b = reinterpret_cast<uint16_t*>(out.data_ptr<at::BFloat16>());
   else
     ep.out_f = out.data_ptr<float>();
-  pick_epilogue(ep, isa != SCALAR);
+  pick_epilogue(ep, avx2_build(isa));
   product(xf, rows, width, packed, isa, static_cast<Kind>(kind), nullptr, &ep);
   return out;
 }
 
 // Per row and block of 32: (int8 values, step, step * sum, sum), as the products quantize their activations.
-std::vector<at::Tensor> quantize(at::Tensor x, int64_t isa) {
+std::vector<at::Tensor> quantize(at::Tensor x) {
   TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "quantize: a 2-D fp32 tensor");
   x = x.contiguous();
   const int64_t M = x.size(0), K = x.size(1);
@@ -190,9 +190,8 @@ std::vector<at::Tensor> quantize(at::Tensor x, int64_t isa) {
   auto d = aten::empty({M, K / GROUP}, at::kFloat);
   auto m = aten::empty({M, K / GROUP}, at::kFloat);
   auto s = aten::empty({M, K / GROUP}, at::kInt);
-  TORCH_CHECK(isa_supported(isa), "quantize: this CPU lacks the requested instruction set");
   quantize_rows(x.data_ptr<float>(), M, K, q.data_ptr<int8_t>(), d.data_ptr<float>(), m.data_ptr<float>(),
-                s.data_ptr<int32_t>(), isa != SCALAR);
+                s.data_ptr<int32_t>(), avx2_build(isa()));
   return {q, d, m, s};
 }
 

@@ -57,7 +57,7 @@ inline void prefetch_ahead(const uint8_t* p) {
   for (int l = 0; l < LINES; ++l) _mm_prefetch(reinterpret_cast<const char*>(p + PREFETCH_AHEAD + 64 * l), _MM_HINT_T0);
 }
 
-using specviz::Isa;   // cpu_features.h: the numbering Python passes
+using specviz::Isa;   // cpu_features.h: the process's choice
 using specviz::SCALAR;
 using specviz::AVX2;
 using specviz::AVX512VNNI;
@@ -95,23 +95,22 @@ inline const float* q6_head(const uint8_t* w, int64_t g) { return reinterpret_ca
 // One tile: 16 outputs of a weight tile for a pass's rows (the row count is the template's; the tables index by it).
 using TileFn = void (*)(const uint8_t*, const Rows&, float*, int64_t);
 
-// The portable tile for a kind (q4a8_scalar.cpp: the reference the vectorized tiles agree with bit for bit); its
-// row count is an argument.
-using ScalarFn = void (*)(const uint8_t*, const Rows&, int64_t, float*, int64_t);
-ScalarFn scalar_tile(Kind kind);
-
 // Per row and block of 32: the int8 values, step, step * sum and sum (q4a8_quantize.cpp).
 void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, float* m, int32_t* s, bool avx2);
 
 // The tiles per row count (entry 0 unused, 1..ROWS) for a kind, and the one-row tile with read-ahead
-// (prefetch_rows 1), per instruction set: q4a8_avx2.cpp, q4a8_vnni.cpp.
+// (prefetch_rows 1), per instruction set: each in its own file (q4a8_scalar.cpp, q4a8_avx2.cpp, q4a8_vnni.cpp), the
+// portable tiles the reference the others agree with bit for bit (they take the read-ahead variant and ignore it).
+const TileFn* scalar_tiles(Kind kind);
+TileFn scalar_one_row(Kind kind);
 const TileFn* avx2_tiles(Kind kind);
 TileFn avx2_one_row(Kind kind);
 const TileFn* vnni_tiles(Kind kind);
 TileFn vnni_one_row(Kind kind);
 
-// Both accessors for an instruction set, each tile file's last lines: its q4_tile_<isa>, q8_tile_<isa> and
-// q6k_tile_<isa> per kind in Kind's order (Q4, Q8, Q4K, Q4H, Q6K), at 1..ROWS rows, and at one row with read-ahead.
+// Both accessors for an instruction set, each tile file's last lines (the portable file's too): its q4_tile_<isa>,
+// q8_tile_<isa> and q6k_tile_<isa> per kind in Kind's order (Q4, Q8, Q4K, Q4H, Q6K), at 1..ROWS rows, and at one row
+// with read-ahead.
 #define SPECVIZ_ROWS(fn, ...) fn<1 __VA_ARGS__>, fn<2 __VA_ARGS__>, fn<3 __VA_ARGS__>, fn<4 __VA_ARGS__>,          \
                               fn<5 __VA_ARGS__>, fn<6 __VA_ARGS__>, fn<7 __VA_ARGS__>, fn<8 __VA_ARGS__>
 #define SPECVIZ_TILE_TABLES(isa)                                                                                  \

@@ -12,9 +12,11 @@
 namespace specviz_q4a8 {
 namespace {
 
-template <int KIND>
-void q4_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64_t ldy) {
-  for (int64_t r = 0; r < mr; ++r) {
+// MR rows a call (the tables index by it, as the other files' tiles); PF, the read-ahead, is the vectorized tiles'
+// own: these take its variant and ignore it.
+template <int MR, int KIND, bool PF = false>
+void q4_tile_scalar(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < MR; ++r) {
     float acc[TILE] = {0};
     for (int64_t g = 0; g < a.G; ++g) {
       const uint8_t* blk = q4_codes<KIND>(w, g);
@@ -51,8 +53,9 @@ void q4_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64
   }
 }
 
-void q8_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64_t ldy) {
-  for (int64_t r = 0; r < mr; ++r) {
+template <int MR, bool PF = false>
+void q8_tile_scalar(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < MR; ++r) {
     float acc[TILE] = {0};
     for (int64_t g = 0; g < a.G; ++g) {
       const uint8_t* blk = w + g * Q8_BLOCK;
@@ -70,10 +73,11 @@ void q8_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64
 }
 
 // q6k, for each output: per group, per half of 16 inputs in order, idot = sum(code * x) - 32 * sum(x) (exact),
-// acc = fma(float(idot), (float(sc) * d) * step, acc). The ISA paths below do the same fp32 operations.
+// acc = fma(float(idot), (float(sc) * d) * step, acc). The other files' tiles do the same fp32 operations.
 
-void q6k_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int64_t ldy) {
-  for (int64_t r = 0; r < mr; ++r) {
+template <int MR, bool PF = false>
+void q6k_tile_scalar(const uint8_t* w, const Rows& a, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < MR; ++r) {
     float acc[TILE] = {0};
     for (int64_t g = 0; g < a.G; ++g) {
       const uint8_t* blk = q6_group(w, g);
@@ -100,14 +104,6 @@ void q6k_tile_scalar(const uint8_t* w, const Rows& a, int64_t mr, float* y, int6
 
 }  // namespace
 
-ScalarFn scalar_tile(Kind kind) {
-  switch (kind) {
-    case Q4: return q4_tile_scalar<Q4>;
-    case Q4K: return q4_tile_scalar<Q4K>;
-    case Q4H: return q4_tile_scalar<Q4H>;
-    case Q6K: return q6k_tile_scalar;
-    default: return q8_tile_scalar;
-  }
-}
+SPECVIZ_TILE_TABLES(scalar)
 
 }  // namespace specviz_q4a8

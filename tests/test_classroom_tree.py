@@ -1,5 +1,6 @@
-"""The classroom's walk of a draft tree: specviz.classroom.tree_steps, the tree stops of
-specviz.classroom.steps, and their drawing (specviz.viz.classroom_tree).
+"""The classroom's walk of a draft tree: its stops (specviz.classroom.steps), its numbers and residuals
+(decisions, masses) and their drawing (specviz.viz.classroom_stage), the code a chain goes through as a tree of
+one branch.
 
 A hand-built round goes through the decoder's own rule (rule.verify) and
 recorder (recording.RoundRecorder, a tree round) over a 5-token vocabulary, so the recorded
@@ -14,15 +15,16 @@ from specviz import SamplingConfig, speculative_generate
 from specviz.engine import rule
 from specviz.classroom import lessons
 from specviz.classroom.state import StepState
-from specviz.classroom.steps import node_decision, stop_decision, stops, tree_order
-from specviz.classroom.tree_steps import accepted_path, changes, node_states, residual_mass, what_is_left
+from specviz.classroom.decisions import decision, stop_decision
+from specviz.classroom.masses import changes, rejection_mass, what_is_left
+from specviz.classroom.steps import accepted_path, node_states, stops, tree_order
 from specviz.engine.rule import settle
 from specviz.engine.sampling import SamplingConfig as Sampling
 from specviz.engine.tree import TreeShape
 from specviz.engine.drafters import Proposal
 from specviz.engine.speculative import RoundTensors
 from specviz.trace.recording import RoundRecorder
-from specviz.viz.classroom_tree import tree_stage_html
+from specviz.viz.classroom_stage import stage_html
 from tiny import noisy_copy, tiny_model
 
 TREE_LESSON = "tree-second-branch"
@@ -77,14 +79,14 @@ def test_the_walk_of_a_hand_built_round_has_a_stop_per_decision():
 def test_the_residual_after_a_rejected_sibling_is_the_rules_own():
     rnd, P, Q = hand_built_round()
     expected = rule.sibling_residual(P[0, 0], Q[0, 0])          # norm(max(0, p − q)) after node 0
-    m = residual_mass(rnd, 0)
+    m = rejection_mass(rnd, 0)
     shown = torch.zeros(5)
     for i, r in zip(m.ids, m.r):
         shown[i] = r
     assert torch.allclose(shown, expected, atol=1e-6)
     assert not torch.allclose(expected, P[0, 0], atol=0.05)             # it really differs from p
     # node 1 is tested against that residual, and its a is the rule's own
-    d = node_decision(rnd.tree[1])
+    d = decision(rnd.tree[1])
     assert d.p == pytest.approx(expected[2].item(), abs=1e-6) and d.a == pytest.approx(1.0)
     assert torch.allclose(full(rnd.tree[1].top_r), expected, atol=1e-6)
     assert m.reject_chance == pytest.approx(1 - torch.minimum(P[0, 0], Q[0, 0]).sum().item(), abs=1e-6)
@@ -95,7 +97,7 @@ def test_the_correction_is_drawn_from_the_last_residual():
     rnd, P, Q = hand_built_round()
     assert rnd.correction is not None
     last = rule.sibling_residual(P[0, 2], Q[0, 3])
-    m = residual_mass(rnd, 3)
+    m = rejection_mass(rnd, 3)
     shown = torch.zeros(5)
     for i, r in zip(m.ids, m.r):
         shown[i] = r or 0.0
@@ -132,7 +134,7 @@ def test_predict_mode_hides_a_nodes_u_and_scores_the_guess():
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_every_stop_is_drawn_in_both_languages(lang):
     rnd, _, _ = hand_built_round()
-    pages = [tree_stage_html(rnd, 1, i, False, lang=lang) for i in range(len(stops(rnd)))]
+    pages = [stage_html(rnd, 1, i, False, lang=lang) for i in range(len(stops(rnd)))]
     words = {"en": ("what is left after a rejection", "candidate 2 of 2"),
              "es": ("lo que queda tras un rechazo", "candidato 2 de 2")}[lang]
     assert words[0] in pages[2] and words[1] in pages[3]
@@ -145,7 +147,7 @@ def test_hostile_token_text_is_escaped():
     rnd, _, _ = hand_built_round(Hostile())
     for i in range(len(stops(rnd))):
         for lang in ("en", "es"):
-            html = tree_stage_html(rnd, 1, i, False, lang=lang)
+            html = stage_html(rnd, 1, i, False, lang=lang)
             assert "<script" not in html and "<img" not in html and "<b>pwn" not in html
             assert "&lt;script&gt;" in html
 
@@ -164,12 +166,12 @@ def test_tiny_model_tree_rounds_record_the_rules_residuals():
                 continue
             for s in stops(rnd):
                 if s.kind == "node":
-                    d = node_decision(rnd.tree[s.pos])
+                    d = decision(rnd.tree[s.pos])
                     assert d.a == pytest.approx(min(1.0, d.p / d.q), abs=1e-6)
                 if s.kind == "residual":
                     node = rnd.tree[s.pos]
                     expected = rule.sibling_residual(full(node.top_r), full(node.top_q))
-                    m = residual_mass(rnd, s.pos)
+                    m = rejection_mass(rnd, s.pos)
                     got = torch.zeros(5)
                     for i, r in zip(m.ids, m.r):
                         got[i] = r
@@ -206,10 +208,10 @@ def test_the_tree_lessons_walk_matches_its_rounds():
         assert len(stops(rnd)) == 1 + len(order) + len(rejected_with_sibling) + ending
         assert [rnd.tree[i].token_id for i in accepted_path(rnd)][:rnd.n_accepted] == rnd.emitted[:rnd.n_accepted]
         for i in order:
-            d = node_decision(rnd.tree[i])
+            d = decision(rnd.tree[i])
             assert d.a == pytest.approx(min(1.0, d.p / d.q), abs=1e-5)
         for s in rejected_with_sibling:
-            m = residual_mass(rnd, s.pos)
+            m = rejection_mass(rnd, s.pos)
             assert m is not None and 0 < m.reject_chance <= 1 + 1e-6
             # r′ = max(0, r − q) / Σ: the same Σ, the rejection chance shown, at every token whose r, q and r′
             # were all recorded

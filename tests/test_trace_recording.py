@@ -1,8 +1,12 @@
-"""What a tree round records for its path: the confidences a chain round shows, not the greedy one-hot q and p."""
+"""What the recorder (specviz.trace.recording) keeps of a round, chain or tree: one host transfer a round; a tree's
+path shows the confidences a chain round shows, not the greedy one-hot q and p."""
+from collections import Counter
+
 import pytest
 import torch
 
 from specviz import SamplingConfig, speculative_generate
+from specviz.trace.recording import RoundRecorder
 from tiny import noisy_copy, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -51,3 +55,36 @@ def test_a_greedy_correction_or_bonus_lists_no_zero_fillers(tree):
         assert choice.top[0].token_id == choice.token_id                         # greedy: the target's argmax
     for choice in corrections:
         assert [(a.token_id, a.prob) for a in choice.top] == [(choice.token_id, 1.0)]
+
+
+@pytest.mark.parametrize("drafting", [dict(k=3), dict(k=3, drafter="hybrid"), dict(tree="2x2"), dict(tree="dynamic:4"),
+                                      dict(tree="hybrid:4")])
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_every_round_is_recorded_with_one_host_transfer(monkeypatch, drafting, temperature):
+    """Every number of a round, chain or tree, confidences included, comes back in one transfer: a read of a tensor
+    on the host (a list, an item, a truth value) is a sync on a GPU."""
+    reads, recording = Counter(), [False]
+
+    def counted(name, read):
+        def wrapper(self, *args, **kwargs):
+            reads[name] += recording[0]
+            return read(self, *args, **kwargs)
+        return wrapper
+
+    for name in ("tolist", "cpu", "item", "__bool__", "__int__", "__float__", "__index__"):
+        monkeypatch.setattr(torch.Tensor, name, counted(name, getattr(torch.Tensor, name)))
+    record = RoundRecorder.record
+
+    def recorded(self, *args):
+        recording[0] = True
+        try:
+            return record(self, *args)
+        finally:
+            recording[0] = False
+
+    monkeypatch.setattr(RoundRecorder, "record", recorded)
+    target = tiny_model(11, vocab=32)
+    rounds = list(speculative_generate(target, noisy_copy(target, 3, 0.9), [2, 3, 4, 5, 2, 3, 4], seed=1,
+                                       sampling=SamplingConfig(temperature), max_new_tokens=16, **drafting))
+    assert any(r.tree for r in rounds) == ("tree" in drafting)
+    assert +reads == Counter(cpu=len(rounds), tolist=len(rounds))
