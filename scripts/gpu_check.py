@@ -47,10 +47,11 @@ from pathlib import Path
 
 import torch
 
-from specviz import SamplingConfig, autoregressive_generate, speculative_generate
+from specviz import Reporting, SamplingConfig, autoregressive_generate, speculative_generate
 from specviz.bench import shapes
 from specviz.runtime.decoding import KVCache, Timer, forward_logits, resolve_forwards
 from specviz.limits import REPO_ROOT
+from specviz.models.prepare import prepare_models
 from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 
@@ -217,8 +218,13 @@ def rate(events) -> float:
 
 
 def specviz_events(rounds_or_steps):
-    clock = Timer(DEV)
-    return [(clock(), len(getattr(x, "emitted", [0]))) for x in rounds_or_steps]
+    return specviz_run(rounds_or_steps)[0]
+
+
+def specviz_run(loop):
+    """(emission events, the loop's RunReport) of one of specviz's decoding loops."""
+    clock, reporting = Timer(DEV), Reporting(loop)
+    return [(clock(), len(getattr(x, "emitted", [0]))) for x in reporting], reporting.report
 
 
 def hf_events(target, ids, kw):
@@ -258,8 +264,8 @@ def forward_figures(target, draft, k: int, n_prompt: int) -> dict:
 
 
 def pair_figures(draft_shape: str, target_shape: str):
-    target = model_of(target_shape)
-    draft = model_of(draft_shape)   # its own object even for alpha = 1: each model holds one static cache and graph set
+    target = prepare_models(model_of(target_shape))   # as load_pair prepares its models (the decoder changes none)
+    draft = prepare_models(model_of(draft_shape))   # its own object even for alpha = 1: each model holds one static cache and graph set
     k, n_new, prompt = args.k, 24 if args.smoke else args.tokens, list(range(10, 110))
     out = forward_figures(target, draft, k, len(prompt))
     ids = torch.tensor([prompt], device=DEV)
@@ -271,21 +277,19 @@ def pair_figures(draft_shape: str, target_shape: str):
 
     def alone(mode, name):
         def run():
-            stats = {}
-            events = specviz_events(autoregressive_generate(target, prompt, sampling=GREEDY, max_new_tokens=n_new,
-                                                            compile=mode, ignore_eos=True, stats=stats))
-            warmups.setdefault(name, stats.get("warmup_seconds", 0.0))   # the first call compiles/captures
+            events, report = specviz_run(autoregressive_generate(target, prompt, sampling=GREEDY, max_new_tokens=n_new,
+                                                                 compile=mode, ignore_eos=True))
+            warmups.setdefault(name, report.seconds("warmup_seconds"))   # the first call compiles/captures
             return events
         return run
 
     def spec(mode, name, record=True):
         def run():
-            stats = {}
-            events = specviz_events(speculative_generate(target, draft, prompt, k=k, max_new_tokens=n_new,
-                                                         compile=mode, ignore_eos=True, record=record, stats=stats))
-            warmups.setdefault(name, stats.get("warmup_seconds", 0.0))
-            if stats.get("graphs_fallback"):
-                out["graphs_fallback"] = stats["graphs_fallback"]
+            events, report = specviz_run(speculative_generate(target, draft, prompt, k=k, max_new_tokens=n_new,
+                                                              compile=mode, ignore_eos=True, record=record))
+            warmups.setdefault(name, report.seconds("warmup_seconds"))
+            if report.graphs_fallback:
+                out["graphs_fallback"] = report.graphs_fallback
             return events
         return run
 
@@ -336,17 +340,17 @@ def median_rates(methods: dict) -> dict:
 def zerogpu_call(draft_shape: str, target_shape: str) -> dict:
     """One ZeroGPU-like call in this (fresh) process: build the pair, capture the graphs, decode; seconds of each."""
     t0 = time.perf_counter()
-    target, draft = model_of(target_shape), model_of(draft_shape)
+    target, draft = prepare_models(model_of(target_shape)), prepare_models(model_of(draft_shape))
     if DEV.type == "cuda":
         torch.cuda.synchronize()
     built = time.perf_counter() - t0
-    n_new, stats, prompt = 24 if args.smoke else args.tokens, {}, list(range(10, 110))
+    n_new, prompt = 24 if args.smoke else args.tokens, list(range(10, 110))
     t1 = time.perf_counter()
-    events = specviz_events(speculative_generate(target, draft, prompt, k=args.k, max_new_tokens=n_new,
-                                                 compile=GRAPHS, ignore_eos=True, record=False, stats=stats))
-    return {"build_s": built, "capture_s": stats.get("warmup_seconds"), "prefill_s": stats.get("prefill_seconds"),
+    events, report = specviz_run(speculative_generate(target, draft, prompt, k=args.k, max_new_tokens=n_new,
+                                                      compile=GRAPHS, ignore_eos=True, record=False))
+    return {"build_s": built, "capture_s": report.warmup_seconds, "prefill_s": report.prefill_seconds,
             "call_s": time.perf_counter() - t1, "tokens_per_s": rate(events),
-            "graphs_fallback": stats.get("graphs_fallback")}
+            "graphs_fallback": report.graphs_fallback}
 
 
 def _safe(fn):

@@ -338,7 +338,8 @@ def main(argv=None) -> int:
     from specviz.bench.costs import forward_costs
     from specviz.bench.roofline import bytes_per_token, read_bandwidth
     from specviz.models.devices import resolve_device_dtype
-    from specviz.models.lean_forward import lean_for
+    from specviz.models.prepare import prepare_models
+    from specviz.runtime.state import runtime_of
     from specviz.models.packaged import packaged_gguf
     from specviz.models.quant import q4a8, read_ahead
 
@@ -375,7 +376,8 @@ def main(argv=None) -> int:
     draft, _, _, _, draft_s = load(draft_path, "draft", dtype, False, args.max_rss_gb)
     ahead = read_ahead.choose(target)   # as load_pair: one row's read-ahead timed on the target's products
     t0 = time.perf_counter()
-    lean = [lean_for(m) is not None for m in (target, draft)]
+    prepare_models(target, draft)   # as load_pair ends: the runtime configured, the lean stacks built
+    lean = [runtime_of(m).lean is not None for m in (target, draft)]
     lean_s = time.perf_counter() - t0
     loaded = memory()
     print(f"\n== load (GGUFModelFile + load_gguf_model, q4a8, {str(dtype).removeprefix('torch.')}) ==")
@@ -409,7 +411,7 @@ def main(argv=None) -> int:
     fc_packaged = nbytes_p = None
     if not args.no_packaged_target:
         packaged, _, _, _, _ = load(target_ref, "target", dtype, True, args.max_rss_gb)
-        lean_for(packaged)
+        prepare_models(packaged)
         fc_packaged = forward_costs(packaged, draft, ids, ks, repeats=args.repeats)
         nbytes_p = bytes_per_token(packaged) - embedding_overcount(packaged)
         del packaged

@@ -96,10 +96,10 @@ def decode(pair, ids, args, settings: str) -> tuple[list, list]:
         return rounds, steps
     rounds = list(speculative_generate(pair.target, pair.draft, ids, k=args.k, sampling=sampling,
                                        max_new_tokens=args.max_new_tokens, seed=args.seed, tokenizer=pair.tokenizer,
-                                       ignore_eos=True, record=True, stats={}))
+                                       ignore_eos=True, record=True))
     steps = list(autoregressive_generate(pair.target, ids, sampling=sampling, max_new_tokens=args.max_new_tokens,
                                          seed=args.seed,
-                                         ignore_eos=True, stats={})) if args.target else []
+                                         ignore_eos=True)) if args.target else []
     return rounds, steps
 
 

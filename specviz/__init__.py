@@ -1,13 +1,15 @@
 """specviz: speculative decoding you can watch.
 
 The public API: `load_pair`, `SamplingConfig`, `DecodeOptions` (with its drafting, `Chain` or `Tree`),
-`speculative_generate`, `autoregressive_generate`, `Round`. Data flows one way:
+`speculative_generate`, `autoregressive_generate` (each returns a `RunReport` when it ends: `Reporting` keeps it
+around a `for`), `Round`. Data flows one way:
 models -> sampling/speculative (decoding) -> trace -> viz -> ui.
 """
 from .engine.baseline import autoregressive_generate
 from .engine.options import Chain, DecodeOptions, Tree
 from .engine.sampling import SamplingConfig
 from .generate import speculative_generate
+from .runtime.report import Reporting, RunReport, run_to_end
 from .trace.records import Round, Step, Trace, metrics
 
 
@@ -19,5 +21,5 @@ def load_pair(*args, **kwargs):
 
 
 __all__ = ["load_pair", "SamplingConfig", "DecodeOptions", "Chain", "Tree", "speculative_generate",
-           "autoregressive_generate",
+           "autoregressive_generate", "RunReport", "Reporting", "run_to_end",
            "Round", "Step", "Trace", "metrics"]

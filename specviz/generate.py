@@ -4,20 +4,23 @@ The engine decides and the trace describes; this is where the two meet, so neith
 """
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Generator, Sequence
 
 import torch
 
 from .engine.options import DecodeOptions, decode_options
 from .engine.speculative import rounds, start
+from .runtime.report import RunReport
 from .trace.recording import RoundRecorder
 from .trace.records import Round
 
 
 @torch.inference_mode()
 def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor, options: DecodeOptions | None = None,
-                         **keywords) -> Iterator[Round]:
-    """Yield one `Round` per draft/verify step until `options.max_new_tokens` or EOS.
+                         **keywords) -> Generator[Round, None, RunReport]:
+    """Yield one `Round` per draft/verify step until `options.max_new_tokens` or EOS, then return the run's
+    `RunReport` (its set-up times, whether `options.stop` cut it: `report = yield from ...`, or
+    specviz.runtime.report.Reporting around a `for`).
 
     `draft` is a draft model or any `Drafter`; `options.drafting` is a `Chain` (k, the drafter kind: "model",
     "ngram" (prompt lookup; `draft` may be None), "hybrid" or "trimmed", an adaptive threshold) or a `Tree`
@@ -26,9 +29,10 @@ def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor,
     """
     options = decode_options(options, **keywords)
     started = start(target, draft, input_ids, options)
-    if started is None:
-        return
+    if isinstance(started, RunReport):   # stopped during the set-up: no round
+        return started
     recorder = RoundRecorder(options.tokenizer, options.sampling, options.record, started.run.clock, started.name,
                              started.trees)
     for decided in rounds(started, options):
         yield recorder.record(decided.index, decided.tensors, decided.outcome, decided.marks)
+    return started.run.report()

@@ -420,7 +420,7 @@ LAZY_IMPORTS = {
         "specviz.engine.baseline", "specviz.engine.options", "specviz.engine.sampling", "specviz.generate")},
     ("specviz.engine.drafter_names", "specviz.engine.options"): PURE_CLASSROOM + " (the race names its drafters)",
     **{("specviz.cli.agreement", m): CLI_PENDING for m in (
-        "specviz.engine.baseline", "specviz.generate", "specviz.models.loading", "specviz.runtime.attention",
+        "specviz.engine.baseline", "specviz.generate", "specviz.models.loading",
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},
     **{("specviz.cli.args", m): CLI_PENDING for m in (
         "specviz.models.loading", "specviz.models.quant.kernels", "specviz.models.quant.weights",
@@ -431,7 +431,8 @@ LAZY_IMPORTS = {
     ("specviz.cli.bench", "transformers"): HEAVY,
     ("specviz.cli.bench", "transformers.utils"): HEAVY,
     **{("specviz.cli.costs", m): CLI_PENDING for m in (
-        "specviz.bench.costs", "specviz.bench.shapes", "specviz.models.devices", "specviz.models.loading", "torch")},
+        "specviz.bench.costs", "specviz.bench.shapes", "specviz.models.devices", "specviz.models.loading",
+        "specviz.models.prepare", "torch")},
     **{("specviz.cli.generate", m): CLI_PENDING for m in (
         "specviz.engine.baseline", "specviz.generate", "specviz.models.loading", "specviz.runtime.decoding",
         "specviz.runtime.invariance", "specviz.strings", "specviz.viz.html")},

@@ -119,18 +119,23 @@ def test_forward_costs_times_the_static_cache_path_when_asked(tiny_pair, monkeyp
     assert seen == [(False, False, 3 + 2 + 2)] * 2
 
 
-def test_forward_costs_times_the_forwards_decoding_runs(tiny_pair):
-    """A fresh pair gets the row-invariant attention a run's start and a model drafter give it, so the costs are
-    those of the decoder's forwards, not of transformers' SDPA path (which no run takes where this one is possible)."""
+def test_forward_costs_times_the_forwards_decoding_runs_and_changes_no_model(tiny_pair):
+    """The costs are those of the decoder's forwards because the models are timed as they were prepared at load (the
+    row-invariant attention), never rewritten here: an unprepared model is timed as it is, and left so."""
+    import copy
+
     from specviz.bench import costs as bench_costs
-    from specviz.runtime.attention import has_row_invariant_attention, row_invariant_attention_possible
+    from specviz.runtime.attention import has_row_invariant_attention
     from tiny import noisy_copy, tiny_model
 
     target = tiny_model(5)
     draft = noisy_copy(target, 6, 0.2)
-    assert row_invariant_attention_possible(target) and not has_row_invariant_attention(target)
-    bench_costs.forward_costs(target, draft, [1, 2, 3], ks=[2], repeats=1)
-    assert has_row_invariant_attention(target) and has_row_invariant_attention(draft)
+    assert has_row_invariant_attention(target) and has_row_invariant_attention(draft)   # prepared as load_pair does
+    bare = copy.deepcopy(target)
+    for config in {id(c): c for c in (bare.config, bare.config.get_text_config())}.values():
+        config._attn_implementation = "sdpa"
+    bench_costs.forward_costs(bare, draft, [1, 2, 3], ks=[2], repeats=1)
+    assert not has_row_invariant_attention(bare) and has_row_invariant_attention(draft)
 
 
 def test_costs_times_two_gguf_files_as_the_load_places_them(tmp_path, capsys, monkeypatch):

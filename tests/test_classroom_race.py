@@ -168,21 +168,26 @@ def test_the_code_edit_lesson_says_what_its_own_trace_measured():
 def _spied(monkeypatch, module, name: str, seen: dict, key: str) -> None:
     """Stand in for a decoder entry of `module`: record the options it was called with, decode nothing."""
     from specviz.engine.options import DecodeOptions, decode_options
+    from specviz.runtime.report import RunReport
+
+    def nothing():   # a decoding loop that yields nothing and returns its report, as a whole run ends
+        return RunReport()
+        yield
 
     def spy(*args, options=None, **keywords):   # the options object, passed by position or by name
         given = [a for a in args if isinstance(a, DecodeOptions)]
         seen[key] = decode_options(given[0] if given else options, **keywords)
-        return iter(())
+        return nothing()
 
     monkeypatch.setattr(module, name, spy)
 
 
 def _path(options):
-    """What decides how a run's forwards run and what it decodes, without the run's own hooks (stop, stats, the
+    """What decides how a run's forwards run and what it decodes, without the run's own hooks (stop, on_event, the
     tokenizer that names tokens, the pair's EOS ids) and the per-token records (outside the timed rounds)."""
     import dataclasses
 
-    return dataclasses.replace(options, stop=None, stats=None, tokenizer=None, eos_token_id=None, record=True)
+    return dataclasses.replace(options, stop=None, on_event=None, tokenizer=None, eos_token_id=None, record=True)
 
 
 def _generate(pair, monkeypatch, drafter: str, seen: dict) -> None:

@@ -219,6 +219,7 @@ def test_generate_writes_a_trace_with_long_lookup_rounds_that_reads_back(tmp_pat
     from specviz.cli.generate import _write_trace
     from specviz.engine.sampling import SamplingConfig
     from specviz.generate import speculative_generate
+    from specviz.runtime.report import RunReport
     from specviz.trace.records import Trace
     from tiny import tiny_model
 
@@ -232,6 +233,6 @@ def test_generate_writes_a_trace_with_long_lookup_rounds_that_reads_back(tmp_pat
                            json=str(tmp_path / "t.json"))
     pair = SimpleNamespace(draft_name="d", target_name="t", decode=lambda ids: "x", device="cpu", dtype="float32")
     output = [t for r in rounds for t in r.emitted]
-    _write_trace(args, pair, prompt, SamplingConfig(0.0), rounds, output, {})
+    _write_trace(args, pair, prompt, SamplingConfig(0.0), rounds, output, RunReport())
     trace = Trace.from_json((tmp_path / "t.json").read_text(encoding="utf-8"))
     assert (trace.k, trace.lookup_k) == (2, 7) and trace.output_ids == output

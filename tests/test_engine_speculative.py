@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from specviz import SamplingConfig, autoregressive_generate, metrics, speculative_generate
+from specviz import SamplingConfig, autoregressive_generate, metrics, run_to_end, speculative_generate
 from specviz.runtime import decoding
 from specviz.runtime.state import runtime_of
 from specviz.engine import model_drafter
@@ -239,7 +239,7 @@ def test_compile_options_are_checked(tiny_pair):
 @pytest.mark.parametrize("method", ["model", "hybrid", "ngram"])
 def test_the_compiled_path_warms_each_model_once_and_decodes_like_the_static_one(monkeypatch, method):
     """compile="on" without torch.compile (CPU): the target warms its verify shapes, a model drafter its own
-    draft steps (the lookup none), the stats say so, and the tokens are the static cache's."""
+    draft steps (the lookup none), the report says so, and the tokens are the static cache's."""
     target = tiny_model(11, eos_token_id=3)
     draft = noisy_copy(target, 4, 0.5)
     monkeypatch.setattr(decoding, "compiled_forward", lambda model: model.forward)
@@ -247,15 +247,15 @@ def test_the_compiled_path_warms_each_model_once_and_decodes_like_the_static_one
     warmed = []
     monkeypatch.setattr(spec, "warm_up", lambda model, lengths, *a, **kw: warmed.append((model, lengths)))
     monkeypatch.setattr(model_drafter, "warm_up", lambda model, lengths, *a, **kw: warmed.append((model, lengths)))
-    cfg, stats = SamplingConfig(0.9), {}
-    compiled = run(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5, max_new_tokens=24, drafter=method,
-                   compile="on", stats=stats)
+    cfg = SamplingConfig(0.9)
+    compiled, report = run_to_end(speculative_generate(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5,
+                                                       max_new_tokens=24, drafter=method, compile="on"))
     static = run(target, draft, [1, 2, 1, 2], k=3, sampling=cfg, seed=5, max_new_tokens=24, drafter=method,
                  static_cache=True)
     assert emitted(compiled) == emitted(static)
     expected = [("target", [1, 2, 3, 4])] + ([] if method == "ngram" else [("draft", [1, 2])])
     assert sorted(("target" if m is target else "draft", lengths) for m, lengths in warmed) == sorted(expected)
-    assert stats["warmup_seconds"] >= 0 and stats["prefill_seconds"] >= 0
+    assert report.warmup_seconds >= 0 and report.prefill_seconds >= 0 and report.drafter_seconds is None
     for model in (target, draft):
         runtime_of(model).static_cache = None
 
@@ -332,16 +332,15 @@ def test_building_the_drafter_is_set_up_timed_apart_from_the_rounds(monkeypatch)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(spec, "make_drafter", slow)
-    stats = {}
-    rounds = list(speculative_generate(target, draft, [1, 2, 3], k=3, sampling=SamplingConfig(0), max_new_tokens=8,
-                                       stats=stats))
-    assert stats["drafter_seconds"] >= setup_s and "warmup_seconds" not in stats
+    rounds, report = run_to_end(speculative_generate(target, draft, [1, 2, 3], k=3, sampling=SamplingConfig(0),
+                                                     max_new_tokens=8))
+    assert report.drafter_seconds >= setup_s and report.warmup_seconds is None
     assert max(r.seconds for r in rounds) < setup_s   # no round carries it
 
     pair = SimpleNamespace(target=target, draft=draft, tokenizer=None, eos_token_ids=None, decode=lambda ids: "")
     args = SimpleNamespace(drafter="model", k=3, max_new_tokens=8, seed=0, adaptive=None, compile="off", lookup_k=None)
-    _, stats, wall = cli_generate._decode(args, pair, [1, 2, 3], SamplingConfig(0))
-    assert stats["drafter_seconds"] >= setup_s and wall < setup_s
+    _, report, wall = cli_generate._decode(args, pair, [1, 2, 3], SamplingConfig(0))
+    assert report.drafter_seconds >= setup_s and wall < setup_s
 
 
 # ------------------------------------------------------------ a chain is the width-one tree

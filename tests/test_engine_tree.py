@@ -19,6 +19,7 @@ from specviz import SamplingConfig, autoregressive_generate, speculative_generat
 from specviz.engine import rule
 from specviz.engine.proposal import Proposal
 from specviz.runtime.decoding import KVCache, forward_logits, prefill
+from specviz.models.prepare import prepare_models
 from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
 from specviz.engine.sampling import probabilities
@@ -37,7 +38,7 @@ def tiny_llama(seed: int, vocab: int = 16) -> LlamaForCausalLM:
     config = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
                          bos_token_id=None, eos_token_id=None, pad_token_id=None)
-    return LlamaForCausalLM(config).eval().float()
+    return prepare_models(LlamaForCausalLM(config).eval().float())
 
 
 # ------------------------------------------------------------ the shape

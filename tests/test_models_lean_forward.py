@@ -14,8 +14,7 @@ from specviz.limits import LEAN_MAX_ROWS
 from specviz.models import lean_forward
 from specviz.models.quant import q4a8
 from specviz.models.quant.weights import convert_target_weights
-from specviz.runtime import decoding
-from specviz.runtime.attention import use_row_invariant_attention
+from specviz.models.prepare import prepare_models
 from specviz.runtime.decoding import (KVCache, forward_hidden, forward_logits, lean_available, prefill,
                                       transformers_forwards)
 from specviz.engine.tree import TreeShape
@@ -37,8 +36,7 @@ def model_of(family: str, dtype: torch.dtype, kind: str = "q4a8", seed: int = 0)
     model = model_cls(config_cls(**copy.deepcopy(SHAPE))).eval()
     convert_target_weights(model, kind, strict_grid=False)
     model.to(dtype)
-    use_row_invariant_attention(model)
-    return model
+    return prepare_models(model)   # as load_pair ends: the row-invariant attention, the lean stack built
 
 
 def tokens(n: int, seed: int) -> torch.Tensor:
@@ -234,8 +232,17 @@ def test_it_joins_projections_of_one_kind_without_a_second_copy():
 def test_it_stays_out_where_it_would_not_compute_what_transformers_computes(monkeypatch):
     assert not lean_available(model_of("qwen2", torch.bfloat16, kind="int8"))   # PyTorch's own layers
     model = model_of("qwen2", torch.bfloat16)
-    calls = []
-    monkeypatch.setattr(decoding, "_lean_builder", lambda m: calls.append(m) or lean_forward.lean_for(m))
+    stack, calls = runtime_of(model).lean, []
+
+    class Counting:   # the prepared stack, counting the forwards that take it
+        def serves(self, m):
+            return stack.serves(m)
+
+        def __call__(self, *args, **kwargs):
+            calls.append(args)
+            return stack(*args, **kwargs)
+
+    runtime_of(model).lean = Counting()
     with torch.inference_mode():
         cache = prefill(model, tokens(30, 1)[None])   # the prefill: transformers' batched forward
         assert not calls
@@ -250,9 +257,11 @@ def test_it_stays_out_where_it_would_not_compute_what_transformers_computes(monk
 def test_a_model_whose_layers_were_replaced_gets_a_new_stack():
     model = model_of("qwen2", torch.float32)
     first = lean_forward.lean_for(model)
-    assert lean_forward.lean_for(model) is first
+    assert lean_forward.lean_for(model) is first and lean_available(model)
     attn = model.model.layers[0].self_attn
     attn.q_proj = copy.deepcopy(attn.q_proj)        # as a conversion to another precision replaces every module
+    assert not lean_available(model)                # the prepared stack no longer serves it: transformers' forward
+    assert runtime_of(model).lean is first          # until it is prepared again, never by a forward
     second = lean_forward.lean_for(model)
     assert second is not None and second is not first
     model.to(torch.bfloat16)                         # its scales and biases converted: built again
@@ -260,3 +269,17 @@ def test_a_model_whose_layers_were_replaced_gets_a_new_stack():
     assert third is not None and third is not second
     attn.q_proj = torch.nn.Linear(256, 256, bias=True)   # a layer the stack does not take: transformers' forward
     assert lean_forward.lean_for(model) is None and not lean_available(model)
+
+
+@torch.inference_mode()
+def test_decoding_an_unprepared_model_leaves_it_as_it_was():
+    """The decoder builds nothing on the models it is given: a q4a8 model nobody prepared decodes through transformers'
+    forward on its own attention, its layers' weights where they were, and decodes the same the second time."""
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(Qwen2Config(**copy.deepcopy(SHAPE))).eval()
+    convert_target_weights(model, "q4a8", strict_grid=False)
+    before = model.model.layers[0].self_attn.q_proj.packed
+    runs = [[s.token_id for s in autoregressive_generate(model, [1, 2, 3], max_new_tokens=6)] for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert model.config._attn_implementation == "sdpa" and runtime_of(model).lean is None
+    assert model.model.layers[0].self_attn.q_proj.packed is before and not lean_available(model)

@@ -14,6 +14,7 @@ from specviz import SamplingConfig, autoregressive_generate, speculative_generat
 from specviz.models.quant import q4a8, weights
 from specviz.engine.options import decode_options
 from specviz.engine.lossless import chi_square_fit, exact_prefixes, sample_prefixes
+from specviz.models.prepare import prepare_models
 from tiny import noisy_copy, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -23,9 +24,10 @@ KINDS = ("bf16", "int8", "int4") + (("q4a8",) if HAS_Q4A8 else ())
 
 
 def quantized(model, kind):
+    """A copy of `model` with its weights stored as `kind`, prepared to decode as load_pair prepares a target."""
     out = copy.deepcopy(model)
     weights.convert_target_weights(out, kind, strict_grid=False)
-    return out
+    return prepare_models(out)
 
 
 def q4k_parts(out: int, inp: int, seed: int = 0, drop_ends: float = 0.3):

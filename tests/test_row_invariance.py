@@ -17,6 +17,7 @@ from specviz.runtime import attention
 from specviz.runtime.attention import ROWS, use_row_invariant_attention
 from specviz.runtime.invariance import chain_report, identity_limit, tree_report
 from specviz.engine.tree import TreeShape
+from specviz.models.prepare import prepare_models
 from specviz.models.quant.weights import convert_target_weights
 
 # q4a8 (specviz's own kernels) where they build here; tests/test_models_quant_q4a8.py covers the fallback
@@ -32,14 +33,15 @@ LLAMA = LlamaConfig(vocab_size=VOCAB, hidden_size=256, intermediate_size=512, nu
 
 
 def quantized(config, kind: str, dtype: torch.dtype, seed: int = 0):
-    """A random model with its linear layers stored as `kind` (as the app stores a target), in `dtype`."""
+    """A random model with its linear layers stored as `kind` (as the app stores a target), in `dtype`, prepared to
+    decode as load_pair prepares its target."""
     torch.manual_seed(seed)
     cls = Qwen2ForCausalLM if isinstance(config, Qwen2Config) else LlamaForCausalLM
     model = cls(copy.deepcopy(config)).eval()
     convert_target_weights(model, kind, strict_grid=False)
     if dtype != torch.float32:
         model.to(dtype)
-    return model
+    return prepare_models(model)
 
 
 def tokens(n: int, seed: int) -> list[int]:
@@ -132,12 +134,14 @@ def test_identity_limit_names_what_is_not_row_invariant():
     assert identity_limit(eager) == "attention"
 
 
-def test_the_decoder_gives_the_target_row_invariant_attention():
+def test_preparation_gives_the_row_invariant_attention_and_the_decoder_changes_nothing():
+    """load_pair's preparation gives the models the row-invariant attention; the decoder reads them as given."""
     target, draft = quantized(QWEN, "int4", torch.bfloat16), quantized(QWEN, "int4", torch.bfloat16, seed=1)
+    assert target.config._attn_implementation == draft.config._attn_implementation == ROWS
     plain_sdpa(target)
     list(speculative_generate(target, draft, tokens(10, 1), k=2, sampling=SamplingConfig(temperature=0),
                               max_new_tokens=4, record=False))
-    assert target.config._attn_implementation == ROWS
+    assert target.config._attn_implementation == "sdpa"
 
 
 def greedy_outputs(target, draft, prompt, **options):

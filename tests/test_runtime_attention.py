@@ -9,10 +9,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from specviz.models.prepare import configure_runtime
 from specviz.models.quant import q4a8
 from specviz.runtime import attention
 
 pytestmark = pytest.mark.skipif(q4a8.unavailable() is not None, reason="specviz's CPU extension does not build here")
+
+
+@pytest.fixture(autouse=True)
+def configured():
+    """The runtime as load_pair configures it (the kernel where it builds), whatever this process did before."""
+    configure_runtime()
 
 SHAPES = [(12, 2, 128), (14, 2, 64), (2, 1, 128)]   # (heads, kv heads, head size): Qwen2.5 1.5B, 0.5B, the tiny tests'
 
@@ -136,13 +143,24 @@ def test_the_model_level_function_matches_sdpa_row_by_row(dtype, monkeypatch):
 
 def test_sdpa_can_be_kept_by_environment(monkeypatch):
     monkeypatch.setenv(attention.KERNEL_ENV, "sdpa")
-    attention.reset_kernel_choice()
     try:
-        assert attention.kernel() is None
+        assert configure_runtime().attention_kernel is None and attention.kernel() is None
     finally:
         monkeypatch.delenv(attention.KERNEL_ENV)
-        attention.reset_kernel_choice()
+        configure_runtime()
     assert attention.kernel() is not None
+
+
+def test_the_kernel_is_what_the_runtime_was_configured_with_until_configured_again():
+    """No import decides it: the one explicit call does (load_pair's, a test's), and it holds until the next."""
+    from specviz.runtime import setup
+
+    try:
+        setup.configure()   # nothing handed in: transformers' forwards with PyTorch's SDPA
+        assert attention.kernel() is None and setup.current().lean_builder is None
+    finally:
+        configured = configure_runtime()
+    assert attention.kernel() is configured.attention_kernel is q4a8.extension()
 
 
 def test_the_kernel_is_not_used_where_it_would_compute_something_else():

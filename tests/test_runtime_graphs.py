@@ -8,7 +8,7 @@ tests/test_engine_speculative.py, tests/test_engine_lossless.py) cover its bookk
 import pytest
 import torch
 
-from specviz import SamplingConfig, autoregressive_generate, speculative_generate
+from specviz import SamplingConfig, autoregressive_generate, run_to_end, speculative_generate
 from specviz.runtime import decoding, graphs, zerogpu
 from specviz.runtime.state import runtime_of
 from specviz.runtime.decoding import Forwards, KVCache, forward_logits, prefill, resolve_compile, resolve_forwards
@@ -84,10 +84,9 @@ def test_every_drafter_decodes_through_the_buffers_like_the_static_cache(method)
     target = tiny_model(11, eos_token_id=3)
     draft = noisy_copy(target, 4, 0.5)
     kw = dict(k=3, sampling=SamplingConfig(0.9), seed=5, max_new_tokens=24, drafter=method)
-    stats = {}
-    replayed = spec(target, draft, [1, 2, 1, 2], compile="graphs", stats=stats, **kw)
-    assert replayed == spec(target, draft, [1, 2, 1, 2], static_cache=True, **kw)
-    assert stats["warmup_seconds"] >= 0       # warm-up (capture on a GPU) is timed apart from the decoding
+    rounds, report = run_to_end(speculative_generate(target, draft, [1, 2, 1, 2], compile="graphs", **kw))
+    assert emitted(rounds) == spec(target, draft, [1, 2, 1, 2], static_cache=True, **kw)
+    assert report.warmup_seconds >= 0       # warm-up (capture on a GPU) is timed apart from the decoding
 
 
 def test_a_trimmed_draft_head_reads_hidden_states_through_the_buffers():
@@ -157,10 +156,10 @@ def test_the_decoder_reports_a_capture_failure(monkeypatch):
     monkeypatch.setattr(decoding, "resolve_forwards", lambda *a, **kw: Forwards(True, True, "graphs"))
     target = tiny_model(11)
     draft = noisy_copy(target, 3, 0.5)
-    stats = {}
-    out = spec(target, draft, [1, 2, 3], k=3, sampling=GREEDY, max_new_tokens=12, stats=stats)
-    assert out == alone(target, [1, 2, 3], sampling=GREEDY, max_new_tokens=12)
-    assert stats["graphs_fallback"]
+    rounds, report = run_to_end(speculative_generate(target, draft, [1, 2, 3], k=3, sampling=GREEDY,
+                                                     max_new_tokens=12))
+    assert emitted(rounds) == alone(target, [1, 2, 3], sampling=GREEDY, max_new_tokens=12)
+    assert report.graphs_fallback
     for model in (target, draft):
         graphs.forget(model)
         runtime_of(model).static_cache = None

@@ -7,6 +7,7 @@ import torch
 from specviz.engine.baseline import autoregressive_generate
 from specviz.engine.sampling import SamplingConfig
 from specviz.runtime.decoding import PrefillStopped, prefill
+from specviz.runtime.report import Reporting, RunReport
 from specviz.limits import PREFILL_CHUNK
 from specviz.generate import speculative_generate
 from tests.tiny import noisy_copy, tiny_model
@@ -71,42 +72,50 @@ LOOPS = {"chain": {"k": 3}, "tree": {"tree": "2x2"}, "dynamic tree": {"tree": "d
 
 def run_loop(loop: str, target, draft, **options):
     """One loop's items as they come, as (emitted tokens, accepted drafts) (the target alone: one token a step)."""
+    return (item_of(x) for x in raw_loop(loop, target, draft, **options))
+
+
+def raw_loop(loop: str, target, draft, **options):
+    """The loop's generator itself: its Rounds (the target alone: Steps), then its RunReport as its return value."""
     how = LOOPS[loop]
     sampling = SamplingConfig(temperature=0.8)     # sampled: the output so far must keep its draws too
     if how is None:
-        return (([s.token_id], 0) for s in
-                autoregressive_generate(target, [1, 2, 3], sampling=sampling, max_new_tokens=24, **options))
-    return ((list(r.emitted), r.n_accepted) for r in
-            speculative_generate(target, draft, [1, 2, 3], sampling=sampling, max_new_tokens=24, **how, **options))
+        return autoregressive_generate(target, [1, 2, 3], sampling=sampling, max_new_tokens=24, **options)
+    return speculative_generate(target, draft, [1, 2, 3], sampling=sampling, max_new_tokens=24, **how, **options)
 
 
-def stopped_after(loop: str, n: int) -> tuple[list, dict, int | None]:
-    """The loop with Stop pressed as its n-th round (or token) arrives: (what it gave, its stats, target forwards
+def item_of(x) -> tuple[list[int], int]:
+    return ([x.token_id], 0) if hasattr(x, "token_id") else (list(x.emitted), x.n_accepted)
+
+
+def stopped_after(loop: str, n: int) -> tuple[list, RunReport, int | None]:
+    """The loop with Stop pressed as its n-th round (or token) arrives: (what it gave, its report, target forwards
     after the press; None if never pressed)."""
-    target, pressed, stats, got = Counting(tiny_model(1)), [], {}, []
-    for item in run_loop(loop, target, noisy_copy(tiny_model(1), 2, 0.3), stop=lambda: bool(pressed), stats=stats):
-        got.append(item)
+    target, pressed, got = Counting(tiny_model(1)), [], []
+    reporting = Reporting(raw_loop(loop, target, noisy_copy(tiny_model(1), 2, 0.3), stop=lambda: bool(pressed)))
+    for x in reporting:
+        got.append(item_of(x))
         if len(got) == n:
             pressed.append(len(target.widths))
-    return got, stats, len(target.widths) - pressed[0] if pressed else None
+    return got, reporting.report, len(target.widths) - pressed[0] if pressed else None
 
 
 def assert_ends_after(loop: str, n: int) -> None:
-    got, stats, forwards_after = stopped_after(loop, n)
+    got, report, forwards_after = stopped_after(loop, n)
     whole = list(run_loop(loop, tiny_model(1), noisy_copy(tiny_model(1), 2, 0.3)))
     assert len(whole) > n + 1                              # the budget alone would have gone on
     assert got == whole[:n], loop                          # exactly n rounds, the same draws as an uncut run
-    assert stats.get("stopped") is True and forwards_after == 0, (loop, stats, forwards_after)
+    assert report.stopped is True and forwards_after == 0, (loop, report, forwards_after)
 
 
 @pytest.mark.parametrize("loop", list(LOOPS))
 @pytest.mark.parametrize("n", [1, 3])
 def test_a_stop_after_round_n_ends_the_loop_after_exactly_that_round(loop, n):
     """The loop itself asks `stop()` between rounds (the target alone: between tokens) and ends, its output kept and
-    marked `stats["stopped"]`: the one mechanism the bench, the page and the race read."""
+    its report `stopped`: the one mechanism the bench, the page and the race read."""
     assert_ends_after(loop, n)
-    got, stats, _ = stopped_after(loop, 10 ** 6)           # never pressed: a whole run, not marked
-    assert "stopped" not in stats and got == list(run_loop(loop, tiny_model(1), noisy_copy(tiny_model(1), 2, 0.3)))
+    got, report, _ = stopped_after(loop, 10 ** 6)          # never pressed: a whole run, not marked
+    assert not report.stopped and got == list(run_loop(loop, tiny_model(1), noisy_copy(tiny_model(1), 2, 0.3)))
 
 
 @pytest.mark.parametrize("loop", list(LOOPS))

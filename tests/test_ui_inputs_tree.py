@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from specviz import Chain, Tree, speculative_generate
+from specviz import Chain, RunReport, Tree, speculative_generate
 from specviz.limits import APP_MAX_K, APP_MAX_TREE_NODES
 from specviz.engine.sampling import SamplingConfig
 from specviz.strings import t
@@ -110,7 +110,7 @@ def test_a_tree_runs_trace_file_keeps_its_trees_and_the_replay_draws_them(tiny_p
     pair = SimpleNamespace(draft_name="d", target_name="t", device="cpu", dtype="torch.float32",
                            tokenizer=SimpleNamespace(decode=lambda ids, **kw: " ".join(map(str, ids))),
                            weights_label=lambda: "")
-    trace = make_trace(pair, inputs.run_settings(values()), PROMPT, view.rounds, {})
+    trace = make_trace(pair, inputs.run_settings(values()), PROMPT, view.rounds, RunReport())
     assert trace.draft_model == "d + draft tree"
     back = Trace.from_json(trace.to_json())
     assert [r.tree for r in back.rounds] == [r.tree for r in rounds]

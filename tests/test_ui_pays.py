@@ -128,11 +128,11 @@ def test_worker_passes_drafter_and_compile_and_reports_the_warm_up(monkeypatch, 
     rounds = [e.round for e in events if isinstance(e, worker.RoundDone)]
     assert rounds and {r.drafter for r in rounds} == {"ngram"}
     out: queue.Queue = queue.Queue()
-    stats = worker._Stats(out)
-    stats["prefill_seconds"] = 0.2
+    on_event = worker.warmup_events(out)
+    on_event("prefill_seconds", 0.2)
     assert out.empty()
-    stats["warmup_seconds"] = 12.5
-    assert out.get_nowait() == worker.WarmupDone(12.5) and stats["warmup_seconds"] == 12.5
+    on_event("warmup_seconds", 12.5)
+    assert out.get_nowait() == worker.WarmupDone(12.5)
 
 
 def test_status_names_the_warm_up_then_the_prefill():

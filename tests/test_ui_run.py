@@ -7,6 +7,7 @@ import json
 import pytest
 from types import SimpleNamespace
 
+from specviz.runtime.report import RunReport
 from specviz.trace.records import Round
 from specviz.ui import api, inputs, pays, run
 from specviz.ui.session import AppContext, PairCache
@@ -39,11 +40,11 @@ def test_the_outcome_folds_every_event_and_asks_about_stop_at_the_end():
                 verify_seconds=0.0)
     outcome = run.Outcome()
     error = RuntimeError("x")
-    for event in (WarmupDone(1.5), RoundDone(rnd), SpecDone({"prefill_seconds": 0.25}), BaselineDone(["s"]),
+    for event in (WarmupDone(1.5), RoundDone(rnd), SpecDone(RunReport(prefill_seconds=0.25)), BaselineDone(["s"]),
                   Failed(error), Finished()):
         outcome.take(event, stopped=lambda: True)
-    assert (outcome.warmup_seconds, outcome.rounds, outcome.spec_stats, outcome.steps, outcome.error) == (
-        1.5, [rnd], {"prefill_seconds": 0.25}, ["s"], error)
+    assert (outcome.warmup_seconds, outcome.rounds, outcome.spec_report, outcome.steps, outcome.error) == (
+        1.5, [rnd], RunReport(prefill_seconds=0.25), ["s"], error)
     assert outcome.finished and outcome.stopped
     quiet = run.Outcome()
     quiet.take(Finished())

@@ -20,7 +20,7 @@ def test_decodes_loads_and_in_place_steps_share_one_thread_that_is_not_the_calle
 
     def fake_decoder(*args, **kwargs):
         seen.append(threading.get_ident())
-        return iter(())
+        return iter(())   # no rounds (and no report: the worker's SpecDone then carries None)
 
     monkeypatch.setattr(worker, "speculative_generate", fake_decoder)
     step = ident_of(worker.call(lambda progress: threading.get_ident(), Run()))

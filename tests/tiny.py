@@ -4,10 +4,13 @@ from __future__ import annotations
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
+from specviz.models.prepare import prepare_models
+
 
 def tiny_model(seed: int, vocab: int = 16, hidden: int = 32, layers: int = 2, scale: float = 1.0,
                eos_token_id: int | None = None) -> Qwen2ForCausalLM:
-    """A 2-layer Qwen2 with a small vocabulary; `scale` sharpens its logits (more peaked distributions)."""
+    """A 2-layer Qwen2 with a small vocabulary; `scale` sharpens its logits (more peaked distributions). Prepared to
+    decode as load_pair prepares its models (`prepare_models`: the runtime configured, the row-invariant attention)."""
     torch.manual_seed(seed)
     config = Qwen2Config(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden,
                          num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
@@ -17,7 +20,7 @@ def tiny_model(seed: int, vocab: int = 16, hidden: int = 32, layers: int = 2, sc
     with torch.no_grad():
         model.lm_head.weight.mul_(scale * 8.0)   # random init is near-uniform; make it opinionated
     model.generation_config.eos_token_id = eos_token_id
-    return model
+    return prepare_models(model)
 
 
 def noisy_copy(model, seed: int, noise: float) -> Qwen2ForCausalLM:

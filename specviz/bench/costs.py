@@ -17,7 +17,6 @@ from typing import Any, Iterable
 import torch
 
 from .. import theory
-from ..runtime.attention import use_row_invariant_attention
 from ..runtime.decoding import (PrefillStopped, Timer, as_id_tensor, crop_to, forward_logits, input_device, prefill,
                                 resolve_forwards, warm_up)
 
@@ -51,12 +50,9 @@ def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3,
     forwards (`decoding.PrefillStopped`), as it ends a run's: a Stop waits for one forward, never a whole repeat.
     """
     ks = sorted(set(int(k) for k in ks))
-    # Time the forwards decoding runs: a run's start gives the target the row-invariant attention (and with it, on
-    # a CPU, the lean layer stack), a model drafter the draft. Without this a fresh process (the costs command, the
-    # page's first estimate, a bench without warm-up) timed transformers' SDPA path: on the packaged pair's Zen 4
-    # run a one-token target step took 43 ms that way against 36 ms as decoding runs it.
-    use_row_invariant_attention(target)
-    use_row_invariant_attention(draft)
+    # The forwards decoding runs are timed as the models were prepared at load (runtime.setup.prepare: the
+    # row-invariant attention and, on a CPU, the lean layer stack); transformers' SDPA path of an unprepared model
+    # timed a one-token target step of the packaged pair at 43 ms on a Zen 4 against 36 ms as decoding runs it.
     device = input_device(target)
     clock = Timer(device)
     ids = as_id_tensor(input_ids, device)

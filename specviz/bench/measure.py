@@ -16,6 +16,7 @@ import torch
 
 from ..engine.baseline import autoregressive_generate
 from ..runtime.decoding import Timer, as_id_tensor, input_device
+from ..runtime.report import RunReport, run_to_end
 from ..limits import ADAPTIVE_THRESHOLD
 from ..engine.options import HYBRID_DRAFTERS, Chain, DecodeOptions, Tree
 from ..engine.sampling import SamplingConfig
@@ -63,13 +64,13 @@ class RunStopped(Exception):
     """The caller's `stop()` said stop during a measured run: a cut run has no figure, so none is returned."""
 
 
-def _whole(items, stats: dict) -> list:
-    """Every step or round of one of specviz's loops, which asks the caller's `stop()` between them and ends early
-    once it says stop (within one round, not one whole run: the page's Stop), marked in `stats["stopped"]`."""
-    out = list(items)
-    if stats.get("stopped"):
+def _whole(loop) -> tuple[list, RunReport]:
+    """Every step or round of one of specviz's loops and its report; the loop asks the caller's `stop()` between them
+    and ends early once it says stop (within one round, not one whole run: the page's Stop), its report `stopped`."""
+    out, report = run_to_end(loop)
+    if report.stopped:
         raise RunStopped()
-    return out
+    return out, report
 
 
 def run_method(method: str, target, draft, input_ids, k: int | None, options: DecodeOptions,
@@ -98,11 +99,9 @@ def run_method(method: str, target, draft, input_ids, k: int | None, options: De
 # ---------------------------------------------------------------- specviz's own loops
 def _run_target(target, ids: torch.Tensor, options: DecodeOptions) -> Run:
     clock = Timer(input_device(target))
-    stats: dict = {}
     t0 = clock()
-    steps = _whole(autoregressive_generate(target, ids, dataclasses.replace(options, stats=stats, tokenizer=None)),
-                   stats)
-    t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
+    steps, report = _whole(autoregressive_generate(target, ids, dataclasses.replace(options, tokenizer=None)))
+    t1 = clock() - report.seconds("warmup_seconds")   # graph capture is set-up, not decoding
     first = steps[0].seconds if steps else 0.0
     stats_first = t1 - t0 - sum(s.seconds for s in steps) + first   # prefill + first step
     return Run("target", None, [s.token_id for s in steps], seconds=sum(s.seconds for s in steps[1:]),
@@ -139,11 +138,10 @@ def _run_specviz(method: str, target, draft, ids: torch.Tensor, k: int, options:
                  tree_costs=None, lookup_k: int | None = None) -> Run:
     drafter = SPECVIZ_KINDS[method][0]
     clock = Timer(input_device(target))
-    stats: dict = {}
     t0 = clock()
-    options = dataclasses.replace(method_options(method, k, options, tree_costs, lookup_k), stats=stats)
-    rounds = _whole(speculative_generate(target, None if drafter == "ngram" else draft, ids, options), stats)
-    t1 = clock() - stats.get("warmup_seconds", 0.0)   # graph capture is set-up, not decoding
+    options = method_options(method, k, options, tree_costs, lookup_k)
+    rounds, report = _whole(speculative_generate(target, None if drafter == "ngram" else draft, ids, options))
+    t1 = clock() - report.seconds("warmup_seconds")   # graph capture is set-up, not decoding
     m = metrics(rounds)
     out = [t for r in rounds for t in r.emitted]
     in_rounds = sum(r.seconds for r in rounds)

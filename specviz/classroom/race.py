@@ -18,10 +18,11 @@ runs, so the lanes' types and figures are read (by the view, by the page's input
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Generator, Iterable
 
 from ..engine.drafter_names import PAGE_COMPILE, compile_for, drafting
 from ..limits import APP_MAX_K, APP_MAX_RACE_TOKENS, APP_MAX_TREE_NODES
+from ..runtime.report import Reporting, RunReport
 from ..trace.records import Round, first_difference
 
 TARGET = "target"                                  # the reference lane, and the source of the target's own tokens
@@ -93,12 +94,12 @@ def pieces_of(rnd: Round) -> list[Piece]:
 
 
 def decoder_rounds(target, draft, prompt_ids: list[int], entrant: str, k: int, max_new_tokens: int,
-                   **run) -> Iterator[Round]:
+                   **run) -> Generator[Round, None, RunReport]:
     """The race's one call to `speculative_generate`: greedy, no per-token records (they would slow the clock),
     the drafter's options as Generate's (`drafter_names.drafting` and `compile_for` at the page's compile choice). The tree
     is the draft model's dynamic tree of K nodes, as the page's "tree".
-    `run`: the decoder's `eos_token_id`, `stop` (asked between rounds) and `stats` (`stats["stopped"]` says Stop
-    ended the lane), passed on as they are."""
+    `run`: the decoder's `eos_token_id` and `stop` (asked between rounds), passed on as they are; the generator
+    returns the run's report (its `stopped` says Stop ended the lane)."""
     from ..engine.options import DecodeOptions
     from ..engine.sampling import SamplingConfig
     from ..generate import speculative_generate
@@ -133,15 +134,15 @@ def target_lane(target, prompt_ids: list[int], max_new_tokens: int, *, eos_token
     from ..engine.options import DecodeOptions
     from ..engine.sampling import SamplingConfig
 
-    lane, stats = Lane(TARGET), {}
+    lane = Lane(TARGET)
     options = DecodeOptions(sampling=SamplingConfig(temperature=0.0), max_new_tokens=max_new_tokens, seed=0,
-                            eos_token_id=eos_token_id, compile=compile_for("model", PAGE_COMPILE), stop=stop,
-                            stats=stats)
-    for s in autoregressive_generate(target, prompt_ids, options):
+                            eos_token_id=eos_token_id, compile=compile_for("model", PAGE_COMPILE), stop=stop)
+    steps = Reporting(autoregressive_generate(target, prompt_ids, options))
+    for s in steps:
         lane.pieces.append(Piece(int(s.token_id), TARGET))
         lane.rounds += 1
         lane.seconds += s.seconds
-    if stats.get("stopped"):   # the loop asked `stop()` between steps (or in the prompt) and ended there
+    if steps.report.stopped:   # the loop asked `stop()` between steps (or in the prompt) and ended there
         raise RaceStopped()
     return lane
 
@@ -153,10 +154,10 @@ def run_lane(pair, prompt_ids: list[int], lane: str, k: int, max_new_tokens: int
     eos = list(getattr(pair, "eos_token_ids", None) or []) or None
     if lane == TARGET:
         return target_lane(pair.target, prompt_ids, max_new_tokens, eos_token_id=eos, stop=stop)
-    stats: dict = {}
-    figures = lane_from_rounds(lane, decoder_rounds(pair.target, pair.draft, prompt_ids, lane, k, max_new_tokens,
-                                                    eos_token_id=eos, stop=stop, stats=stats))
-    if stats.get("stopped"):   # the decoder asked `stop()` between rounds (or in the prompt) and ended there
+    rounds = Reporting(decoder_rounds(pair.target, pair.draft, prompt_ids, lane, k, max_new_tokens, eos_token_id=eos,
+                                      stop=stop))
+    figures = lane_from_rounds(lane, rounds)
+    if rounds.report.stopped:   # the decoder asked `stop()` between rounds (or in the prompt) and ended there
         raise RaceStopped()
     return figures
 

@@ -89,7 +89,6 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:   # a bad argument (already reported in one line) or --help
         return int(e.code or 0)
 
-    from ..runtime.attention import use_row_invariant_attention
     from ..engine.baseline import autoregressive_generate
     from ..viz.html import LIMIT_SENTENCES
     from ..runtime.invariance import identity_limit
@@ -107,7 +106,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"specviz agreement: error: {e}", file=sys.stderr)
         return 1
     greedy, ignore_eos = SamplingConfig(temperature=0), not args.stop_at_eos
-    use_row_invariant_attention(pair.target)   # as every run's start does: printed below as it will run
     limit = identity_limit(pair.target)
     print(f"{pair.name}; target weights {pair.weights_label()}, activations {str(pair.dtype).removeprefix('torch.')}, "
           f"attention {pair.target.config._attn_implementation}; greedy, {args.max_new_tokens} new tokens"

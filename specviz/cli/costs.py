@@ -153,10 +153,12 @@ def _files(parser, args) -> bool:
 
 
 def _shapes_pair(args, metas, device, dtype):
-    """Random-weight models of the two shapes: (draft, target, a line naming them)."""
+    """Random-weight models of the two shapes, prepared to decode as load_pair prepares its models (the forwards
+    timed are the decoder's): (draft, target, a line naming them)."""
     from ..bench.shapes import materialize
+    from ..models.prepare import prepare_models
 
-    draft, target = (materialize(m, device, dtype, seed=i) for i, m in enumerate(metas))
+    draft, target = (prepare_models(materialize(m, device, dtype, seed=i)) for i, m in enumerate(metas))
     return draft, target, (f"draft {args.draft_shape} ({_params(metas[0])}) -> target {args.target_shape} "
                            f"({_params(metas[1])})")
 

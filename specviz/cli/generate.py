@@ -6,6 +6,7 @@ import sys
 import time
 
 from ..runtime.decoding import COMPILE_CHOICES
+from ..runtime.report import Reporting, RunReport, run_to_end
 from ..engine.drafters import DRAFTERS
 from ..engine.options import HYBRID_DRAFTERS
 from ..limits import CLI_MAX_NEW_TOKENS, CLI_MAX_PROMPT_CHARS, MAX_K, MAX_TEMPERATURE
@@ -110,22 +111,22 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.max_new_tokens} that exceeds the model's context of {context}", file=sys.stderr)
         return 2
     _announce(args, pair, sampling)
-    rounds, stats, wall = _decode(args, pair, ids, sampling)
+    rounds, report, wall = _decode(args, pair, ids, sampling)
     output = [t for r in rounds for t in r.emitted]
     m = metrics(rounds, seconds=wall)
     print("\n" + pair.decode(output) + "\n")
     print(f"speculative: {m['tokens']} tokens in {m['rounds']} rounds, acceptance rate {m['acceptance_rate']:.3f}, "
           f"tau {m['tau']:.2f} tokens/round, {m['tokens_per_s']:.2f} tokens/s "
-          f"(prefill {stats.get('prefill_seconds', 0.0):.2f} s"
-          + (f", compile and graph capture {stats['warmup_seconds']:.1f} s before it" if "warmup_seconds" in stats
-             else "")
-          + (f", the drafter built in {stats['drafter_seconds']:.1f} s before it"
-             if stats.get("drafter_seconds", 0.0) >= 0.1 else "") + ")")
-    if stats.get("graphs_fallback"):
-        print(f"capturing the CUDA graphs failed ({stats['graphs_fallback']}): this run decoded with eager forwards",
+          f"(prefill {report.seconds('prefill_seconds'):.2f} s"
+          + (f", compile and graph capture {report.warmup_seconds:.1f} s before it"
+             if report.warmup_seconds is not None else "")
+          + (f", the drafter built in {report.drafter_seconds:.1f} s before it"
+             if report.seconds("drafter_seconds") >= 0.1 else "") + ")")
+    if report.graphs_fallback:
+        print(f"capturing the CUDA graphs failed ({report.graphs_fallback}): this run decoded with eager forwards",
               file=sys.stderr)
     if args.json:
-        _write_trace(args, pair, ids, sampling, rounds, output, stats)
+        _write_trace(args, pair, ids, sampling, rounds, output, report)
     if args.compare:
         _compare(args, pair, ids, sampling, output, m["tokens_per_s"])
     return 0
@@ -163,34 +164,35 @@ def _announce(args, pair, sampling: SamplingConfig) -> None:
               file=sys.stderr, flush=True)
 
 
-def _decode(args, pair, ids: list[int], sampling: SamplingConfig) -> tuple[list, dict, float]:
-    """The speculative run, one line per round on stdout: (rounds, the decoder's stats, decode wall seconds)."""
+def _decode(args, pair, ids: list[int], sampling: SamplingConfig) -> tuple[list, RunReport, float]:
+    """The speculative run, one line per round on stdout: (rounds, the decoder's report, decode wall seconds)."""
     from ..generate import speculative_generate
 
-    stats: dict = {}
     rounds = []
     start = time.perf_counter()
     draft = None if args.drafter == "ngram" else pair.draft
-    for rnd in speculative_generate(pair.target, draft, ids, k=args.k, sampling=sampling,
-                                    max_new_tokens=args.max_new_tokens, seed=args.seed,
-                                    tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids, stats=stats,
-                                    adaptive_threshold=args.adaptive, drafter=args.drafter, compile=args.compile,
-                                    lookup_k=args.lookup_k):
+    loop = Reporting(speculative_generate(pair.target, draft, ids, k=args.k, sampling=sampling,
+                                          max_new_tokens=args.max_new_tokens, seed=args.seed,
+                                          tokenizer=pair.tokenizer, eos_token_id=pair.eos_token_ids,
+                                          adaptive_threshold=args.adaptive, drafter=args.drafter,
+                                          compile=args.compile, lookup_k=args.lookup_k))
+    for rnd in loop:
         rounds.append(rnd)
         print(round_line(rnd, pair.decode), flush=True)
-    wall = (time.perf_counter() - start - stats.get("prefill_seconds", 0.0) - stats.get("warmup_seconds", 0.0)
-            - stats.get("drafter_seconds", 0.0))   # set-up, not decoding: a trimmed head is built once a process
-    return rounds, stats, wall
+    report = loop.report
+    wall = (time.perf_counter() - start - report.seconds("prefill_seconds") - report.seconds("warmup_seconds")
+            - report.seconds("drafter_seconds"))   # set-up, not decoding: a trimmed head is built once a process
+    return rounds, report, wall
 
 
-def _write_trace(args, pair, ids, sampling: SamplingConfig, rounds, output: list[int], stats: dict) -> None:
+def _write_trace(args, pair, ids, sampling: SamplingConfig, rounds, output: list[int], report: RunReport) -> None:
     draft_name = "prompt lookup (ngram)" if args.drafter == "ngram" else pair.draft_name
     if args.drafter in HYBRID_DRAFTERS:
         draft_name += f" + prompt lookup ({args.drafter})"
     trace = Trace(prompt=args.prompt, prompt_ids=list(ids), draft_model=draft_name,
                   target_model=pair.target_name, k=args.k, max_new_tokens=args.max_new_tokens, seed=args.seed,
                   sampling=sampling.to_dict(), rounds=rounds, output_text=pair.decode(output),
-                  prefill_seconds=stats.get("prefill_seconds", 0.0), device=str(pair.device), dtype=str(pair.dtype),
+                  prefill_seconds=report.seconds("prefill_seconds"), device=str(pair.device), dtype=str(pair.dtype),
                   adaptive_threshold=args.adaptive, lookup_k=args.lookup_k)
     with open(args.json, "w", encoding="utf-8") as f:
         f.write(trace.to_json(indent=1))
@@ -205,13 +207,11 @@ def _compare(args, pair, ids, sampling: SamplingConfig, output: list[int], token
     from ..runtime.invariance import identity_limit
     from ..strings import t
 
-    base_stats: dict = {}
     start = time.perf_counter()
-    steps = list(autoregressive_generate(pair.target, ids, sampling=sampling, max_new_tokens=args.max_new_tokens,
-                                         seed=args.seed, eos_token_id=pair.eos_token_ids, stats=base_stats,
-                                         compile=args.compile))
-    base_wall = (time.perf_counter() - start - base_stats.get("prefill_seconds", 0.0)
-                 - base_stats.get("warmup_seconds", 0.0))
+    steps, base = run_to_end(autoregressive_generate(pair.target, ids, sampling=sampling,
+                                                     max_new_tokens=args.max_new_tokens, seed=args.seed,
+                                                     eos_token_id=pair.eos_token_ids, compile=args.compile))
+    base_wall = time.perf_counter() - start - base.seconds("prefill_seconds") - base.seconds("warmup_seconds")
     base_ids = [s.token_id for s in steps]
     base_rate = len(base_ids) / base_wall
     weights = pair.weights_label()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import torch
 
 from ..limits import MAX_K
-from ..runtime.attention import use_row_invariant_attention
 from ..runtime.decoding import KVCache, forward_hidden, forward_logits, input_device, prefill, warm_up
 from ..runtime.masked import forward_masked, keep_path
 from .proposal import Proposal
@@ -56,11 +55,6 @@ class ModelDrafter:
             raise ValueError("a tree is drafted by the draft model's whole output layer, without adaptive_threshold, "
                              "on a dynamic cache")
         self.name = "model" if self.chain else "tree"   # what a Round records as its drafter
-        if self.chain:
-            # Not for exactness (the draft's rows need not match anything) but for speed: on a CPU each draft step's
-            # attention is then specviz's one-query kernel, one call a layer, instead of PyTorch's SDPA. A tree's
-            # masked reads keep the attention the model has (as they always drafted: the same bits).
-            use_row_invariant_attention(model)
         self.cache = KVCache(model)
         self.prefix = 0   # the sequence's length at the last propose: the drafts' slots start there
         self.slots: dict[int, int] = {}       # node key -> its slot in the draft cache (the nodes the draft read)

@@ -81,9 +81,11 @@ class DecodeOptions:
     `compile` = "auto" | "on" | "off" | "graphs" (specviz.runtime.forwards); `static_cache=True` runs the static
     cache without graphs. `stop()` is asked between warm-up calls and chunks of the prefill (once True: no round),
     then between rounds (the target alone: between tokens): once True the run ends there, what it emitted kept.
-    `stats` (a dict) receives `prefill_seconds` (and `warmup_seconds` compiled, `drafter_seconds` otherwise: the
-    drafter's construction), and `stopped=True` when `stop()` ended the
-    run: the one way a consumer tells a cut run from a whole one."""
+    What the run measured comes back when it ends, as the generator's return value: a frozen `RunReport`
+    (specviz.runtime.report: `prefill_seconds`, `warmup_seconds` compiled, `drafter_seconds` otherwise, and
+    `stopped` when `stop()` ended the run: the one way a consumer tells a cut run from a whole one). `on_event`,
+    if given, is called as `on_event(name, value)` with each of those facts as the run learns it (the page says
+    the warm-up ended while the run goes on)."""
 
     sampling: SamplingConfig = SamplingConfig()
     max_new_tokens: int = 64
@@ -96,7 +98,7 @@ class DecodeOptions:
     compile: str = "auto"
     static_cache: bool | None = None
     stop: Callable[[], bool] | None = None
-    stats: dict | None = None
+    on_event: Callable[[str, Any], None] | None = None
 
     def __post_init__(self):
         chain = self.drafting.as_chain() if isinstance(self.drafting, Tree) else None

@@ -26,6 +26,7 @@ import torch
 
 from ..runtime.decoding import KVCache, PrefillStopped, Run, forward_logits, prefill, start_run, warm_up
 from ..runtime.masked import forward_masked, verify_mask, verify_positions
+from ..runtime.report import RunReport
 from .drafters import Drafter, make_drafter, shared_vocab
 from .options import DecodeOptions
 from .proposal import Proposal
@@ -127,8 +128,8 @@ class Started:
     trees: bool = False
 
 
-def start(target, draft, input_ids, options: DecodeOptions) -> Started | None:
-    """Set a run up: drafter, warm-up, prefill; None once stopped (marked in `stats["stopped"]`).
+def start(target, draft, input_ids, options: DecodeOptions) -> Started | RunReport:
+    """Set a run up: drafter, warm-up, prefill; once stopped, instead, the run's report (marked `stopped`).
 
     `draft` is a draft model or any `Drafter`; `options.drafting` is a `Chain` (k, the drafter kind: "model",
     "ngram" (prompt lookup; `draft` may be None), "hybrid" or "trimmed", an adaptive threshold) or a `Tree`
@@ -157,7 +158,7 @@ def start(target, draft, input_ids, options: DecodeOptions) -> Started | None:
             drafter.begin(run.tokens[None])
     except PrefillStopped:
         run.note_stopped()
-        return None
+        return run.report()
     name = "tree" if tree else getattr(drafter, "name", "custom")
     return Started(run, Sides(target, target_cache, drafter, vocab), name, drafter.max_depth if tree else most, tree)
 
@@ -183,7 +184,7 @@ def _drafter(draft, vocab: int, run: Run, options: DecodeOptions) -> Drafter:
 def rounds(started: Started, options: DecodeOptions) -> Iterator[Decided]:
     """The decoding loop, chains and trees alike: draft, verify, settle, keep the accepted path, yield what the
     round decided; it ends at EOS, at the budget, or between rounds once `options.stop()` says so
-    (`stats["stopped"]`: `Run.stopped`)."""
+    (the report's `stopped`: `Run.stopped`)."""
     run, sides = started.run, started.sides
     tokens, clock, produced, budget = run.tokens, run.clock, 0, options.max_new_tokens
     for index in itertools.count():

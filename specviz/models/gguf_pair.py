@@ -17,7 +17,7 @@ import torch
 from ..errors import ModelLoadError, role as role_word, step
 from . import gguf_loader, memory, storing   # memory.check_files read at call time: tests stand in for it
 from .gguf_file import GGUFModelFile, first_vocab_difference, is_gguf_path, models_dir
-from .lean_forward import lean_for
+from .prepare import prepare_models
 from .packaged import PACKAGED_DRAFT, PACKAGED_PAIR_NAME, PACKAGED_TARGET, packaged_gguf
 from .quant import q4a8, read_ahead
 from .quant.kernels import ENV_VAR as LINEAR_ENV_VAR, use_linear_path
@@ -97,8 +97,7 @@ def load_gguf_pair(draft, target, dev, dt, weights: storing.WeightOptions, resol
     if target_weights == "q4a8":   # one row's read-ahead, timed on these very products (the draft's follow it)
         report(0.96, step("load.timing_read_ahead"))
         ahead = read_ahead.choose(target_model)
-    for model in (target_model, draft_model):   # built here, not in a request's first verify or draft step
-        lean_for(model)
+    prepare_models(target_model, draft_model)   # the runtime configured and both models set up, before any run
     report(1.0, step("load.ready"))
     return GGUFLoaded(dict(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name, device=dev,
                            dtype=dt, draft_name=dfile.label if draft else PACKAGED_DRAFT.label,

@@ -16,10 +16,11 @@ the casts also as the extension's exact elementwise calls) where the cache is a 
 prefill: one-token steps 0.84 (draft) and 0.93 (target) of the Python loop's time, then 0.93 and 0.98 again (session
 50). The Python loop stays for the rest and as the spelled-out reference the tests compare.
 
-It runs where the decoder's forwards take it (`runtime.decoding`, through the builder registered below): a batch of
-one, a dynamic cache, at most `limits.LEAN_MAX_ROWS` new positions (the one-token step, a chain's verify, the draft's
-catch-up, a tree's verify or draft step), with specviz's one-query attention kernel (every row is then computed as
-transformers computes it here). Anything else, the prompt's prefill among them, keeps transformers' forward.
+It is built when the model is prepared at load (`lean_for`, runtime.setup) and runs where the decoder's forwards take
+it (`runtime.decoding`): a batch of one, a dynamic cache, at most `limits.LEAN_MAX_ROWS` new positions (the one-token
+step, a chain's verify, the draft's catch-up, a tree's verify or draft step), with specviz's one-query attention kernel
+(every row is then computed as transformers computes it here). Anything else, the prompt's prefill among them, keeps
+transformers' forward.
 """
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ import torch
 from transformers.cache_utils import DynamicLayer
 
 from ..runtime import attention
-from ..runtime.decoding import register_lean_builder
 from ..runtime.state import runtime_of
 from .quant import huge_pages, q4a8
 
@@ -47,6 +47,11 @@ class LeanForward:
         self.layers = [_Layer(layer, _embedding_dtype(self.embed)) for layer in base.layers]
         # The same loop in C++ (or None): one extension call a forward instead of ~40 Python tensor calls a layer.
         self.stack = _stack(self.layers, self.heads, self.head_dim, _embedding_dtype(self.embed))
+        self.first, self.dtype = _first_projection(model), model.dtype   # what `serves` recognises the model by
+
+    def serves(self, model) -> bool:
+        """Whether this stack still computes `model`: its layers not replaced and its dtype unchanged since."""
+        return _first_projection(model) is self.first and getattr(model, "dtype", None) == self.dtype
 
     def __call__(self, ids: torch.Tensor, cache, keep: int, positions: torch.Tensor | None = None,
                  allowed: torch.Tensor | None = None) -> torch.Tensor:
@@ -69,6 +74,11 @@ class LeanForward:
                 x = layer(x, cache.cache, i, cos, sin, rows, self)
         cache.length += n
         return _rms(x[-keep:], self.norm, self.eps)
+
+
+def _first_projection(model):
+    layers = getattr(getattr(model, "model", None), "layers", None)
+    return layers[0].self_attn.q_proj if layers else None
 
 
 def _stack(layers: list, heads: int, head_dim: int, dtype: torch.dtype):
@@ -206,16 +216,12 @@ def eligible(model) -> bool:
 
 
 def lean_for(model) -> LeanForward | None:
-    """The model's lean stack, or None where it would not compute what transformers computes; built once, and again
-    when the model's layers were replaced (a target converted to another precision gets new modules) or its dtype
-    changed."""
-    layers = getattr(getattr(model, "model", None), "layers", None)
-    first = layers[0].self_attn.q_proj if layers else None
-    dtype = getattr(model, "dtype", None)   # moved to another dtype: its scales and biases were converted
+    """Build (once) and keep in the model's Runtime its lean stack, or None where it would not compute what
+    transformers computes: the lean builder the runtime is configured with (runtime.setup), run when the model is
+    prepared at load, never by a forward. Built again when the model's layers were replaced (a target converted to
+    another precision gets new modules) or its dtype changed; the decoder meanwhile keeps transformers' forward
+    (`LeanForward.serves`)."""
     runtime = runtime_of(model)
-    if runtime.lean is None or runtime.lean[0] is not first or runtime.lean[1] != dtype:
-        runtime.lean = (first, dtype, LeanForward(model) if eligible(model) else None)
-    return runtime.lean[2]
-
-
-register_lean_builder(lean_for)
+    if runtime.lean is None or not runtime.lean.serves(model):
+        runtime.lean = LeanForward(model) if eligible(model) else None
+    return runtime.lean

@@ -23,7 +23,7 @@ from ..runtime.zerogpu import on_zero_gpu
 from .sources import resolve_source, Source, validate_model_id  # noqa: F401 (API)
 from .quant.kernels import resolve_draft_weights, resolve_linear_path, use_linear_path
 from .quant.weights import q4a8_fallback, resolve_target_weights, weights_name
-from .lean_forward import lean_for
+from .prepare import prepare_models
 from .quant import read_ahead
 from .packaged import PACKAGED_PAIR_NAME, Progress, cache_dir  # noqa: F401 (API)
 from .gguf_file import GGUFModelFile, is_gguf_path
@@ -117,8 +117,8 @@ class ModelPair:
     target_source: object = None       # where the target was loaded from (for target_variant)
 
     def target_variant(self, weights: str):
-        """The same target loaded afresh with its weights stored as `weights` (as-loaded | bf16 | int8 | int4):
-        the benchmark's other target-alone baselines. An as-loaded fp32 target gets the faster of the
+        """The same target loaded afresh with its weights stored as `weights` (as-loaded | bf16 | int8 | int4) and
+        prepared to decode as load_pair prepares its target: the benchmark's other target-alone baselines. An as-loaded fp32 target gets the faster of the
         default and oneDNN kernels, measured, as load_pair would give it."""
         if self.target_source is None:
             raise ModelLoadError("this pair does not know where its target came from")
@@ -128,12 +128,12 @@ class ModelPair:
             model, _ = gguf_loader.load_gguf_model(self.target_source, kind, self.dtype)
             if kind == "as-loaded":
                 use_linear_path(model, resolve_linear_path("auto", self.device, self.dtype, probe_model=model))
-            return gguf_pair.placed(model, self.device)
+            return prepare_models(gguf_pair.placed(model, self.device))
         model = _load_model(self.target_source, "target", self.device, storing.load_dtype(kind, self.dtype), auto_map=False)
         kind, _, _, _ = storing.store_target(model, kind, self.device, self.dtype, _noop)
         if kind == "as-loaded":
             use_linear_path(model, resolve_linear_path("auto", self.device, self.dtype, probe_model=model))
-        return model
+        return prepare_models(model)
 
     def weights_label(self, weights: str | None = None) -> str:
         """A configuration as people name it: "int4", "int8", "bf16", "fp32" (as loaded, by dtype)."""
@@ -222,8 +222,7 @@ def load_pair(draft: str | None = None, target: str | None = None, device=None, 
     path, probe = storing.target_kernels(loaded.target, path, weights.linear, target_weights, report)
     draft_weights = storing.store_draft(loaded.draft, storing.draft_kind(weights.draft_weights, draft_weights, target_weights),
                                  path, report)
-    for model in (loaded.target, loaded.draft):   # built here, not in a request's first verify or draft step
-        lean_for(model)                           # (0.07-0.5 s each on a 2-core Zen 4: the joined weights' copy)
+    prepare_models(loaded.target, loaded.draft)   # the runtime configured and both models set up, before any run
     report(1.0, step("load.ready"))
     return ModelPair(target=loaded.target, draft=loaded.draft, tokenizer=loaded.tokenizer, name=loaded.name,
                      device=dev, dtype=dt, load_seconds=time.perf_counter() - t0,

@@ -26,11 +26,10 @@ On a CPU where specviz's extension is built (specviz.models.quant.q4a8, csrc/att
 one-query row, the one-token step's too, goes through its one-query kernel instead: all rows of a layer
 in one call, each (row, head) one fixed sequence of fp32 operations, so the rows are still the one-token
 step's bit for bit, and a verify of 8 rows no longer makes 8 SDPA calls a layer. The choice
-is made once per process (`kernel()`), so a run and its target-alone baseline never compute differently.
+is made when models are loaded (`runtime.setup.configure`), so a run and its target-alone baseline never compute
+differently.
 """
 from __future__ import annotations
-
-import os
 
 import torch
 from transformers import AttentionInterface
@@ -79,38 +78,23 @@ def _row_keys(attention_mask: torch.Tensor | None, q_length: int, kv_length: int
 _last = None
 
 
-KERNEL_ENV = "SPECVIZ_ATTENTION"   # "sdpa": keep PyTorch's SDPA for one-query rows on a CPU (default: the kernel)
+KERNEL_ENV = "SPECVIZ_ATTENTION"   # "sdpa": keep PyTorch's SDPA for one-query rows on a CPU (read by runtime.setup)
 
 
-_provider = None   # set by specviz.models.quant.q4a8 (the extension's builder) when it is imported
-_choice: list = []   # the process's decision, once made
+_kernel = None   # the extension whose one-query attention rows use, or None: set by runtime.setup.configure
 
 
-def register_kernel_provider(provider) -> None:
-    """`provider()` returns the compiled extension where its one-query kernel runs here, else None.
-
-    The runtime imports nothing above it, so the models' layer, which builds the extension, registers it."""
-    global _provider
-    _provider = provider
+def use_kernel(extension) -> None:
+    """Rows use `extension.one_query_attention` from now on (None: PyTorch's SDPA). Only runtime.setup.configure calls
+    it, when models are loaded: the runtime imports nothing above it, so the models' layer hands the extension in."""
+    global _kernel
+    _kernel = extension
 
 
 def kernel():
-    """specviz's compiled extension where its one-query attention runs here, else None; decided once a process
-    (the first time a provider is registered and asked), so every forward of a process computes alike."""
-    if _choice:
-        return _choice[0]
-    if os.environ.get(KERNEL_ENV, "").strip().lower() == "sdpa":
-        _choice.append(None)
-    elif _provider is None:
-        return None   # nothing can give the kernel yet (and nothing loaded a model that would build it)
-    else:
-        _choice.append(_provider())
-    return _choice[0]
-
-
-def reset_kernel_choice() -> None:
-    """Forget the decision (tests only: a process otherwise keeps its first)."""
-    _choice.clear()
+    """specviz's compiled extension where its one-query attention runs here, else None: what the process was
+    configured with (runtime.setup), the same for every forward until models are loaded again."""
+    return _kernel
 
 
 def _kernel_fits(query, key, kwargs) -> bool:

@@ -17,9 +17,10 @@ import torch
 from transformers import DynamicCache, StaticCache
 
 from . import attention
-from .attention import has_row_invariant_attention, use_row_invariant_attention
+from .attention import has_row_invariant_attention
 from .graphs import failure_of, graph_set
-from .state import runtime_of
+from .report import Facts, RunReport
+from .state import known_runtime, runtime_of
 from .forwards import COMPILE_CHOICES, Forwards, compiled_unbound, resolve_forwards  # noqa: F401 - COMPILE_CHOICES and Forwards: re-exported
 from ..limits import DECODER_MAX_NEW_TOKENS, LEAN_MAX_ROWS, PREFILL_CHUNK
 
@@ -97,17 +98,21 @@ class Run:
     generator: torch.Generator
     clock: Timer
     cache_options: dict         # static / max_len / compiled / backend (and the prefill's stop check) of every KVCache
-    stats: dict | None          # the caller's dict for warmup_seconds / prefill_seconds / stopped, if any
+    facts: Facts                # warmup_seconds / prefill_seconds / stopped ..., for the report the loop returns
 
     @property
     def compiled(self) -> bool:
         return self.cache_options["compiled"]
 
+    def report(self) -> RunReport:
+        """What the run measured and how it ended: the loop's return value."""
+        return self.facts.report()
+
     def note_graph_failure(self, *models) -> None:
-        """A failed CUDA-graph capture (the run then decodes eagerly) in `stats["graphs_fallback"]`, for the status."""
+        """A failed CUDA-graph capture (the run then decodes eagerly): the report's `graphs_fallback`, for the status."""
         failure = failure_of(*(m for m in models if m is not None)) if self.compiled else None
-        if failure and self.stats is not None:
-            self.stats["graphs_fallback"] = failure
+        if failure:
+            self.facts.note("graphs_fallback", failure)
 
     def stopped(self) -> bool:
         """Asked between rounds (the target alone: tokens): whether `stop()` says stop; if so, the run is marked."""
@@ -115,18 +120,17 @@ class Run:
         return stop is not None and bool(stop()) and self.note_stopped()
 
     def note_stopped(self) -> bool:
-        """`stats["stopped"] = True`: the one mark of a run that `stop()` cut (between rounds, or before any); True."""
-        if self.stats is not None:
-            self.stats["stopped"] = True
+        """The report's `stopped`: the one mark of a run that `stop()` cut (between rounds, or before any); True."""
+        self.facts.note("stopped", True)
         return True
 
     @contextmanager
     def timed(self, name: str, when: bool = True):
-        """Store the block's wall time in `stats[name]` (when the caller asked for stats and `when` holds)."""
+        """The block's wall time as the report's `name` (when `when` holds and the block ran to its end)."""
         start = self.clock()
         yield
-        if when and self.stats is not None:
-            self.stats[name] = self.clock() - start
+        if when:
+            self.facts.note(name, self.clock() - start)
 
 
 def start_run(target, input_ids, options, room: int) -> Run:
@@ -134,12 +138,11 @@ def start_run(target, input_ids, options, room: int) -> Run:
 
     `options` is a specviz.engine.options.DecodeOptions (read by name: the runtime imports nothing above it).
     Its `stop` (a callable, e.g. an Event's is_set) makes every prefill of the run read the prompt in chunks and
-    raise `PrefillStopped` between them once it returns True."""
+    raise `PrefillStopped` between them once it returns True. The target is read as it was prepared at load
+    (runtime.setup.prepare: with the row-invariant attention, greedy output is bit-identical to the target alone
+    wherever its products are row-invariant); nothing here changes it."""
     max_new_tokens, stop = options.max_new_tokens, options.stop
     check_budget(max_new_tokens)
-    # Every multi-row forward of the target (a verify, a tree) computes each row as the one-token step
-    # does, so greedy output is bit-identical to the target alone wherever its products are row-invariant.
-    use_row_invariant_attention(target)
     device = input_device(target)
     tokens = as_id_tensor(input_ids, device)
     eos = set() if options.ignore_eos else set(eos_ids(target, options.eos_token_id))
@@ -148,7 +151,7 @@ def start_run(target, input_ids, options, room: int) -> Run:
     forwards = resolve_forwards(options.compile, device, options.static_cache)
     cache_options = dict(static=forwards.static, max_len=len(tokens) + max_new_tokens + room,
                          compiled=forwards.compiled, backend=forwards.backend, stop=stop)
-    return Run(tokens, eos, generator, clock, cache_options, options.stats)
+    return Run(tokens, eos, generator, clock, cache_options, Facts(options.on_event))
 
 
 class KVCache:
@@ -207,16 +210,6 @@ def compiled_forward(model):
     return functools.partial(runtime.compiled, model)
 
 
-_lean_builder: Callable | None = None   # models.lean_forward.lean_for, registered by the models layer
-
-
-def register_lean_builder(builder: Callable) -> None:
-    """`builder(model)` -> the model's lean layer stack (models.lean_forward) or None; the runtime imports nothing
-    above it, so the models layer, which knows the layers, registers it."""
-    global _lean_builder
-    _lean_builder = builder
-
-
 _lean_off = threading.local()   # `transformers_forwards()`: this thread's forwards through transformers' modules
 
 
@@ -237,10 +230,12 @@ def lean_available(model) -> bool:
 
 
 def _lean_stack(model):
-    if (_lean_builder is None or getattr(_lean_off, "on", False) or not has_row_invariant_attention(model)
-            or attention.kernel() is None):
+    """The lean stack prepared for `model` at load (runtime.setup.prepare) while it still serves it (its layers
+    and dtype unchanged since); read, never built here."""
+    if getattr(_lean_off, "on", False) or not has_row_invariant_attention(model) or attention.kernel() is None:
         return None
-    return _lean_builder(model)
+    stack = known_runtime(model).lean
+    return stack if stack is not None and stack.serves(model) else None
 
 
 def _lean(model, ids: torch.Tensor, cache, eager: bool):

@@ -29,7 +29,7 @@ class Runtime:
     compiled_base: Callable | None = None   # the base model's forward(base, ...) compiled once (runtime.decoding)
     graphs: dict[bool, Any] = field(default_factory=dict)         # GraphSet by `hidden` (runtime.graphs)
     trimmed_heads: dict[tuple, Any] = field(default_factory=dict)  # the draft's trimmed heads (engine.vocab_trim)
-    lean: tuple | None = None               # (first projection, dtype, lean stack or None) (models.lean_forward)
+    lean: Any = None                        # its lean stack, built when it is prepared (models.lean_forward)
 
 
 _RUNTIMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 import gradio as gr
 
 from ..classroom import whatif
+from ..runtime.report import RunReport
 from ..trace.compare import compare_runs
 from ..stats import finite
 from ..strings import DEFAULT_LANG, t
@@ -245,8 +246,8 @@ class Endpoints:
             ids = inputs.encode_prompt(loaded, s.prompt, s.raw, s.max_new_tokens, s.k, LANG)
         except InputError as e:
             raise refused(e) from None
-        rounds, stats, steps = decode(job_of(loaded, s, ids))
-        trace = make_trace(loaded, s, ids, rounds, stats)
+        rounds, report, steps = decode(job_of(loaded, s, ids))
+        trace = make_trace(loaded, s, ids, rounds, report)
         m = trace.metrics()
         return {"text": trace.output_text, "metrics": finite(m), "trace": json.loads(trace.to_json()),
                 "comparison": comparison(trace, m, steps)}
@@ -336,14 +337,14 @@ class Endpoints:
                            print_exception=False) from e
 
 
-def decode(job: DecodeJob) -> tuple[list[Round], dict, list[Step]]:
+def decode(job: DecodeJob) -> tuple[list[Round], RunReport, list[Step]]:
     """The run through the page's own run path (`ui.run`: same job, worker, decoder call and events): its rounds, its
-    stats and the target alone's steps (with `job.compare`; else none). A failure is a sentence."""
+    report and the target alone's steps (with `job.compare`; else none). A failure is a sentence."""
     outcome = collect(job)
     if outcome.error is not None:
         raise gr.Error(t("status.failed", LANG, error=inputs.error_message(outcome.error, LANG)),
                        print_exception=False)
-    return outcome.rounds, outcome.spec_stats, outcome.steps or []
+    return outcome.rounds, outcome.spec_report, outcome.steps or []
 
 
 def comparison(trace: Trace, m: dict, steps: list[Step]) -> dict | None:

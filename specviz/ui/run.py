@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..runtime.report import RunReport
 from ..trace.records import Round, Trace
 from ..viz.format import drafter_name, strip_special
 from . import worker
@@ -29,7 +30,7 @@ class Outcome:
     """What the worker reported: its rounds and everything else (the page adds what it measured after the run)."""
 
     rounds: list[Round] = field(default_factory=list)
-    spec_stats: dict = field(default_factory=dict)
+    spec_report: RunReport = RunReport()   # what the speculative run returned (its prefill time, whether cut)
     steps: list | None = None          # the target-alone run, when it ran
     error: BaseException | None = None
     warmup_seconds: float | None = None  # compiling and capturing the forwards (compiled runs only)
@@ -44,8 +45,8 @@ class Outcome:
                 self.warmup_seconds = seconds
             case RoundDone(round=rnd):
                 self.rounds.append(rnd)
-            case SpecDone(stats=stats):
-                self.spec_stats = stats
+            case SpecDone(report=report):
+                self.spec_report = report
             case BaselineDone(steps=steps):
                 self.steps = steps
             case Failed(error=error):
@@ -63,14 +64,14 @@ def collect(job: DecodeJob, run: Run | None = None) -> Outcome:
     return outcome
 
 
-def make_trace(pair, s: RunSettings, ids: list[int], rounds: list[Round], stats: dict) -> Trace:
+def make_trace(pair, s: RunSettings, ids: list[int], rounds: list[Round], report: RunReport) -> Trace:
     """The run as a trace: what the page's download holds and the API returns."""
     rounds = list(rounds)
     return Trace(prompt=s.prompt, prompt_ids=list(ids), draft_model=draft_label(pair, s.drafter),
                  target_model=pair.target_name, k=s.k, max_new_tokens=s.max_new_tokens, seed=s.seed,
                  sampling=s.sampling.to_dict(), rounds=rounds,
                  output_text=clean_text(pair, [tok for r in rounds for tok in r.emitted]),
-                 prefill_seconds=float(stats.get("prefill_seconds", 0.0)),
+                 prefill_seconds=report.seconds("prefill_seconds"),
                  device=str(pair.device), dtype=str(pair.dtype).replace("torch.", ""),
                  target_weights=pair.weights_label(), adaptive_threshold=s.adaptive_threshold, lookup_k=s.lookup_k)
 

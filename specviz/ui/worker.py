@@ -8,7 +8,7 @@ same time, so neither timing is disturbed by the other.
 Events, in order: [`WarmupDone`] `RoundDone`* `SpecDone` [`BaselineProgress`*
 `BaselineDone`] [`Failed`] `Finished`. `Finished` always comes last, even after
 an error. `WarmupDone` comes only from a compiled run, once its forwards are
-compiled and captured (the decoder's `stats["warmup_seconds"]`), so the page can
+compiled and captured (the decoder's `warmup_seconds` event, `DecodeOptions.on_event`), so the page can
 say what the first seconds were spent on.
 
 `call` runs any other slow step (loading models, a K sweep) the same way:
@@ -43,6 +43,7 @@ from ..engine.drafter_names import compile_for, drafting
 from ..engine.options import Chain, DecodeOptions, Tree
 from ..engine.sampling import SamplingConfig
 from ..generate import speculative_generate
+from ..runtime.report import Reporting, RunReport
 from ..trace.records import Round, Step
 from .session import Run
 
@@ -61,7 +62,7 @@ class RoundDone:
 
 @dataclass(frozen=True)
 class SpecDone:
-    stats: dict              # speculative_generate's stats (prefill_seconds, ...)
+    report: RunReport        # what speculative_generate returned (prefill_seconds, stopped, ...)
 
 
 @dataclass(frozen=True)
@@ -123,17 +124,12 @@ class DecodeJob:
         return list(getattr(self.pair, "eos_token_ids", None) or []) or None
 
 
-class _Stats(dict):
-    """The decoder's stats dict that also reports the end of the warm-up as it happens (from inside the decoder)."""
-
-    def __init__(self, out: "queue.Queue[Event]"):
-        super().__init__()
-        self.out = out
-
-    def __setitem__(self, key, value):
-        super().__setitem__(key, value)
-        if key == "warmup_seconds":
-            self.out.put(WarmupDone(float(value)))
+def warmup_events(out: "queue.Queue[Event]") -> Callable[[str, Any], None]:
+    """The decoder's `on_event` that reports the end of the warm-up as it happens (from inside the decoder)."""
+    def on_event(name: str, value) -> None:
+        if name == "warmup_seconds":
+            out.put(WarmupDone(float(value)))
+    return on_event
 
 
 def drafting_of(job: DecodeJob) -> Chain | Tree:
@@ -146,24 +142,24 @@ def compile_mode(drafter: str, compile: str) -> str:
     return compile_for(drafter, compile)
 
 
-def decode_options_of(job: DecodeJob, run: Run, stats: dict) -> DecodeOptions:
+def decode_options_of(job: DecodeJob, run: Run, on_event: Callable[[str, Any], None] | None = None) -> DecodeOptions:
     """The one options object both decoders of a job read (the target alone ignores its drafting)."""
     return DecodeOptions(sampling=job.sampling, max_new_tokens=job.max_new_tokens, seed=job.seed,
                          drafting=drafting_of(job), eos_token_id=job.eos_token_ids, tokenizer=job.pair.tokenizer,
-                         compile=compile_mode(job.drafter, job.compile), stats=stats,
+                         compile=compile_mode(job.drafter, job.compile), on_event=on_event,
                          stop=run.stop.is_set)   # asked in the prefill's chunks and between rounds
 
 
 def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
     """The thread body: decode, put events; the decoders ask `run.stop` between rounds (and tokens) and end there."""
     try:
-        stats = _Stats(out)
         pair = job.pair
         draft = None if job.drafter == "ngram" else pair.draft   # prompt lookup needs no draft model
-        gen = speculative_generate(pair.target, draft, job.prompt_ids, decode_options_of(job, run, stats))
+        gen = Reporting(speculative_generate(pair.target, draft, job.prompt_ids,
+                                             decode_options_of(job, run, warmup_events(out))))
         for rnd in gen:   # after Stop the decoder ends itself within one round
             out.put(RoundDone(rnd))
-        out.put(SpecDone(dict(stats)))
+        out.put(SpecDone(gen.report))
         if job.compare and not run.stop.is_set():
             out.put(BaselineDone(_baseline(job, run, out)))
     except Exception as e:  # noqa: BLE001 - reported in the page
@@ -174,7 +170,7 @@ def decode(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> None:
 
 def _baseline(job: DecodeJob, run: Run, out: "queue.Queue[Event]") -> list[Step]:
     steps: list[Step] = []
-    options = dataclasses.replace(decode_options_of(job, run, {}), tokenizer=None)
+    options = dataclasses.replace(decode_options_of(job, run), tokenizer=None)
     for step in autoregressive_generate(job.pair.target, job.prompt_ids, options):
         steps.append(step)
         if len(steps) % BASELINE_PROGRESS_EVERY == 0:

@@ -50,7 +50,6 @@ from pathlib import Path
 
 import torch
 
-from ...runtime.attention import register_kernel_provider
 from ..packaged import cache_dir
 from .q4a8_layout import (GROUP, ROWS, TILE, fp16_grid, pack_q4, pack_q4h, pack_q4k,  # noqa: F401 - re-exported
                           pack_q6k, pack_q8, q4_reference, q6k_reference, q8_reference, quantize_reference, unpack_q4,
@@ -165,16 +164,13 @@ def unavailable() -> str | None:
     return _FAILURE[-1] if _FAILURE else "the q4a8 kernels could not be loaded"
 
 
-def _attention_kernel():
-    """The extension for the runtime's one-query attention: only where loading a model already built it (a build
-    takes a minute or more on 2 cores; the first attention call must not wait for one)."""
+def attention_kernel():
+    """The extension for the runtime's one-query attention (models.prepare hands it to runtime.setup): only where it
+    is already built (a build takes a minute or more on 2 cores; configuring the runtime must not wait for one)."""
     if not built() or unavailable() is not None:
         return None
     ext = extension()
     return ext if hasattr(ext, "one_query_attention") else None
-
-
-register_kernel_provider(_attention_kernel)
 
 
 def supported_isas() -> list[str]:

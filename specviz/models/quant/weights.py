@@ -30,7 +30,6 @@ import time
 import torch
 
 from ...runtime.state import known_runtime, runtime_of
-from .. import lean_forward  # noqa: F401 - the layers made here run in its stack: it registers with the decoder
 from .kernels import Int8WeightLinear, OneDNNLinear, checked_choice, dense_weight, fast_linear
 from .q4a8 import Q4A8Linear, Q4HA8Linear, Q4KA8Linear, Q8A8Linear, fp16_grid, unavailable, usable
 from .q4k import exact_codes

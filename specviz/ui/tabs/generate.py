@@ -237,9 +237,9 @@ def apply_events(batch: list, view: StreamView, outcome: Outcome, s: RunSettings
             case RoundDone(round=rnd):
                 view.add(rnd)
                 added = True
-            case SpecDone(stats=stats):
-                if stats.get("graphs_fallback"):   # A failed capture is said, once, in words
-                    message = t("status.graphs_fallback", lang, reason=stats["graphs_fallback"])
+            case SpecDone(report=report):
+                if report.graphs_fallback:   # A failed capture is said, once, in words
+                    message = t("status.graphs_fallback", lang, reason=report.graphs_fallback)
                 if s.compare and not stopped():
                     message = t("status.baseline_start", lang)
             case BaselineProgress(tokens=n):
@@ -259,7 +259,7 @@ def finish(ctx: AppContext, request, pair, s: RunSettings, ids: list[int], view:
     """The last update of a run (stopped or not): final views, comparison, inspector, download, the closing status,
     and under the tiles the sentence saying when speculation cannot pay here (`costs`: the pair's bare forwards)."""
     lang = ctx.lang
-    trace = make_trace(pair, s, ids, view.rounds, outcome.spec_stats)
+    trace = make_trace(pair, s, ids, view.rounds, outcome.spec_report)
     if view.rounds:   # the prompt was read whole: its time tells the next run on this pair how long a read takes
         waiting.PREFILLS.record(s.pair_ids, len(ids), trace.prefill_seconds)
     m = metrics(view.rounds)
