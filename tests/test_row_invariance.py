@@ -128,7 +128,11 @@ def test_identity_limit_names_what_is_not_row_invariant():
     assert identity_limit(quantized(QWEN, "int8", torch.float32)) is None
     assert identity_limit(quantized(QWEN, "int4", torch.float32), compiled=True) == "compiled"
     torch.manual_seed(0)
-    assert identity_limit(Qwen2ForCausalLM(copy.deepcopy(QWEN)).eval()) == "dense"   # fp32 nn.Linear (oneDNN/MKL)
+    dense = Qwen2ForCausalLM(copy.deepcopy(QWEN)).eval()
+    assert identity_limit(prepare_models(dense)) == "dense"   # fp32 nn.Linear (oneDNN/MKL)
+    unprepared = quantized(QWEN, "int4", torch.bfloat16)
+    plain_sdpa(unprepared)   # as built outside load_pair: the decoder no longer gives it the row-by-row attention
+    assert identity_limit(unprepared) == "attention"
     eager = quantized(QWEN, "int4", torch.float32)
     eager.config._attn_implementation = "eager"
     assert identity_limit(eager) == "attention"

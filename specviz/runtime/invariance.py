@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .attention import row_invariant_attention_possible
+from .attention import has_row_invariant_attention
 from .decoding import forward_logits, lean_available, prefill, transformers_forwards
 from .masked import forward_masked, verify_mask, verify_positions
 
@@ -233,7 +233,7 @@ def identity_limit(model, compiled: bool = False) -> str | None:
         return "gpu"
     if compiled:
         return "compiled"
-    if not row_invariant_attention_possible(model):   # the decoder gives SDPA models the row-by-row form
+    if not has_row_invariant_attention(model):   # given at load (runtime.setup.prepare), never by the decoder
         return "attention"
     head_or_linear = [m for m in model.modules() if isinstance(m, torch.nn.Linear) or hasattr(m, "in_features")]
     if any(not getattr(m, "row_invariant", False) for m in head_or_linear):
