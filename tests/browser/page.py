@@ -144,15 +144,10 @@ def settle_box(page, selector: str, text: str):
     number = _finite(text)
 
     def kept(shown: str) -> bool:
-        return _same_number(shown, text) if number else shown != before
+        return same_number(shown, text) if number else shown != before
 
     for _ in range(6):
-        if number:
-            box.fill(text)
-        else:
-            box.fill("")
-            box.click()
-            page.keyboard.type(text)
+        key_in(page, box, text, at_once=number)
         box.press("Enter")
         box.press("Tab")   # commit the value (blur) before the next click reads it
         if kept(box.input_value()):
@@ -163,6 +158,17 @@ def settle_box(page, selector: str, text: str):
     raise AssertionError(f"{selector} never kept {text!r}: it shows {box.input_value()!r}")
 
 
+def key_in(page, box, text: str, at_once: bool) -> None:
+    """Put `text` in `box`: filled at once (a finite number), or cleared and typed key by key as a person types, so
+    the box may refuse it character by character."""
+    if at_once:
+        box.fill(text)
+    else:
+        box.fill("")
+        box.click()
+        page.keyboard.type(text)
+
+
 def _finite(text: str) -> bool:
     try:
         return math.isfinite(float(text))
@@ -170,7 +176,7 @@ def _finite(text: str) -> bool:
         return False
 
 
-def _same_number(shown: str, text: str) -> bool:
+def same_number(shown: str, text: str) -> bool:
     """The box shows what was typed, or the same number written as the page writes it ("9223372036854775808" is
     shown as "9223372036854776008": the same double)."""
     if shown == text:

@@ -15,7 +15,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.browser.page import ARGS, CHROMIUM
+from tests.browser.page import ARGS, CHROMIUM, key_in, same_number
 from tests.browser.tiny_app import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,25 +138,13 @@ def type_into(page, selector: str, text: str) -> str:
     box.wait_for(state="visible", timeout=20_000)
     for _ in range(3):
         finite = bool(NUMBER.fullmatch(text.strip())) and math.isfinite(float(text))
-        if finite or box.get_attribute("type") != "number":
-            box.fill(text)
-        else:
-            box.fill("")
-            box.click()
-            page.keyboard.type(text)
+        key_in(page, box, text, at_once=finite or box.get_attribute("type") != "number")
         box.press("Tab")
         page.wait_for_timeout(250)
         shown = box.input_value()
-        if not finite or _same(shown, text):
+        if not finite or same_number(shown, text):
             return shown
     return box.input_value()
-
-
-def _same(shown: str, text: str) -> bool:
-    try:
-        return shown == text or float(shown) == float(text)
-    except ValueError:
-        return False
 
 
 def answer(page, selectors: list[str], before: list, timeout: float = HANG_S,
