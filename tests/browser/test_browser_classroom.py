@@ -81,9 +81,10 @@ def test_predict_then_reveal_keeps_score(page, server):
     goto(page, server, "lesson=early-rejection&step=1")   # the lesson itself opens at its rejection
     wait_stage(page, {"round": "1", "kind": "draft"}, timeout=20)
     page.page.locator("#sv-cls-predict input").check()
+    press(page, "ArrowRight")   # each step awaited as a person sees it: a loaded machine answers the key later
+    wait_stage(page, {"kind": "verify"}, timeout=30)
     press(page, "ArrowRight")
-    press(page, "ArrowRight")
-    wait_stage(page, {"kind": "test", "pos": "1"})
+    wait_stage(page, {"kind": "test", "pos": "1"}, timeout=30)
     assert page.page.locator("#sv-cls-stage .sv-ubar").get_attribute("data-u") == ""
     page.page.click("#sv-cls-guess-accept")
     page.page.wait_for_function("() => document.querySelector('#sv-cls-score [data-total]').dataset.total === '1'")

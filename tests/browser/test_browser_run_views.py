@@ -15,9 +15,12 @@ TITLE = "el => el.layout.title.text"
 
 
 def plot(page, elem_id: str) -> tuple[list[dict], str]:
-    """(the traces, the title) of the Plotly figure in `elem_id`, once drawn."""
+    """(the traces, the title) of the Plotly figure in `elem_id`, once drawn with the run's data: the empty figure the
+    tab starts with is drawn first, and the run's figures come after the run's last event, later on a loaded machine."""
     selector = f"#{elem_id} .js-plotly-plot"
     page.wait_for_selector(selector, state="visible", timeout=20_000)
+    page.wait_for_function(f"() => (document.querySelector({selector!r})?.data || []).some(d => d.type === 'bar')",
+                           timeout=60_000)
     return page.eval_on_selector(selector, DATA), page.eval_on_selector(selector, TITLE)
 
 
