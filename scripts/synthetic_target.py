@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import mmap
 import os
 import shlex
 import subprocess
@@ -99,27 +98,10 @@ def mem_line(m: dict[str, float]) -> str:
             f"{m.get('RssFile', 0):.2f}), peak RSS {m.get('VmHWM', 0):.2f} GB")
 
 
-def _mapping(array):
-    """The mmap.mmap under a numpy view of a memory-mapped file (None if there is none)."""
-    base = array
-    while base is not None:
-        if isinstance(base, mmap.mmap):
-            return base
-        if isinstance(getattr(base, "_mmap", None), mmap.mmap):
-            return base._mmap
-        base = getattr(base, "base", None)
-    return None
-
-
-def dropping_file_pages(file, limit_gb: float):
-    """A load_gguf_model progress callback that unmaps the file pages read so far (MADV_DONTNEED: they stay in the
-    page cache, a later read maps them again) so that this process's RSS counts what it holds, not the 4.7 GB of
-    the file it has read; and that stops the run if its private memory passes `limit_gb`."""
-    mapping = _mapping(file._map)
-
+def private_memory_limit(limit_gb: float):
+    """A load_gguf_model progress callback that stops the run if its private memory passes `limit_gb` (the load
+    itself lets go of the file pages it has read, layer by layer: GGUFModelFile.drop_read_pages)."""
     def progress(fraction: float, message: str) -> None:
-        if mapping is not None and hasattr(mapping, "madvise"):
-            mapping.madvise(mmap.MADV_DONTNEED)
         if memory().get("RssAnon", 0) > limit_gb:
             sys.exit(f"stopped: private memory {memory()['RssAnon']:.1f} GB passed {limit_gb} GB while loading")
     return progress
@@ -288,7 +270,7 @@ def load(path: Path, role: str, dtype, strict_grid: bool, limit_gb: float):
     file.meta_folder()   # config, then the tokenizer (each written once into the cache: the first time takes seconds)
     file.tokenizer_folder()
     t1 = time.perf_counter()
-    model, counts = load_gguf_model(file, "q4a8", dtype, strict_grid, progress=dropping_file_pages(file, limit_gb))
+    model, counts = load_gguf_model(file, "q4a8", dtype, strict_grid, progress=private_memory_limit(limit_gb))
     t2 = time.perf_counter()
     folder = file.tokenizer_folder()
     del file   # its mapping goes with it: the model holds copies of every byte it needs
@@ -388,7 +370,7 @@ def main(argv=None) -> int:
     print(f"draft (packaged 0.5B, q4a8, own grid): {draft_s:.1f} s; lean stack {'built' if lean[1] else 'NOT'}; "
           f"lean stacks {lean_s:.1f} s")
     print(f"   both loaded: {mem_line(loaded)}")
-    print("   (the load's file pages are unmapped as it goes - MADV_DONTNEED from its progress callback - so RSS "
+    print("   (the load lets go of the file pages it has read layer by layer - GGUFModelFile.drop_read_pages - so RSS "
           "counts what the process holds, not the file it read)")
 
     from transformers import AutoTokenizer

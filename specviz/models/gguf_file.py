@@ -16,6 +16,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import mmap
 import os
 import shutil
 import tempfile
@@ -98,12 +99,21 @@ class GGUFModelFile:
         self.architecture = index["architecture"]
         self._raw = {t[0]: t[1:] for t in index["tensors"]}   # name -> (type, shape, offset, bytes)
         self._map: np.ndarray | None = None   # mapped on first read, let go by release()
+        self._mmap: mmap.mmap | None = None   # the mapping under it, whose read pages drop_read_pages lets go
         self._parse: dict | None = None       # transformers' reading of the header, while its folders are written
+
+    def drop_read_pages(self) -> None:
+        """Let go of the file pages read so far (MADV_DONTNEED: they stay in the page cache and a later read maps
+        them again), so that a load's resident memory is what it keeps, not the file it has read: placing a 7B
+        target's 4.7 GB file peaked at 10.0 GB RSS while the pages stayed mapped until the end, ~5.6 GB when let go
+        layer by layer."""
+        if self._mmap is not None and hasattr(self._mmap, "madvise"):
+            self._mmap.madvise(mmap.MADV_DONTNEED)
 
     def release(self) -> None:
         """Unmap the file (a load copies what it keeps): the pages it read no longer count in the process's RSS
         (5 GB for a 7B target). A later read maps it again."""
-        self._map = None
+        self._map = self._mmap = None
         self._parse = None
         self.__dict__.pop("_header", None)
 
@@ -203,7 +213,8 @@ class GGUFModelFile:
         kind = GGMLQuantizationType(kind)
         cols, rows = shape[0], int(np.prod(shape[1:])) if len(shape) > 1 else 1   # GGUF's order: inputs first
         if self._map is None:
-            self._map = np.memmap(self.path, dtype=np.uint8, mode="r").view(np.ndarray)
+            mapped = np.memmap(self.path, dtype=np.uint8, mode="r")
+            self._map, self._mmap = mapped.view(np.ndarray), getattr(mapped, "_mmap", None)
         data = self._map[offset:offset + size]
         if kind == GGMLQuantizationType.F32:
             data = data.view(np.float32)

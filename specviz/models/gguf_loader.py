@@ -169,6 +169,7 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
         return placed_linear(t, None if b is None else dequantized(b).reshape(-1).clone(), kind, strict_grid)
 
     def said(i: int, n: int) -> None:
+        file.drop_read_pages()   # each layer is a copy once placed: its file pages need not stay resident
         if i % 16 == 0:
             report(lo + (hi - lo) * i / n, step("load.placing", name=file.label, done=i, total=n))
 
