@@ -123,3 +123,37 @@ def test_a_trace_records_the_target_configuration_and_old_traces_still_load():
     data = trace.to_dict()
     del data["target_weights"]
     assert Trace.from_json(json.dumps(data)).target_weights == ""
+
+
+def test_paired_shares_set_each_step_against_the_faster_of_its_own_two_probes():
+    """Memory's speed moves within minutes here, so each timed step's floor comes from the probes right around it:
+    a step between probes of 20 and 40 GB/s has the 40 GB/s floor; a probe from another moment never counts."""
+    from specviz.bench.roofline import paired_shares
+
+    speeds = iter([20e9, 40e9, 30e9, 10e9])    # before the first step, then after each
+    steps = iter([0.05, 0.04, 0.2])
+
+    class Probe:
+        def __call__(self):
+            return next(speeds)
+
+    out = paired_shares(lambda: next(steps), int(1e9), pairs=3, probe=Probe())
+    assert [r["bandwidth"] for r in out["pairs"]] == [40e9, 40e9, 30e9]
+    assert [r["share"] for r in out["pairs"]] == pytest.approx([0.5, 0.625, 1 / 6])
+    assert out["share"] == pytest.approx(0.5) and out["seconds"] == pytest.approx(0.05)
+    probe = roofline_module.ReadProbe(gib=1 / 256)
+    assert probe(repeats=1) > 0 and probe.buf.numel() == (1 << 20)
+
+
+def test_the_one_token_timer_times_the_same_context_each_call(monkeypatch):
+    """one_token_timer crops the cache back to the prompt after each step: every call sees the prompt and one new
+    token, never a context grown by the calls before it."""
+    from specviz.bench import costs
+    from tiny import tiny_model
+
+    lengths = []
+    real_crop = costs.crop_to
+    monkeypatch.setattr(costs, "crop_to", lambda cache, n: lengths.append((cache.get_seq_length(), n)) or real_crop(cache, n))
+    timed = costs.one_token_timer(tiny_model(0), [1, 2, 3, 4])
+    assert all(timed() > 0 for _ in range(3))
+    assert lengths[1:] == [(5, 4)] * 3   # after the set-up's crop: 4 cached + the step's token, back to 4

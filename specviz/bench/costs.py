@@ -90,6 +90,28 @@ def forward_costs(target, draft, input_ids, ks: Iterable[int], repeats: int = 3,
     return ForwardCosts(target_1=med["t1"], draft_1=med["d1"], target_k={k: med[k] for k in ks})
 
 
+@torch.inference_mode()
+def one_token_timer(model, input_ids):
+    """A callable that times one bare cached forward of `model` over one new token after `input_ids` (prefilled once,
+    cropped back after each call so every call sees the same context), as decoding runs it; returns seconds."""
+    device = input_device(model)
+    clock = Timer(device)
+    ids = as_id_tensor(input_ids, device)
+    n = len(ids)
+    cache = prefill(model, ids[None], False, n + 2)
+    forward_logits(model, ids[-1:], cache, 1)
+    crop_to(cache, n)
+
+    @torch.inference_mode()
+    def timed() -> float:
+        t0 = clock()
+        forward_logits(model, ids[-1:], cache, 1)
+        dt = clock() - t0
+        crop_to(cache, n)
+        return dt
+    return timed
+
+
 def theory_speedup(alpha: float, k: int, c: float, verify_cost: float) -> float:
     """theory.expected_speedup, or NaN where a measurement is missing or alpha is not a probability."""
     if not (isinstance(alpha, float) or isinstance(alpha, int)) or math.isnan(alpha) or not 0 <= alpha <= 1:

@@ -9,7 +9,9 @@ room a faster kernel could still find.
 """
 from __future__ import annotations
 
+import statistics
 import time
+from typing import Callable
 
 import torch
 
@@ -31,6 +33,46 @@ def read_bandwidth(gib: float = 1.0, repeats: int = 5) -> float:
             best = min(best, time.perf_counter() - t0)
         del buf
     return elements * 4 / best
+
+
+class ReadProbe:
+    """The read stream of `read_bandwidth` over one buffer allocated once, in the pages the weights use (2 MB where
+    `huge_pages.available()`), so a bandwidth can be measured right beside each timed step: this memory's speed
+    moves within minutes (a streaming sum over 1 GiB read 35 GB/s and 63 GB/s ten minutes apart on the 2-core Zen 4,
+    and 35.7 / 67.6 GB/s before and after one script's timings), so a probe taken once makes the share of the roofline
+    a matter of when it ran."""
+
+    def __init__(self, gib: float = 0.5):
+        elements = int(gib * (1 << 30)) // 4
+        self.buf = huge_pages.empty((elements,), torch.float32).fill_(1.0)
+
+    def __call__(self, repeats: int = 2) -> float:
+        best = float("inf")
+        for _ in range(repeats + 1):
+            t0 = time.perf_counter()
+            self.buf.sum()
+            best = min(best, time.perf_counter() - t0)
+        return self.buf.numel() * 4 / best
+
+
+def paired_shares(step: Callable[[], float], weights_bytes: int, pairs: int = 9, probe: ReadProbe | None = None
+                  ) -> dict:
+    """Each of `pairs` timed steps (`step()` returns its seconds) between two probes of the read bandwidth; its
+    roofline is `weights_bytes` over the faster of the two (the step's own moment, never a probe from minutes
+    before). Returns the pairs and the median share, bandwidth and step time."""
+    probe = probe or ReadProbe()
+    rows = []
+    before = probe()
+    for _ in range(max(1, pairs)):
+        seconds = step()
+        after = probe()
+        bandwidth = max(before, after)
+        rows.append({"bandwidth": bandwidth, "seconds": seconds, "floor": weights_bytes / bandwidth,
+                     "share": weights_bytes / bandwidth / seconds})
+        before = after
+    return {"pairs": rows, "share": statistics.median(r["share"] for r in rows),
+            "bandwidth": statistics.median(r["bandwidth"] for r in rows),
+            "seconds": statistics.median(r["seconds"] for r in rows)}
 
 
 def bytes_per_token(model: torch.nn.Module) -> int:
