@@ -148,6 +148,12 @@ def test_repack_q4k_is_pack_q4k_of_the_blocks_byte_for_byte(ext, rows):
     got = ext.repack_q4k(torch.from_numpy(raw))
     assert got.dtype == torch.uint8 and got.shape == expected.shape
     assert torch.equal(got, expected)
+    # Written into memory given (a load's 2 MB pages): the same bytes, a partial last tile's padding zeroed
+    given = torch.full(expected.shape, 0xAB, dtype=torch.uint8)
+    assert ext.repack_q4k(torch.from_numpy(raw), given).data_ptr() == given.data_ptr()
+    assert torch.equal(given, expected)
+    with pytest.raises(RuntimeError, match="out must be"):
+        ext.repack_q4k(torch.from_numpy(raw), torch.empty(expected.shape[0] + 1, *expected.shape[1:], dtype=torch.uint8))
 
 
 @pytest.mark.parametrize("rows", [40, 16, 1])
@@ -159,6 +165,12 @@ def test_repack_q6k_is_pack_q6k_of_the_blocks_byte_for_byte(ext, rows):
     got = ext.repack_q6k(torch.from_numpy(raw))
     assert got.dtype == torch.uint8 and got.shape == expected.shape
     assert torch.equal(got, expected)
+    # Written into memory given (a load's 2 MB pages): the same bytes, a partial last tile's padding zeroed
+    given = torch.full(expected.shape, 0xAB, dtype=torch.uint8)
+    assert ext.repack_q6k(torch.from_numpy(raw), given).data_ptr() == given.data_ptr()
+    assert torch.equal(given, expected)
+    with pytest.raises(RuntimeError, match="out must be"):
+        ext.repack_q6k(torch.from_numpy(raw), torch.empty(expected.shape[0] + 1, *expected.shape[1:], dtype=torch.uint8))
 
 
 def test_the_parts_codes_are_the_exact_codes_of_ggufs_own_dequantization():

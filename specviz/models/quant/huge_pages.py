@@ -66,13 +66,17 @@ def copy(t: torch.Tensor) -> torch.Tensor:
 
 
 def move_storages(tensors: list[torch.Tensor]) -> int:
-    """Each distinct CPU storage of at least 2 MB among `tensors` copied into 2 MB pages; every tensor on it
-    re-pointed in place (set_: the same tensor objects, so whatever holds them reads the new copy). Returns the
-    bytes moved."""
+    """Each distinct CPU storage of at least 2 MB among `tensors` copied into 2 MB pages, unless it lies in memory
+    advised into them already (its mapping's VmFlags say "hg"); every tensor on it re-pointed in place (set_: the
+    same tensor objects, so whatever holds them reads the new copy). Returns the bytes moved."""
     by_storage: dict[int, list[torch.Tensor]] = {}
+    advised = [(start, end) for start, end, fields in mappings() if "hg" in fields.get("VmFlags", "").split()]
     for t in tensors:
-        if t is not None and t.device.type == "cpu" and t.untyped_storage().nbytes() >= PAGE:
-            by_storage.setdefault(t.untyped_storage().data_ptr(), []).append(t)
+        if t is None or t.device.type != "cpu" or t.untyped_storage().nbytes() < PAGE:
+            continue
+        at = t.untyped_storage().data_ptr()
+        if not any(start <= at < end for start, end in advised):   # else written into 2 MB pages already (empty)
+            by_storage.setdefault(at, []).append(t)
     moved = 0
     with torch.no_grad():
         for group in by_storage.values():

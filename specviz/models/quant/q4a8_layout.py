@@ -11,6 +11,7 @@ import torch
 from .q4k import SUPER   # 256 inputs per Q4_K super-block (one d and dmin per column)
 
 TILE, GROUP, ROWS = 16, 32, 8    # must match csrc/q4a8.h
+K4_BLOCK, K6_BLOCK = 2432, 3392   # bytes per (tile, super-block of 256 inputs) of q4k and q6k: csrc/q4a8.h's
 
 
 # ------------------------------------------------------------------ packing (the layout the kernel reads in order)

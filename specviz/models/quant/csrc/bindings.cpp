@@ -41,8 +41,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, mod) {
       .def("__len__", &LeanStack::size)
       .def("forward", &LeanStack::forward, pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("repack_q4k", &repack_q4k, "a Q4_K tensor's GGUF blocks [n, S*144] -> the q4k tiles (q4a8_layout.pack_q4k)",
+          pybind11::arg("raw"), pybind11::arg("out") = pybind11::none(),
           pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("repack_q6k", &repack_q6k, "a Q6_K tensor's GGUF blocks [n, S*210] -> the q6k tiles (q4a8_layout.pack_q6k)",
+          pybind11::arg("raw"), pybind11::arg("out") = pybind11::none(),
           pybind11::call_guard<pybind11::gil_scoped_release>());
   mod.def("threads", &threads, "at::get_num_threads() as the extension sees it");
   mod.def("set_prefetch_rows", &set_prefetch_rows, "read ahead of the weights from 1 or 2 rows (no arithmetic changes)");

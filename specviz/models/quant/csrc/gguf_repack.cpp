@@ -77,10 +77,20 @@ void put_nibbles(uint8_t* out, int64_t col, Code code) {
 
 // The walk both repacks share: every column's super-block of `raw` (uint8 [n, S * block_bytes]) handed to `put`
 // with the block of its tile it fills (uint8 [out_bytes] of the result [tiles, S, out_bytes]), in parallel over tiles.
+// `given` (optional): the result's memory, e.g. in 2 MB pages, so the tiles are written once where they will stay.
 template <typename Put>
-at::Tensor each_block(const at::Tensor& raw, int64_t block_bytes, int64_t out_bytes, Put put) {
+at::Tensor each_block(const at::Tensor& raw, int64_t block_bytes, int64_t out_bytes, const c10::optional<at::Tensor>& given,
+                      Put put) {
   const int64_t n = raw.size(0), row = raw.size(1), supers = row / block_bytes, tiles = (n + TILE - 1) / TILE;
-  auto out = aten::zeros({tiles, supers, out_bytes}, at::kByte);
+  at::Tensor out;
+  if (given.has_value()) {
+    out = *given;
+    TORCH_CHECK(out.dtype() == at::kByte && out.is_contiguous() && out.dim() == 3 && out.size(0) == tiles &&
+                out.size(1) == supers && out.size(2) == out_bytes, "repack: out must be contiguous uint8 [tiles, S, block]");
+    if (n % TILE) std::memset(out.data_ptr<uint8_t>(), 0, out.numel());   // a full tile's every byte is written below; a last partial tile's padding is not
+  } else {
+    out = aten::zeros({tiles, supers, out_bytes}, at::kByte);
+  }
   const uint8_t* src = raw.data_ptr<uint8_t>();
   uint8_t* dst = out.data_ptr<uint8_t>();
 #pragma omp parallel for schedule(static)
@@ -92,11 +102,11 @@ at::Tensor each_block(const at::Tensor& raw, int64_t block_bytes, int64_t out_by
 }
 
 // raw: uint8 [n, S * 144], a Q4_K tensor's rows as the GGUF stores them -> uint8 [tiles, S, K4_BLOCK].
-at::Tensor repack_q4k(at::Tensor raw) {
+at::Tensor repack_q4k(at::Tensor raw, c10::optional<at::Tensor> out) {
   TORCH_CHECK(raw.dtype() == at::kByte && raw.dim() == 2 && raw.is_contiguous() && raw.size(1) % Q4K_BYTES == 0,
               "repack_q4k: raw must be contiguous uint8 [n, super-blocks * 144]");
   TORCH_CHECK(K4_BLOCK == Q4K_HEAD_OUT + 8 * Q4K_GROUP_OUT, "repack_q4k: layout constants disagree");
-  return each_block(raw, Q4K_BYTES, K4_BLOCK, [](uint8_t* head, int64_t col, const uint8_t* block) {
+  return each_block(raw, Q4K_BYTES, K4_BLOCK, out, [](uint8_t* head, int64_t col, const uint8_t* block) {
     const float d = half_to_float(block), dmin = half_to_float(block + 2);
     put_float(head + col * 4, d);
     put_float(head + (TILE + col) * 4, -dmin);
@@ -115,12 +125,12 @@ at::Tensor repack_q4k(at::Tensor raw) {
 }
 
 // raw: uint8 [n, S * 210], a Q6_K tensor's rows -> uint8 [tiles, S, K6_BLOCK] (q4a8_layout.pack_q6k).
-at::Tensor repack_q6k(at::Tensor raw) {
+at::Tensor repack_q6k(at::Tensor raw, c10::optional<at::Tensor> out) {
   TORCH_CHECK(raw.dtype() == at::kByte && raw.dim() == 2 && raw.is_contiguous() && raw.size(1) % Q6K_BYTES == 0,
               "repack_q6k: raw must be contiguous uint8 [n, super-blocks * 210]");
   TORCH_CHECK(K6_BLOCK == K6_HEAD + 8 * Q6_GROUP && Q6_GROUP == Q6K_LOW + Q6K_HIGH + 2 * TILE,
               "repack_q6k: layout constants disagree");
-  return each_block(raw, Q6K_BYTES, K6_BLOCK, [](uint8_t* head, int64_t col, const uint8_t* block) {
+  return each_block(raw, Q6K_BYTES, K6_BLOCK, out, [](uint8_t* head, int64_t col, const uint8_t* block) {
     const uint8_t *ql = block, *qh = block + 128;
     const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);
     const float d = half_to_float(block + 208);

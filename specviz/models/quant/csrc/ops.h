@@ -41,7 +41,7 @@ at::Tensor lean_mul_(at::Tensor a, at::Tensor b);
 at::Tensor lean_narrow(at::Tensor x, at::ScalarType dtype);
 
 // gguf_repack.cpp: a GGUF's Q4_K and Q6_K blocks into the q4k and q6k tiles.
-at::Tensor repack_q4k(at::Tensor raw);
-at::Tensor repack_q6k(at::Tensor raw);
+at::Tensor repack_q4k(at::Tensor raw, c10::optional<at::Tensor> out);
+at::Tensor repack_q6k(at::Tensor raw, c10::optional<at::Tensor> out);
 
 }  // namespace specviz
