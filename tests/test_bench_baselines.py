@@ -91,6 +91,13 @@ def test_roofline_share_of_the_fastest_target_alone():
     out = _rooflines(result, 20e9, {"int4": int(0.5e9), "int8": int(1e9), "bf16": int(2e9)})
     assert out["0.0"]["weights"] == "int8" and out["0.0"]["measured_ms"] == pytest.approx(1000 / 15)
     assert out["0.0"]["share_of_roofline"] == pytest.approx(50 / (1000 / 15))
+    # The table names both probes, and says why a share can pass 100 % (the memory's speed moved between them)
+    result["roofline"] = out | {"probes_gb_s": [18.0, 20.0]}
+    line = next(x for x in bench.format_table(result).splitlines() if x.startswith("roofline"))
+    assert "probed 18.0 GB/s before the run, 20.0 after" in line and "over 100 %" not in line
+    result["roofline"] = _rooflines(result, 10e9, {"int8": int(1e9)}) | {"probes_gb_s": [10.0, 8.0]}
+    line = next(x for x in bench.format_table(result).splitlines() if x.startswith("roofline"))
+    assert "150% of the roofline" in line and "over 100 %: the memory ran faster during the run" in line
 
 
 # A greedy run 1.2x the target alone's rate, with the same 5 tokens.
