@@ -4,12 +4,15 @@ The engine decides and the trace describes; this is where the two meet, so neith
 """
 from __future__ import annotations
 
+import warnings
+import weakref
 from typing import Generator, Sequence
 
 import torch
 
 from .engine.options import DecodeOptions, decode_options
 from .engine.speculative import rounds, start
+from .runtime.attention import has_row_invariant_attention, row_invariant_attention_possible
 from .runtime.report import RunReport
 from .trace.recording import RoundRecorder
 from .trace.records import Round
@@ -28,6 +31,7 @@ def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor,
     examples call it: `speculative_generate(target, draft, ids, k=4, max_new_tokens=64)` (`decode_options`).
     """
     options = decode_options(options, **keywords)
+    _warn_if_unprepared(target)
     started = start(target, draft, input_ids, options)
     if isinstance(started, RunReport):   # stopped during the set-up: no round
         return started
@@ -36,3 +40,21 @@ def speculative_generate(target, draft, input_ids: Sequence[int] | torch.Tensor,
     for decided in rounds(started, options):
         yield recorder.record(decided.index, decided.tensors, decided.outcome, decided.marks)
     return started.run.report()
+
+
+_WARNED: weakref.WeakSet = weakref.WeakSet()
+
+
+def _warn_if_unprepared(target) -> None:
+    """Once per model: a CPU target built outside load_pair and never prepared verifies with transformers' attention,
+    whose rows differ in the last bits from one-token decoding's, so greedy output may drift from the target alone;
+    the decoder no longer changes a model it is given (the fix is one call, after loading)."""
+    params = next(target.parameters(), None) if hasattr(target, "parameters") else None
+    if params is None or params.device.type != "cpu" or target in _WARNED:
+        return
+    if row_invariant_attention_possible(target) and not has_row_invariant_attention(target):
+        _WARNED.add(target)
+        warnings.warn("specviz: this target was not prepared (load_pair prepares its models; for models loaded "
+                      "otherwise call specviz.models.prepare.prepare_models(target, draft) once): its verify runs "
+                      "transformers' attention, so greedy output may differ from the target alone in the last bits",
+                      RuntimeWarning, stacklevel=3)

@@ -6,6 +6,7 @@ size (128) and grouped queries, with contexts long enough that plain SDPA over a
 rounds differently (the broken variant the harness must catch).
 """
 import copy
+import warnings
 
 import pytest
 import torch
@@ -142,10 +143,18 @@ def test_preparation_gives_the_row_invariant_attention_and_the_decoder_changes_n
     """load_pair's preparation gives the models the row-invariant attention; the decoder reads them as given."""
     target, draft = quantized(QWEN, "int4", torch.bfloat16), quantized(QWEN, "int4", torch.bfloat16, seed=1)
     assert target.config._attn_implementation == draft.config._attn_implementation == ROWS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a prepared target runs without a word
+        list(speculative_generate(target, draft, tokens(10, 1), k=2, sampling=SamplingConfig(temperature=0),
+                                  max_new_tokens=4, record=False))
     plain_sdpa(target)
-    list(speculative_generate(target, draft, tokens(10, 1), k=2, sampling=SamplingConfig(temperature=0),
-                              max_new_tokens=4, record=False))
+    with pytest.warns(RuntimeWarning, match="not prepared.*prepare_models"):
+        list(speculative_generate(target, draft, tokens(10, 1), k=2, sampling=SamplingConfig(temperature=0),
+                                  max_new_tokens=4, record=False))
     assert target.config._attn_implementation == "sdpa"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # said once per model, not once per run
+        list(speculative_generate(target, draft, tokens(10, 1), k=2, max_new_tokens=2, record=False))
 
 
 def greedy_outputs(target, draft, prompt, **options):
