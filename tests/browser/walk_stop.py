@@ -28,6 +28,9 @@ def _text(page, sel: str) -> str:
     return loc.first.inner_text() if loc.count() else ""
 
 
+LONG_ANSWER = "Write a detailed story of at least five hundred words about a lighthouse keeper and a storm."
+
+
 def _generate(br, lang, prompt="short", max_new="200", drafter=None, until="rounds"):
     """Generate, under way once two rounds are shown or the status says `until`."""
     page = br.page
@@ -100,7 +103,10 @@ def stop_cases(tmp: Path) -> list:
 
     main = ["#sv-status"]
     return [("Generate", lambda br, lang: _generate(br, lang), "#sv-stop", main),
-            ("comparison (target alone)", lambda br, lang: _generate(br, lang, max_new="40", until="Target alone"),
+            # A prompt with a long answer: a real pair's reply to "short" ends at its end-of-text within a few dozen
+            # tokens, and the target alone's run of as many tokens ends before the page (1 update a second) shows it
+            ("comparison (target alone)", lambda br, lang: _generate(br, lang, prompt=LONG_ANSWER, max_new="200",
+                                                                      until="Target alone"),
              "#sv-stop", main),
             ("prompt reading (long prompt)", lambda br, lang: _generate(br, lang, prompt="a long prompt " * 8,
                                                                          until="Reading the prompt"), "#sv-stop", main),
