@@ -37,6 +37,10 @@ def test_the_classroom_speed_says_a_clamped_or_refused_value_in_the_pages_langua
         assert t("cls.speed", lang) in out["cls_info"] and "nan" not in out["cls_info"] and "None" not in out["cls_info"]
     fine = classroom.speed(ctx, 2.5)
     assert fine["cls_timer"].value == 2.5 and fine["cls_info"] == ""
+    # The browser sends a typed 0 and then the box's own 0.5 as it leaves it: the end itself keeps what the 0 said
+    for end in classroom.SPEEDS:
+        at_end = classroom.speed(ctx, end)
+        assert at_end["cls_timer"].value == end and at_end["cls_info"] == gr.skip()
 
 
 def test_the_inspector_clamps_a_typed_round_and_position_and_shows_where_it_went():

@@ -218,6 +218,10 @@ def speed(ctx: AppContext, value):
     except InputError as e:
         return {"cls_timer": gr.Timer(value=SPEED), "cls_info": vh.status_html(str(e), "error")}
     v = _speed(typed)
+    if v == typed and v in SPEEDS:
+        # At an end exactly: the browser puts a typed 0 back to 0.5 on leaving the box and sends that too, right after
+        # the 0; the sentence the 0 got ("plays at 0.5") stays true and stays (clearing it lost it, 2 runs in 5)
+        return {"cls_timer": gr.Timer(value=v), "cls_info": gr.skip()}
     info = "" if v == typed else vh.status_html(t("cls.speed_clamped", ctx.lang, value=inputs.shown(typed), lo=SPEEDS[0],
                                                   hi=SPEEDS[1]), "warn")
     return {"cls_timer": gr.Timer(value=v), "cls_info": info}
