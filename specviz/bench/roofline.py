@@ -27,12 +27,19 @@ def read_bandwidth(gib: float = 1.0, repeats: int = 5) -> float:
     best = float("inf")
     for pages in ("4 KB", "2 MB") if huge_pages.available() else ("4 KB",):   # one buffer at a time
         buf = torch.ones(elements) if pages == "4 KB" else huge_pages.empty((elements,), torch.float32).fill_(1.0)
-        for _ in range(repeats + 1):
-            t0 = time.perf_counter()
-            buf.sum()
-            best = min(best, time.perf_counter() - t0)
+        best = min(best, _best_sum_seconds(buf, repeats))
         del buf
     return elements * 4 / best
+
+
+def _best_sum_seconds(buf: torch.Tensor, repeats: int) -> float:
+    """Seconds of the fastest of `repeats` + 1 sums over `buf` (the first warms the pages; the best is kept)."""
+    best = float("inf")
+    for _ in range(repeats + 1):
+        t0 = time.perf_counter()
+        buf.sum()
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 class ReadProbe:
@@ -47,12 +54,7 @@ class ReadProbe:
         self.buf = huge_pages.empty((elements,), torch.float32).fill_(1.0)
 
     def __call__(self, repeats: int = 2) -> float:
-        best = float("inf")
-        for _ in range(repeats + 1):
-            t0 = time.perf_counter()
-            self.buf.sum()
-            best = min(best, time.perf_counter() - t0)
-        return self.buf.numel() * 4 / best
+        return self.buf.numel() * 4 / _best_sum_seconds(self.buf, repeats)
 
 
 def paired_shares(step: Callable[[], float], weights_bytes: int, pairs: int = 9, probe: ReadProbe | None = None

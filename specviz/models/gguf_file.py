@@ -105,7 +105,7 @@ class GGUFModelFile:
     def drop_read_pages(self) -> None:
         """Let go of the file pages read so far (MADV_DONTNEED: they stay in the page cache and a later read maps
         them again), so that a load's resident memory is what it keeps, not the file it has read: placing a 7B
-        target's 4.7 GB file peaked at 10.0 GB RSS while the pages stayed mapped until the end, ~5.6 GB when let go
+        target's 4.7 GB file peaked at 9.8 GB RSS while the pages stayed mapped until the end, 5.5-5.8 GB when let go
         layer by layer."""
         if self._mmap is not None and hasattr(self._mmap, "madvise"):
             self._mmap.madvise(mmap.MADV_DONTNEED)

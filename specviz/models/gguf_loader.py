@@ -33,7 +33,7 @@ from ..errors import ModelLoadError, step
 from .gguf_file import GGUFModelFile, GGUFTensor
 from .packaged import cache_dir
 from .quant.kernels import Int8WeightLinear, fast_linear
-from .quant import huge_pages, weights_cache
+from .quant import huge_pages, q4k, weights_cache
 from .quant.q4a8 import LAYOUT, Q4KA8Linear, Q6KA8Linear, extension, usable
 from .quant.q4a8_layout import K4_BLOCK, K6_BLOCK, TILE
 from .quant.weights import STORED_KINDS, converted_linear, record_target_weights
@@ -127,8 +127,8 @@ def _repacked(t: GGUFTensor, form: str) -> torch.Tensor:
     repack only reads it: no copy of the file's bytes first) and written once into the memory they stay in (2 MB
     pages where the machine gives them: huge_pages), not copied there afterwards: 0.5 s + 1.4 s of a warm load."""
     block = LAYOUT_BLOCKS[form]
-    out = huge_pages.empty(((t.rows + TILE - 1) // TILE, t.data.shape[1] // (144 if form == "q4k" else 210), block),
-                           torch.uint8)
+    supers = t.data.shape[1] // (q4k.BLOCK_BYTES if form == "q4k" else q4k.Q6_BLOCK_BYTES)   # GGUF blocks a row
+    out = huge_pages.empty(((t.rows + TILE - 1) // TILE, supers, block), torch.uint8)
     with warnings.catch_warnings():   # torch warns of a read-only array; the extension never writes it
         warnings.simplefilter("ignore", UserWarning)
         raw = torch.from_numpy(np.ascontiguousarray(t.data))   # a view unless llama's q/k rows were reordered

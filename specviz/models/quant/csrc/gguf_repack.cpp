@@ -87,7 +87,8 @@ at::Tensor each_block(const at::Tensor& raw, int64_t block_bytes, int64_t out_by
     out = *given;
     TORCH_CHECK(out.dtype() == at::kByte && out.is_contiguous() && out.dim() == 3 && out.size(0) == tiles &&
                 out.size(1) == supers && out.size(2) == out_bytes, "repack: out must be contiguous uint8 [tiles, S, block]");
-    if (n % TILE) std::memset(out.data_ptr<uint8_t>(), 0, out.numel());   // a full tile's every byte is written below; a last partial tile's padding is not
+    // A full tile's every byte is written below; a last partial tile's padding is not: zeroed here.
+    if (n % TILE) std::memset(out.data_ptr<uint8_t>(), 0, out.numel());
   } else {
     out = aten::zeros({tiles, supers, out_bytes}, at::kByte);
   }
