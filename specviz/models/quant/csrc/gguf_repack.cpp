@@ -64,13 +64,28 @@ void scale_min(const uint8_t* s, int j, uint8_t* sc, uint8_t* m) {
   }
 }
 
-// Byte col*4+i of 64-byte block p of a (tile, group)'s codes: input 8p+i in the low nibble, 8p+4+i in the high
-// (q4a8_layout.pack_q4); `code(input)` is that column's code of an input of the group.
-template <typename Code>
-void put_nibbles(uint8_t* out, int64_t col, Code code) {
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the repacks read and write the blocks' bytes as little-endian words"
+#endif
+
+// The codes are moved eight at a time in 64-bit words (byte k of word p: input 8p+k of a group), not a byte at a
+// time: 1.3 GB/s of Q4_K and 0.3 GB/s of Q6_K a byte at a time, most of a warm load (the .so has no -march: SSE2).
+constexpr uint64_t NIBBLES = 0x0F0F0F0F0F0F0F0FULL, TWO_BITS = 0x0303030303030303ULL;
+
+uint64_t word_at(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+void put_word(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+
+// A group's 32 codes (0..15, as 4 words) into column col of its (tile, group): byte col*4+i of 64-byte block p holds
+// input 8p+i in the low nibble and 8p+4+i in the high (q4a8_layout.pack_q4). A code fits a nibble, so the shift
+// carries nothing into the next byte.
+void put_codes(uint8_t* out, int64_t col, const uint64_t codes[4]) {
   for (int p = 0; p < 4; ++p)
-    for (int i = 0; i < 4; ++i)
-      out[p * 64 + col * 4 + i] = static_cast<uint8_t>(code(8 * p + i) | (code(8 * p + 4 + i) << 4));
+    put_word(out + p * 64 + col * 4, static_cast<uint32_t>(codes[p]) | (static_cast<uint32_t>(codes[p] >> 32) << 4));
 }
 
 }  // namespace
@@ -94,10 +109,12 @@ at::Tensor each_block(const at::Tensor& raw, int64_t block_bytes, int64_t out_by
   }
   const uint8_t* src = raw.data_ptr<uint8_t>();
   uint8_t* dst = out.data_ptr<uint8_t>();
+  // A row is read front to back (its super-blocks in turn), not the tile's 16 rows a super-block at a time: 16 rows
+  // read side by side outran the hardware's prefetch (2.5 against 6.6 GB/s for the 1.5B target's embedding table).
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < tiles; ++t)
-    for (int64_t s = 0; s < supers; ++s)
-      for (int64_t col = 0; col < TILE && t * TILE + col < n; ++col)
+    for (int64_t col = 0; col < TILE && t * TILE + col < n; ++col)
+      for (int64_t s = 0; s < supers; ++s)
         put(dst + (t * supers + s) * out_bytes, col, src + (t * TILE + col) * row + s * block_bytes);
   return out;
 }
@@ -117,10 +134,12 @@ at::Tensor repack_q4k(at::Tensor raw, c10::optional<at::Tensor> out) {
       uint8_t* group = head + Q4K_HEAD_OUT + g * Q4K_GROUP_OUT;
       group[Q4_CODES + col] = sc;
       group[Q4_CODES + TILE + col] = m;
-      const uint8_t* qs = block + 16 + (g / 2) * 32;
+      const uint8_t* qs = block + 16 + (g / 2) * 32;   // groups 2h and 2h+1 share 32 bytes: low, high nibbles
       const int shift = (g % 2) * 4;
       const bool zero = !(static_cast<float>(sc) * d > 0.0f);   // exact_codes gives such a group code 0
-      put_nibbles(group, col, [&](int input) { return zero ? 0 : (qs[input] >> shift) & 15; });
+      uint64_t codes[4];
+      for (int p = 0; p < 4; ++p) codes[p] = zero ? 0 : (word_at(qs + 8 * p) >> shift) & NIBBLES;
+      put_codes(group, col, codes);
     }
   });
 }
@@ -136,26 +155,31 @@ at::Tensor repack_q6k(at::Tensor raw, c10::optional<at::Tensor> out) {
     const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);
     const float d = half_to_float(block + 208);
     put_float(head + col * 4, d);
-    // Every code (0..63) of the super-block, as gguf's Q6_K dequantizer reads it; 32 (q = 0) where the
-    // sub-block's step is 0, as exact_q6k_codes gives it.
-    uint8_t codes[256];
-    for (int w = 0; w < 256; ++w) {
-      const int half = w / 128, r = w % 128;
-      const int low = (ql[64 * half + r % 64] >> (4 * (r / 64))) & 15;
-      const int high = (qh[32 * half + r % 32] >> (2 * (r / 32))) & 3;
-      codes[w] = static_cast<float>(scales[w / 16]) * d == 0.0f ? 32 : static_cast<uint8_t>(low | (high << 4));
-    }
     for (int g = 0; g < 8; ++g) {
       uint8_t* group = head + K6_HEAD + g * Q6_GROUP;
-      const uint8_t* c = codes + 32 * g;
-      put_nibbles(group, col, [&](int input) { return c[input] & 15; });
-      // High 2 bits: byte col*4+i of 64-byte block b holds input 4v+i's at bits 2(v%4), v = 4b + v%4.
-      for (int b = 0; b < 2; ++b)
-        for (int i = 0; i < 4; ++i) {
-          uint8_t byte = 0;
-          for (int v4 = 0; v4 < 4; ++v4) byte |= static_cast<uint8_t>((c[4 * (4 * b + v4) + i] >> 4) << (2 * v4));
-          group[Q6K_LOW + b * 64 + col * 4 + i] = byte;
+      // Code w = 32g + j (0..63) as gguf's Q6_K dequantizer reads it: with h = g / 4 and r = w % 128, its low 4
+      // bits are ql[64h + r % 64] >> 4(r / 64), its high 2 bits qh[32h + r % 32] >> 2(r / 32); for a group of 32
+      // that is 32 consecutive bytes of each, shifted alike.
+      const int h = g / 4;
+      uint64_t low[4], high[4];
+      for (int p = 0; p < 4; ++p) {
+        low[p] = (word_at(ql + 64 * h + 32 * (g % 2) + 8 * p) >> (4 * ((g % 4) / 2))) & NIBBLES;
+        high[p] = (word_at(qh + 32 * h + 8 * p) >> (2 * (g % 4))) & TWO_BITS;
+      }
+      for (int half = 0; half < 2; ++half)   // sub-block 2g + half (codes 16 half .. 16 half + 15): words 2 half, +1
+        if (static_cast<float>(scales[2 * g + half]) * d == 0.0f) {   // step 0: code 32, as exact_q6k_codes gives
+          low[2 * half] = low[2 * half + 1] = 0;
+          high[2 * half] = high[2 * half + 1] = 0x0202020202020202ULL;   // 32 >> 4 = 2
         }
+      put_codes(group, col, low);
+      // High 2 bits: byte col*4+i of 64-byte block b holds input 16b + 4v + i's at bits 2v (v = 0..3): inputs
+      // 16b + i, +4, +8, +12 are the low and high halves of words 2b and 2b+1; a value fits 2 bits, so no carries.
+      for (int b = 0; b < 2; ++b) {
+        const uint64_t w0 = high[2 * b], w1 = high[2 * b + 1];
+        put_word(group + Q6K_LOW + b * 64 + col * 4,
+                 static_cast<uint32_t>(w0) | (static_cast<uint32_t>(w0 >> 32) << 2) |
+                     (static_cast<uint32_t>(w1) << 4) | (static_cast<uint32_t>(w1 >> 32) << 6));
+      }
       group[Q6K_LOW + Q6K_HIGH + col] = static_cast<uint8_t>(scales[2 * g]);
       group[Q6K_LOW + Q6K_HIGH + TILE + col] = static_cast<uint8_t>(scales[2 * g + 1]);
     }
