@@ -430,6 +430,53 @@ def test_every_q4k_and_q6k_layer_on_the_kernels_holds_transformers_dequantized_w
     assert [n for n, m in stored.items() if not torch.equal(m.dense_weight(), want[n].weight)] == []
 
 
+def _side_by_side(layers: list) -> bool:
+    """Whether the layers' tiles lie one after another in one storage."""
+    first = layers[0].packed
+    at = first.data_ptr()
+    for layer in layers:
+        if layer.packed.untyped_storage().data_ptr() != first.untyped_storage().data_ptr() or layer.packed.data_ptr() != at:
+            return False
+        at += layer.packed.numel()
+    return True
+
+
+def test_projections_made_one_product_are_written_side_by_side_and_joined_without_a_copy(ext, files, tmp_path):
+    """gguf_loader.joined_memory: q, k and v (and gate and up) repacked into one form are written one after another
+    into one buffer, so that the lean stack's one product of them is that buffer (no copy at load); a group of mixed
+    forms (the Q4_K_M-like file's Q6_K v) is left apart. Either way each layer holds transformers' dequantized weight
+    and the lean stack computes transformers' logits bit for bit."""
+    from gguf import GGMLQuantizationType as T
+    from specviz.models import lean_forward
+    from specviz.models.prepare import prepare_models
+    from specviz.runtime.decoding import forward_logits, prefill, transformers_forwards
+
+    all_q4k = tmp_path / "tiny-qwen2-all-q4k.gguf"
+    write_model_gguf(all_q4k, "qwen2", _hf_model("qwen2", 3, True), quantized=True,
+                     type_of=lambda n: T.F32 if n.endswith(".bias") or "norm" in n else T.Q4_K)
+    for path, joined in ((files["qwen2", "quant"], {"gate_up"}), (all_q4k, {"qkv", "gate_up"})):
+        model, _, _ = specviz_model(path, "q4a8")
+        want = dict(transformers_model(path)[0].named_modules())
+        names = {n: m for n, m in model.named_modules() if isinstance(m, (q4a8.Q4KA8Linear, q4a8.Q6KA8Linear))}
+        assert [n for n, m in names.items() if not torch.equal(m.dense_weight(), want[n].weight)] == []
+        groups = {layer: {"qkv": [layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj],
+                          "gate_up": [layer.mlp.gate_proj, layer.mlp.up_proj]} for layer in model.model.layers}
+        for by_name in groups.values():
+            assert {name for name, layers in by_name.items() if _side_by_side(layers)} == joined, path.name
+        prepare_models(model)
+        lean = lean_forward.lean_for(model)
+        for layer, stacked in zip(model.model.layers, lean.layers):
+            packed = stacked.gate_up.parts[0][0]
+            assert packed.data_ptr() == layer.mlp.gate_proj.packed.data_ptr()   # the same memory, not a copy
+            assert len(stacked.qkv.parts) == (1 if "qkv" in joined else 3)
+        ids = torch.tensor([1, 5, 9, 2, 7, 3])
+        with torch.inference_mode():
+            got = forward_logits(model, ids[3:], prefill(model, ids[None, :4]), 3)
+            with transformers_forwards():
+                expected = forward_logits(model, ids[3:], prefill(model, ids[None, :4]), 3)
+        assert torch.equal(got, expected), path.name
+
+
 # --------------------------------------------------------------------------- 3. refusals, one sentence each
 
 

@@ -31,6 +31,7 @@ import torch
 
 from ..errors import ModelLoadError, step
 from .gguf_file import GGUFModelFile, GGUFTensor
+from .lean_forward import JOINED
 from .packaged import cache_dir
 from .quant.kernels import Int8WeightLinear, fast_linear
 from .quant import huge_pages, q4k, weights_cache
@@ -101,16 +102,26 @@ class GGUFEmbedding(torch.nn.Module):
         return f"{self.num_embeddings}, {self.embedding_dim}, weights={self.kind.name} (dequantized on lookup)"
 
 
-def placed_linear(t: GGUFTensor, bias: torch.Tensor | None, kind: str, strict_grid: bool) -> tuple[torch.nn.Module, str]:
-    """The linear layer of tensor `t` stored as `kind`, and the name its layer count goes by (weights.converted_linear's
-    names; "fp32" as loaded)."""
+def repack_form(t: GGUFTensor, kind: str, strict_grid: bool) -> str | None:
+    """"q4k" | "q6k": the tiles tensor `t` is repacked into from its blocks when stored as `kind`; None: another way."""
     if kind == "q4a8" and usable(t.cols):
-        # The GGUF's own codes and scales, repacked from its blocks into the products' tiles: no weight is formed
-        # (the extension's repack_q4k / repack_q6k, byte for byte q4a8_layout's pack_q4k / pack_q6k).
         if t.type_name == "Q4_K":
-            return Q4KA8Linear.from_packed(t.rows, t.cols, bias, _repacked(t, "q4k")), "q4k"
+            return "q4k"
         if t.type_name == "Q6_K" and strict_grid:
-            return Q6KA8Linear.from_packed(t.rows, t.cols, bias, _repacked(t, "q6k")), "q6k"
+            return "q6k"
+    return None
+
+
+def placed_linear(t: GGUFTensor, bias: torch.Tensor | None, kind: str, strict_grid: bool,
+                  memory: torch.Tensor | None = None) -> tuple[torch.nn.Module, str]:
+    """The linear layer of tensor `t` stored as `kind`, and the name its layer count goes by (weights.converted_linear's
+    names; "fp32" as loaded). `memory`: where a repacked layer's tiles are written (joined_memory), else fresh."""
+    # The GGUF's own codes and scales, repacked from its blocks into the products' tiles: no weight is formed
+    # (the extension's repack_q4k / repack_q6k, byte for byte q4a8_layout's pack_q4k / pack_q6k).
+    form = repack_form(t, kind, strict_grid)
+    if form is not None:
+        layer = Q4KA8Linear if form == "q4k" else Q6KA8Linear
+        return layer.from_packed(t.rows, t.cols, bias, _repacked(t, form, memory)), form
     linear = torch.nn.Linear(t.cols, t.rows, bias=bias is not None, device="meta")
     linear.weight = torch.nn.Parameter(dequantized(t), requires_grad=False)
     if bias is not None:
@@ -122,18 +133,50 @@ def placed_linear(t: GGUFTensor, bias: torch.Tensor | None, kind: str, strict_gr
     return converted_linear(linear, kind, strict_grid)
 
 
-def _repacked(t: GGUFTensor, form: str) -> torch.Tensor:
+def _tiles_shape(t: GGUFTensor, form: str) -> tuple[int, int, int]:
+    supers = t.data.shape[1] // (q4k.BLOCK_BYTES if form == "q4k" else q4k.Q6_BLOCK_BYTES)   # GGUF blocks a row
+    return (t.rows + TILE - 1) // TILE, supers, LAYOUT_BLOCKS[form]
+
+
+def _repacked(t: GGUFTensor, form: str, memory: torch.Tensor | None = None) -> torch.Tensor:
     """Tensor `t`'s blocks repacked into `form`'s tiles ("q4k" | "q6k"), read straight from the mapped file (the
     repack only reads it: no copy of the file's bytes first) and written once into the memory they stay in (2 MB
-    pages where the machine gives them: huge_pages), not copied there afterwards: 0.5 s + 1.4 s of a warm load."""
-    block = LAYOUT_BLOCKS[form]
-    supers = t.data.shape[1] // (q4k.BLOCK_BYTES if form == "q4k" else q4k.Q6_BLOCK_BYTES)   # GGUF blocks a row
-    out = huge_pages.empty(((t.rows + TILE - 1) // TILE, supers, block), torch.uint8)
+    pages where the machine gives them: huge_pages; `memory` where given), not copied there afterwards: 0.5 s + 1.4 s
+    of a warm load."""
+    out = huge_pages.empty(_tiles_shape(t, form), torch.uint8) if memory is None else memory
     with warnings.catch_warnings():   # torch warns of a read-only array; the extension never writes it
         warnings.simplefilter("ignore", UserWarning)
         raw = torch.from_numpy(np.ascontiguousarray(t.data))   # a view unless llama's q/k rows were reordered
     repack = extension().repack_q4k if form == "q4k" else extension().repack_q6k
     return repack(raw, out)
+
+
+def joined_memory(slots: list[str], tensor_of, kind: str, strict_grid: bool) -> dict[str, torch.Tensor]:
+    """{slot: the memory its tiles are written into} for the projections the lean stack makes one product of
+    (lean_forward.JOINED: q, k, v; gate, up) where they are repacked into one form, whole tiles before the last: one
+    buffer, each layer's tiles right after the previous one's, so that joining them copies nothing (0.6 s of a warm
+    load). `tensor_of(slot)`: the slot's GGUFTensor, or None."""
+    memory: dict[str, torch.Tensor] = {}
+    present = set(slots)
+    for slot in slots:
+        stem, _, name = slot.rpartition(".")
+        group = next((g for g in JOINED if g[0] == name), None)
+        if group is None or not all(f"{stem}.{n}" in present for n in group):
+            continue
+        tensors = [tensor_of(f"{stem}.{n}") for n in group]
+        forms = {None if t is None else repack_form(t, kind, strict_grid) for t in tensors}
+        if len(forms) != 1 or None in forms or any(t.rows % TILE for t in tensors[:-1]):
+            continue
+        form = forms.pop()
+        shapes = [_tiles_shape(t, form) for t in tensors]
+        if len({shape[1:] for shape in shapes}) != 1:
+            continue
+        whole = huge_pages.empty((sum(shape[0] for shape in shapes), *shapes[0][1:]), torch.uint8)
+        at = 0
+        for n, shape in zip(group, shapes):
+            memory[f"{stem}.{n}"] = whole[at:at + shape[0]]
+            at += shape[0]
+    return memory
 
 
 def _name_map(file: GGUFModelFile, layers: int):
@@ -171,6 +214,9 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
         found = names.get_name(stem)
         return None if found is None else file.tensor(f"{found}.{suffix}")
 
+    memory = joined_memory([full for full, _, _, _ in _slots(model)], lambda slot: gguf_tensor(f"{slot}.weight"),
+                           kind, strict_grid)
+
     def place(full: str, child) -> tuple[torch.nn.Module, str]:
         t = gguf_tensor(f"{full}.weight")
         if t is None and child is model.get_output_embeddings():   # tied: the output layer is the embedding table
@@ -182,7 +228,8 @@ def load_gguf_model(file: GGUFModelFile, kind: str, dtype: torch.dtype, strict_g
         if file.architecture == "llama" and full.rpartition(".")[2] in heads:
             t = _unpermuted(t, heads[full.rpartition(".")[2]])
         b = gguf_tensor(f"{full}.bias")
-        return placed_linear(t, None if b is None else dequantized(b).reshape(-1).clone(), kind, strict_grid)
+        return placed_linear(t, None if b is None else dequantized(b).reshape(-1).clone(), kind, strict_grid,
+                             memory.get(full))
 
     def said(i: int, n: int) -> None:
         file.drop_read_pages()   # each layer is a copy once placed: its file pages need not stay resident

@@ -13,8 +13,8 @@ changes no bit. One-token steps on a 2-core Zen 4: the packaged 0.5B draft 37.2 
 tail are one extension call each (csrc/lean_ops.cpp), rounding as ATen's ops do; the norm's sum stays ATen's. The loop
 over the layers runs in C++ (csrc/lean_stack.cpp: the same steps, with the KV cache's growth, the residual adds and
 the casts also as the extension's exact elementwise calls) where the cache is a dynamic one already filled by a
-prefill: one-token steps 0.84 (draft) and 0.93 (target) of the Python loop's time, then 0.93 and 0.98 again (session
-50). The Python loop stays for the rest and as the spelled-out reference the tests compare.
+prefill: one-token steps 0.84 (draft) and 0.93 (target) of the Python loop's time, then 0.93 and 0.98 in a later
+measurement. The Python loop stays for the rest and as the spelled-out reference the tests compare.
 
 It is built when the model is prepared at load (`lean_for`, runtime.setup) and runs where the decoder's forwards take
 it (`runtime.decoding`): a batch of one, a dynamic cache, at most `limits.LEAN_MAX_ROWS` new positions (the one-token
@@ -32,6 +32,9 @@ from ..runtime.state import runtime_of
 from .quant import huge_pages, q4a8
 
 FAMILIES = ("qwen2", "llama")
+# The projections of one input made one product where their layers are of one kind; a GGUF load writes their tiles
+# side by side already (gguf_loader.joined_memory), so that joining them here copies nothing.
+JOINED = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 
 
 class LeanForward:
@@ -131,9 +134,10 @@ class _Layer:
         attn, mlp = layer.self_attn, layer.mlp
         self.norm1, self.norm2 = layer.input_layernorm.weight, layer.post_attention_layernorm.weight
         self.eps = layer.input_layernorm.variance_epsilon
-        self.qkv = _Joined([attn.q_proj, attn.k_proj, attn.v_proj], dtype)
+        qkv, gate_up = JOINED
+        self.qkv = _Joined([getattr(attn, name) for name in qkv], dtype)
         self.o, self.down = _Joined([attn.o_proj], dtype), _Joined([mlp.down_proj], dtype)
-        self.gate_up = _Joined([mlp.gate_proj, mlp.up_proj], dtype)
+        self.gate_up = _Joined([getattr(mlp, name) for name in gate_up], dtype)
         self.scaling = attn.scaling
 
     def __call__(self, x, cache, index: int, cos, sin, rows, lean: LeanForward) -> torch.Tensor:
@@ -175,9 +179,11 @@ def _joined_part(linears: list, dtype: torch.dtype) -> tuple:
     if len(linears) == 1:
         bias = None if first.bias is None else first.bias.to(dtype)
         return first.packed, first.out_features, getattr(first, "scales", None), bias, kind
-    rows = sum(m.packed.shape[0] for m in linears)   # written once, into 2 MB pages as the layers' own at load
-    packed = torch.cat([m.packed for m in linears], out=huge_pages.empty((rows, *first.packed.shape[1:]),
-                                                                          first.packed.dtype))
+    rows = sum(m.packed.shape[0] for m in linears)
+    packed = _side_by_side([m.packed for m in linears], rows)
+    if packed is None:   # written once, into 2 MB pages as the layers' own at load
+        packed = torch.cat([m.packed for m in linears], out=huge_pages.empty((rows, *first.packed.shape[1:]),
+                                                                              first.packed.dtype))
     at = 0
     for m in linears:
         tiles = m.packed.shape[0]
@@ -186,6 +192,18 @@ def _joined_part(linears: list, dtype: torch.dtype) -> tuple:
     scales = torch.cat([m.scales for m in linears]) if kind == q4a8.KINDS["q8"] else None
     bias = None if first.bias is None else torch.cat([m.bias for m in linears]).to(dtype)
     return packed, sum(m.out_features for m in linears), scales, bias, kind
+
+
+def _side_by_side(parts: list[torch.Tensor], rows: int) -> torch.Tensor | None:
+    """parts [tiles_i, ...] as one tensor [rows = sum of tiles_i, ...] where they already lie one after another in
+    one storage (a GGUF load wrote them so: 0.6 s of a warm load went to copying them together), else None."""
+    first, at = parts[0], parts[0].storage_offset()
+    for part in parts:
+        if (part.untyped_storage().data_ptr() != first.untyped_storage().data_ptr() or not part.is_contiguous()
+                or part.storage_offset() != at or part.shape[1:] != first.shape[1:] or part.dtype != first.dtype):
+            return None
+        at += part.numel()
+    return first.as_strided((rows, *first.shape[1:]), first.stride())
 
 
 def _embedding_dtype(embed) -> torch.dtype:
