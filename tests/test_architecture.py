@@ -452,6 +452,7 @@ LAZY_IMPORTS = {
     ("specviz.models.gguf_file", "gguf.gguf_reader"): "the GGUF reader, only the first time a file is seen",
     ("specviz.models.gguf_file", "transformers.modeling_gguf_pytorch_utils"): HEAVY + " (its header reading, "
                                                                                     "stood in for while written)",
+    ("specviz.models.quick_tokenizer", "transformers"): HEAVY + " (only when a GGUF's tokenizer is written, once)",
     ("specviz.models.gguf_loader", "accelerate"): HEAVY + " (the model built on the meta device)",
     ("specviz.models.gguf_loader", "gguf"): "the GGUF dequantizer, only for a layer that is not repacked",
     ("specviz.models.gguf_loader", "transformers"): HEAVY,

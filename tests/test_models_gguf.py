@@ -599,6 +599,56 @@ def test_the_config_and_tokenizer_come_from_one_reading_of_the_header_and_match_
     assert tokenizer.get_vocab() == own_tokenizer.get_vocab()
 
 
+def _ordinary_tokenizer(path, folder):
+    """The tokenizer as a folder saved from transformers' own reading of the GGUF loads it, the ordinary way."""
+    from transformers import AutoTokenizer
+
+    AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name).save_pretrained(folder)
+    return AutoTokenizer.from_pretrained(str(folder))
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "llama"])
+def test_a_kept_tokenizer_loads_the_quick_way_and_as_the_ordinary_folder_does(files, tmp_path, arch):
+    """models.quick_tokenizer: the folder kept for a GGUF's tokenizer holds the backend the ordinary load built, as
+    the generic class (read by `tokenizers` in Rust, no Python parse of tokenizer.json), and that load agrees with the
+    ordinary one on vocabulary, added and special tokens, chat template, ids and text."""
+    from transformers import AutoTokenizer
+    from specviz.models import quick_tokenizer
+
+    path = tmp_path / f"{arch}.gguf"
+    path.write_bytes(files[arch, "quant"].read_bytes())
+    kept = AutoTokenizer.from_pretrained(str(GGUFModelFile(path).tokenizer_folder()))
+    ordinary = _ordinary_tokenizer(path, tmp_path / "ordinary")
+    assert type(kept).__name__ in ("PreTrainedTokenizerFast", "TokenizersBackend")   # one class, two names (v5)
+    assert quick_tokenizer.differences(ordinary, kept) == []
+    for text in PROMPTS + ["the cat\n\nsat  on<|endoftext|>the mat"]:
+        assert kept(text)["input_ids"] == ordinary(text)["input_ids"]
+
+
+def test_a_quick_tokenizer_that_would_load_otherwise_is_not_kept(files, tmp_path, monkeypatch):
+    """`differences` sees a changed normalizer and a changed end token; where the quick folder's load would differ
+    from the ordinary one, make_quick leaves the folder's files as they were."""
+    import copy
+
+    from tokenizers import normalizers
+    from specviz.models import quick_tokenizer
+
+    folder = tmp_path / "ordinary"
+    ordinary = _ordinary_tokenizer(files["qwen2", "quant"], folder)
+    lowered = copy.deepcopy(ordinary)
+    lowered.backend_tokenizer.normalizer = normalizers.Lowercase()
+    assert quick_tokenizer.differences(ordinary, lowered) != []
+    other_end = copy.deepcopy(ordinary)
+    other_end.eos_token = "a"
+    assert "eos_token" in quick_tokenizer.differences(ordinary, other_end)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    monkeypatch.setattr(quick_tokenizer, "differences", lambda a, b: ["vocabulary"])
+    assert quick_tokenizer.make_quick(folder) is False
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    monkeypatch.undo()
+    assert quick_tokenizer.make_quick(folder) is True
+
+
 def test_a_file_that_is_not_gguf_is_refused(tmp_path):
     path = tmp_path / "notes.gguf"
     path.write_text("not a model\n" * 100)
