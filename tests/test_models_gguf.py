@@ -477,6 +477,33 @@ def test_projections_made_one_product_are_written_side_by_side_and_joined_withou
         assert torch.equal(got, expected), path.name
 
 
+def test_the_weight_probe_times_a_layer_of_the_files_main_type_as_the_load_places_it(ext, tmp_path, monkeypatch):
+    """The load's weight probe (gguf_pair._probe_gguf) times, of the largest layers, one of the type holding most
+    of the bytes (here a Q6_K ffn_down is written first and is as large as the Q4_K ones), and its q4a8 variant is
+    the layer the load places from the blocks (Q4KA8Linear), not a requantization of the dense weight."""
+    from gguf import GGMLQuantizationType as T
+    from specviz.models.quant import weights
+
+    path = tmp_path / "down-first.gguf"
+    _small_gguf(path, "qwen2", {"output_norm.weight": (np.ones(256, np.float32), None),
+                                "blk.0.ffn_down.weight": (q6k_blocks(256, 512, 1), T.Q6_K),
+                                "blk.0.ffn_gate.weight": (q4k_blocks(512, 256, 2), T.Q4_K),
+                                "blk.0.ffn_up.weight": (q4k_blocks(512, 256, 3), T.Q4_K)})
+    file = GGUFModelFile(path)
+    name, t = gguf_loader.largest_linear(file)
+    assert (name, t.type_name) == ("blk.0.ffn_gate.weight", "Q4_K")
+    timed = []
+    real = weights.probe_layer
+
+    def probe_layer(layer, kinds, **kw):
+        timed.append(kw["made"])
+        return real(layer, kinds, repeats=1, **{k: v for k, v in kw.items() if k != "repeats"})
+    monkeypatch.setattr(gguf_pair, "probe_layer", probe_layer)
+    result = gguf_pair._probe_gguf(file)
+    assert result["layer"] == "256x512 Q4_K" and type(timed[0]["q4a8"]) is q4a8.Q4KA8Linear
+    assert result["choice"] in result["ms"]
+
+
 # --------------------------------------------------------------------------- 3. refusals, one sentence each
 
 

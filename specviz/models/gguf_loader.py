@@ -289,14 +289,18 @@ def _embedding_name(model) -> str:
 
 
 def largest_linear(file: GGUFModelFile) -> tuple[str, GGUFTensor]:
-    """The file's largest linear tensor other than the output layer (what the load's weight probe times)."""
-    best = None
-    for n in file.names:
-        if n.startswith("blk.") and n.endswith(".weight"):
-            t = file.tensor(n)
-            if t.cols > 1 and t.rows > 1 and (best is None or t.rows * t.cols > best[1].rows * best[1].cols):
-                best = (n, t)
-    return best
+    """The file's largest linear tensor other than the output layer (what the load's weight probe times): of those
+    of the largest size, one of the type holding most of the layers' bytes (a Q4_K_M file's Q4_K ffn_gate, not the
+    Q6_K ffn_down of its first layer, which is as large)."""
+    linear = [(n, t) for n, t in ((n, file.tensor(n)) for n in file.names if n.startswith("blk.") and
+                                  n.endswith(".weight")) if t.cols > 1 and t.rows > 1]
+    if not linear:
+        return None
+    held: dict[str, int] = {}
+    for _, t in linear:
+        held[t.type_name] = held.get(t.type_name, 0) + t.data.nbytes
+    size = max(t.rows * t.cols for _, t in linear)
+    return max(((n, t) for n, t in linear if t.rows * t.cols == size), key=lambda nt: held[nt[1].type_name])
 
 
 # Layers requantized at load for specviz's kernels (a draft's Q5_0 / Q8_0 / Q6_K layers onto a 4-bit grid of its

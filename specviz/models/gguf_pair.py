@@ -21,7 +21,6 @@ from .prepare import prepare_models
 from .packaged import PACKAGED_DRAFT, PACKAGED_PAIR_NAME, PACKAGED_TARGET, packaged_gguf
 from .quant import q4a8, read_ahead
 from .quant.kernels import ENV_VAR as LINEAR_ENV_VAR, use_linear_path
-from .quant.q4k import block_scales
 from .quant.weights import candidate_weights, probe_layer, q4a8_fallback
 
 log = logging.getLogger(__name__)
@@ -135,16 +134,15 @@ def _target_storage(tfile: GGUFModelFile, target_weights: str, dev, dt, report) 
 
 
 def _probe_gguf(file: GGUFModelFile) -> dict:
-    """The load's weight probe (weights.probe_layer) on the file's largest linear layer, dequantized alone."""
+    """The load's weight probe (weights.probe_layer) on the file's largest linear layer, each kind in the form a
+    target's load places it (q4a8 from the blocks: Q4KA8Linear / Q6KA8Linear), dequantized alone for the others."""
     _, t = gguf_loader.largest_linear(file)
     layer = torch.nn.Linear(t.cols, t.rows, bias=False, device="meta")
     layer.weight = torch.nn.Parameter(gguf_loader.dequantized(t), requires_grad=False)
-    q4k = None
-    if t.type_name == "Q4_K":
-        scales = block_scales(t.data, t.rows)
-        q4k = (scales["d"], scales["sc"], scales["dmin"], scales["m"])
-    result = probe_layer(layer, candidate_weights("cpu", torch.float32), q4k)
-    result["layer"] = f"{t.cols}x{t.rows}"
+    kinds = candidate_weights("cpu", torch.float32)
+    made = {"q4a8": gguf_loader.placed_linear(t, None, "q4a8", True)[0]} if "q4a8" in kinds else {}
+    result = probe_layer(layer, kinds, strict_grid=True, made=made)
+    result["layer"] = f"{t.cols}x{t.rows} {t.type_name}"
     return result
 
 

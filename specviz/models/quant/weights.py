@@ -322,12 +322,14 @@ def probe_target_weights(model, kinds: list[str], repeats: int = 7) -> dict:
     return probe_layer(layer, kinds, repeats=repeats)
 
 
-def probe_layer(layer: torch.nn.Module, kinds: list[str], q4k=None, repeats: int = 7) -> dict:
-    """`probe_target_weights` on one linear layer (`q4k`: its GGUF Q4_K scales, as the load will store it)."""
+def probe_layer(layer: torch.nn.Module, kinds: list[str], repeats: int = 7, strict_grid: bool = False,
+                made: dict | None = None) -> dict:
+    """`probe_target_weights` on one linear layer, each kind stored as `converted_linear(..., strict_grid)` stores it
+    unless `made` holds it already (a GGUF's layer placed from its blocks, as the load will place it)."""
     variants = {"as-loaded": layer}
     for kind in kinds:
         if kind != "as-loaded":
-            variants[kind] = converted_linear(layer, kind, strict_grid=False, q4k=q4k)[0]
+            variants[kind] = (made or {}).get(kind) or converted_linear(layer, kind, strict_grid)[0]
     width = dense_weight(layer).shape[1]
     xs = {rows: torch.randn(1, rows, width, dtype=dense_weight(layer).dtype) for rows in PROBE_ROWS}
     times: dict[tuple[str, int], list[float]] = {(k, r): [] for k in variants for r in PROBE_ROWS}
