@@ -456,6 +456,8 @@ LAZY_IMPORTS = {
     ("specviz.models.gguf_loader", "accelerate"): HEAVY + " (the model built on the meta device)",
     ("specviz.models.gguf_loader", "gguf"): "the GGUF dequantizer, only for a layer that is not repacked",
     ("specviz.models.gguf_loader", "transformers"): HEAVY,
+    ("specviz.models.gguf_loader", "transformers.initialization"): HEAVY + " (its switch for skipping weight init, v5)",
+    ("specviz.models.gguf_loader", "transformers.modeling_utils"): HEAVY + " (the same switch where it was in 4.x)",
     ("specviz.models.gguf_pair", "transformers"): HEAVY,
     ("specviz.models.quant.q4a8", "torch.utils.cpp_extension"): COMPILER,
     ("specviz.models.quant.q4k", "gguf.quants"): "gguf's Q4_K scale unpacking, only when a GGUF tensor's scales are "
