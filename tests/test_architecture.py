@@ -462,7 +462,6 @@ LAZY_IMPORTS = {
     ("specviz.models.quant.q4a8", "torch.utils.cpp_extension"): COMPILER,
     ("specviz.models.quant.q4k", "gguf.quants"): "gguf's Q4_K scale unpacking, only when a GGUF tensor's scales are "
                                                  "read (the module is imported on every load)",
-    ("specviz.models.quant.weights_cache", "safetensors"): HEAVY,
     ("specviz.models.quant.weights_cache", "safetensors.torch"): HEAVY,
     ("specviz.models.sources", "huggingface_hub"): HEAVY + " (the Hub client, only for a Hub id)",
     ("specviz.models.sources", "huggingface_hub.errors"): HEAVY + " (the Hub client, only for a Hub id)",

@@ -89,6 +89,25 @@ def test_nothing_moves_when_switched_off(monkeypatch):
     assert not_advised(huge_pages.empty((2 << 20,), torch.uint8))
 
 
+@needs_thp
+def test_within_ordinary_nothing_is_asked_into_huge_pages_and_only_there():
+    """huge_pages.ordinary (a draft's load): `empty` gives ordinary memory and nothing moves inside it; outside, and
+    in another thread meanwhile, 2 MB pages as before."""
+    import threading
+
+    seen = {}
+    with huge_pages.ordinary():
+        inside = huge_pages.empty((4 << 20,), torch.uint8)
+        model = torch.nn.Sequential(Stored())
+        moved = huge_pages.into_huge_pages(model, (Stored,))
+        other = threading.Thread(target=lambda: seen.update(t=huge_pages.empty((4 << 20,), torch.uint8)))
+        other.start()
+        other.join()
+    outside = huge_pages.empty((4 << 20,), torch.uint8)
+    assert moved == 0 and not_advised(inside) and not_advised(model[0].packed)
+    assert advised(outside) and advised(seen["t"]) and huge_pages.available()
+
+
 def test_nothing_moves_where_the_kernel_never_gives_huge_pages(monkeypatch, tmp_path):
     setting = tmp_path / "enabled"
     setting.write_text("always madvise [never]\n")

@@ -160,3 +160,25 @@ def test_entries_no_load_read_for_a_month_go_when_another_is_written(saved, tmp_
     convert_cached(saved(), "int4", strict_grid=False)   # writing another entry prunes
     assert not old.exists() and not dead.exists()
     assert used.is_file() and recent.is_file() and entry_path(model, "int4", False).is_file()
+
+
+def test_read_tensors_reads_what_safetensors_wrote_and_refuses_a_cut_file(tmp_path):
+    """weights_cache.read_tensors (the format's header read by hand, each tensor read into memory of our own): every
+    dtype the cache writes, a scalar and an empty tensor, the metadata; a file cut short is refused, not read."""
+    from safetensors.torch import save_file
+
+    from specviz.models.quant.weights_cache import read_tensors
+
+    want = {"u8": torch.arange(5 << 20, dtype=torch.int64).to(torch.uint8).view(5, -1),
+            "i8": torch.tensor([-3, 7], dtype=torch.int8), "f32": torch.randn(3, 4),
+            "bf16": torch.randn(6).to(torch.bfloat16), "i32": torch.tensor(12, dtype=torch.int32),
+            "empty": torch.empty(0, 7)}
+    path = tmp_path / "entry.safetensors"
+    save_file(want, str(path), metadata={"layers": "{}"})
+    got, meta = read_tensors(path)
+    assert meta == {"layers": "{}"} and set(got) == set(want)
+    for key, t in want.items():
+        assert got[key].dtype == t.dtype and got[key].shape == t.shape and torch.equal(got[key], t), key
+    path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(ValueError):
+        read_tensors(path)

@@ -72,10 +72,11 @@ class GGUFEmbedding(torch.nn.Module):
         self.num_embeddings, self.embedding_dim, self.kind = t.rows, t.cols, t.kind
         # The table as bytes, whatever its type: an F32 or F16 table held as floats would be cast by model.to(dtype)
         # with the model's parameters (a bf16 copy numpy cannot read, or F16 values reread as F32 ones).
-        # Copied into 2 MB pages (huge_pages): a 4 KB page at a time, the 1.5B target's table cost 32 k page faults.
+        # Copied into ordinary pages: a step reads a few rows of it, so 2 MB pages would buy nothing and cost the load
+        # their backing (huge_pages.ordinary); copied by torch, not numpy (0.5 s for the pair's two tables).
         with warnings.catch_warnings():   # torch warns of a read-only array; it is only read
             warnings.simplefilter("ignore", UserWarning)
-            self.register_buffer("raw", huge_pages.copy(torch.from_numpy(t.data.view(np.uint8))))
+            self.register_buffer("raw", torch.from_numpy(t.data.view(np.uint8)).clone())
         self.register_buffer("anchor", torch.zeros(0))   # follows model.to(dtype): the dtype rows come out in
 
     @property

@@ -19,7 +19,7 @@ from . import gguf_loader, memory, storing   # memory.check_files read at call t
 from .gguf_file import GGUFModelFile, first_vocab_difference, is_gguf_path, models_dir
 from .prepare import prepare_models
 from .packaged import PACKAGED_DRAFT, PACKAGED_PAIR_NAME, PACKAGED_TARGET, packaged_gguf
-from .quant import q4a8, read_ahead
+from .quant import huge_pages, q4a8, read_ahead
 from .quant.kernels import ENV_VAR as LINEAR_ENV_VAR, use_linear_path
 from .quant.weights import candidate_weights, probe_layer, q4a8_fallback
 
@@ -87,7 +87,8 @@ def load_gguf_pair(draft, target, dev, dt, weights: storing.WeightOptions, resol
         kind = q4a8_fallback(kind)
     report(0.86, step("load.draft_named", name=dfile.label))
     draft_stored = kind if kind in gguf_loader.KINDS else "as-loaded"
-    draft_model, _ = gguf_loader.load_gguf_model(dfile, draft_stored, dt, False, report, 0.86, 0.95)
+    with huge_pages.ordinary():   # the target's products gain from 2 MB pages; a draft's too little for their cost
+        draft_model, _ = gguf_loader.load_gguf_model(dfile, draft_stored, dt, False, report, 0.86, 0.95)
     target_model, draft_model = placed(target_model, dev), placed(draft_model, dev)
     path, linear_probe = storing.target_kernels(target_model, path, weights.linear, target_weights, report)
     if draft_stored == "as-loaded":
@@ -96,7 +97,9 @@ def load_gguf_pair(draft, target, dev, dt, weights: storing.WeightOptions, resol
     if target_weights == "q4a8":   # one row's read-ahead, timed on these very products (the draft's follow it)
         report(0.96, step("load.timing_read_ahead"))
         ahead = read_ahead.choose(target_model)
-    prepare_models(target_model, draft_model)   # the runtime configured and both models set up, before any run
+    prepare_models(target_model)   # the runtime configured and both models set up (lean stacks), before any run
+    with huge_pages.ordinary():
+        prepare_models(draft_model)
     report(1.0, step("load.ready"))
     return GGUFLoaded(dict(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name, device=dev,
                            dtype=dt, draft_name=dfile.label if draft else PACKAGED_DRAFT.label,

@@ -14,6 +14,8 @@ SPECVIZ_HUGE_PAGES=0 keeps the 4 KB pages (an A/B, or a host that wants none). E
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import mmap
 import os
@@ -28,9 +30,26 @@ ENV_VAR = "SPECVIZ_HUGE_PAGES"     # "0": keep the weights in the pages they wer
 THP_SETTING = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 
 
+_ORDINARY = contextvars.ContextVar("specviz_ordinary_pages", default=False)
+
+
+@contextlib.contextmanager
+def ordinary():
+    """Within this (this thread or task only), nothing is asked into 2 MB pages: what a load places here stays in
+    ordinary pages. For a draft: on a VM whose host takes back free memory (free page reporting, as on this
+    project's machines) backing a fresh 2 MB page cost ~4 ms, 0.53 GB/s, ~0.5 s of a load for the packaged draft's
+    276 MB, whose one-row steps 2 MB pages sped up by 1-2 % at most (docs/measurements.md)."""
+    token = _ORDINARY.set(True)
+    try:
+        yield
+    finally:
+        _ORDINARY.reset(token)
+
+
 def available() -> bool:
-    """Whether weights can be asked into 2 MB pages here (Linux, madvise's MADV_HUGEPAGE, THP not "never")."""
-    if os.environ.get(ENV_VAR, "").strip() == "0":
+    """Whether weights can be asked into 2 MB pages here (Linux, madvise's MADV_HUGEPAGE, THP not "never"), and now
+    (not within `ordinary()`)."""
+    if os.environ.get(ENV_VAR, "").strip() == "0" or _ORDINARY.get():
         return False
     if not sys.platform.startswith("linux") or not hasattr(mmap, "MADV_HUGEPAGE"):
         return False

@@ -133,15 +133,39 @@ def checked_slots(slots: list, layers: dict) -> list:
     return [slot for _, slot in smallest.values()]
 
 
-def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | None:
-    from safetensors import safe_open
+# safetensors' dtype names (its format's header) -> torch's.
+_DTYPES = {"BOOL": torch.bool, "U8": torch.uint8, "I8": torch.int8, "I16": torch.int16, "I32": torch.int32,
+           "I64": torch.int64, "F16": torch.float16, "BF16": torch.bfloat16, "F32": torch.float32, "F64": torch.float64}
 
+
+def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
+    """A safetensors file's tensors and metadata, each tensor read by the OS straight into memory of our own
+    (aligned; in 2 MB pages where Linux offers them: the weight-only kernels crashed on the file's mapping). Read by
+    hand from the format's header (8 bytes of length, then JSON) rather than through `safe_open`: its tensors are
+    copies already, which a second copy then moved into 2 MB pages: 0.37-0.55 s for the packaged draft's 276 MB
+    of layers against 0.06 s here. Raises ValueError on a cut or foreign file."""
+    with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        length = int.from_bytes(f.read(8), "little")
+        if not 0 < length <= size - 8:
+            raise ValueError("not a safetensors file")
+        header = json.loads(f.read(length))
+        meta = header.pop("__metadata__", None) or {}
+        tensors = {}
+        for key, entry in header.items():
+            start, end = (8 + length + at for at in entry["data_offsets"])
+            if entry["dtype"] not in _DTYPES or end > size:
+                raise ValueError(f"{key}: an unknown type or past the end of the file")
+            raw = huge_pages.empty((end - start,), torch.uint8)
+            if end > start and os.preadv(f.fileno(), [raw.numpy()], start) != end - start:
+                raise ValueError(f"{key}: cut short")
+            tensors[key] = raw.view(_DTYPES[entry["dtype"]]).view(entry["shape"])
+    return tensors, meta
+
+
+def _load(model, path: Path, kind: str, strict_grid: bool) -> dict[str, int] | None:
     try:
-        with safe_open(str(path), framework="pt") as f:
-            meta = f.metadata()
-            # Copied into memory of our own (aligned; in 2 MB pages where Linux offers them): the weight-only kernels
-            # crashed on the file's.
-            tensors = {key: huge_pages.copy(f.get_tensor(key)) for key in f.keys()}
+        tensors, meta = read_tensors(path)
         layers, counts = json.loads(meta["layers"]), json.loads(meta["counts"])
         slots = _linear_slots(model)
         if sorted(name for name, _, _ in slots) != sorted(layers):
@@ -194,12 +218,9 @@ def read_layers(path: Path) -> tuple[dict, dict] | None:
     then removed)."""
     if not path.is_file():
         return None
-    from safetensors import safe_open
-
     try:
-        with safe_open(str(path), framework="pt") as f:
-            info = json.loads(f.metadata()["layers"])
-            tensors = {key: huge_pages.copy(f.get_tensor(key)) for key in f.keys()}
+        tensors, meta = read_tensors(path)
+        info = json.loads(meta["layers"])
         return {name: (_rebuilt(i, tensors, name), i["got"]) for name, i in info.items()}, info
     except Exception:   # noqa: BLE001 - a cut or foreign entry
         path.unlink(missing_ok=True)
