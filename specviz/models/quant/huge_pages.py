@@ -1,12 +1,14 @@
-"""The stored weights in 2 MB pages where Linux offers them (transparent huge pages, asked for with madvise).
+"""The target's stored weights in 2 MB pages where Linux offers them (transparent huge pages, asked for with madvise).
 
 Why: a CPU decode step streams every weight once. In 4 KB pages the packaged 1.5B target's 1.2 GB of products is
 ~300,000 pages a token, each a TLB miss. Measured on a 2-core Zen 4 EPYC, the same process switching between both
-copies of every weight (docs/measurements.md, "Weights in 2 MB pages"): the products of a verify (2-8 rows, whose
-software read-ahead runs into pages the TLB has not seen) 0-4 % faster, one row unchanged (scripts/huge_pages_ab.py).
-Small, so it costs nothing: the weights are written into such memory where they are written anyway (the converted
-cache's copy at load, the joined projections' cat), never copied a second time for it; only a fresh conversion,
-seconds long already, moves its layers afterwards. The values are the same: every bit of every output stays.
+copies of every weight (docs/measurements.md, "Weights in 2 MB pages", "A warm load in about 3 s"): the products of a
+verify (2-8 rows, whose software read-ahead runs into pages the TLB has not seen) 0-9 % faster, one row 0-2 %
+(scripts/huge_pages_ab.py). The weights are written into such memory where they are written anyway (the repacked
+tiles at load, the converted cache's copy, the joined projections), never copied a second time for it; only a fresh
+conversion, seconds long already, moves its layers afterwards. The values are the same: every bit of every output
+stays. A draft's layers and the embedding tables stay in ordinary pages (`ordinary`): on a VM whose host takes back
+free memory, backing a fresh 2 MB page costs ~4 ms, more than their one-row reads gain.
 
 Only where it can be: Linux with transparent huge pages not set to "never", CPU tensors of at least 2 MB.
 SPECVIZ_HUGE_PAGES=0 keeps the 4 KB pages (an A/B, or a host that wants none). Elsewhere, or where the kernel has no
