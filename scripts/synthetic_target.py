@@ -314,6 +314,35 @@ def bench_run(args, draft_path: Path) -> None:
           f" peak mapped file pages {peak.get('RssFile', 0):.2f} GB, peak RSS {peak.get('VmHWM', 0):.2f} GB")
 
 
+def llamacpp_pairs(path: Path, ids: list[int], threads: int, pairs: int, probe):
+    """llama.cpp's own one-token decode of the file (the bench's peer, specviz.bench.llamacpp), timed as specviz's
+    is: each step between two read probes (roofline.paired_shares). Returns (pairs, bytes a token reads, why not)."""
+    from specviz.bench.llamacpp import peer_for
+    from specviz.bench.roofline import paired_shares
+    from specviz.models.gguf_file import GGUFModelFile
+
+    peer, why = peer_for(path, threads)
+    if peer is None:
+        return None, None, why
+    tensors = GGUFModelFile(path).tensor_sizes()   # name -> (rows, bytes)
+    nbytes = sum(size for _, size in tensors.values())
+    if "output.weight" in tensors:   # untied: a token reads one row of the embedding table
+        rows, size = tensors["token_embd.weight"]
+        nbytes -= size - size // rows
+    llm = peer.context(False, len(ids) + pairs + 64)
+    llm.reset()
+    llm.eval(ids)
+
+    def step() -> float:
+        t0 = time.perf_counter()
+        llm.eval([ids[-1]])
+        return time.perf_counter() - t0
+
+    for _ in range(3):   # warm: its first steps map the file's pages
+        step()
+    return paired_shares(step, nbytes, pairs, probe), nbytes, None
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
@@ -404,8 +433,9 @@ def main(argv=None) -> int:
         del packaged
     del draft
     gc.collect()
+    peer_pairs, peer_bytes, peer_why = llamacpp_pairs(args.out, ids, threads, args.pairs, probe)
     bw.append(read_bandwidth())
-    bandwidth = max(bw + [r["bandwidth"] for p in (pairs, pairs_p) if p for r in p["pairs"]])
+    bandwidth = max(bw + [r["bandwidth"] for p in (pairs, pairs_p, peer_pairs) if p for r in p["pairs"]])
     print(f"\n== one-token forward against the roofline ({len(ids)}-token context, medians of {args.repeats}, "
           f"interleaved with the draft's and the verifies'; {timing_s:.0f} s for the synthetic target) ==")
     print(f"load average {load_before:.2f} before timing, {load_after:.2f} after (this run adds ~1-2: above ~2.5 "
@@ -427,6 +457,17 @@ def main(argv=None) -> int:
         print(f"| {label} | {b / 1e9:.2f} | {pr['bandwidth'] / 1e9:.1f} ({min(bws):.1f}-{max(bws):.1f}) | "
               f"{b / pr['bandwidth'] * 1e3:.1f} | {pr['seconds'] * 1e3:.1f} | {pr['share']:.0%} "
               f"({min(shares):.0%}-{max(shares):.0%}) | {f.draft_1 * 1e3:.1f} | {f.c:.3f} |")
+    if peer_pairs:
+        bws = [r["bandwidth"] / 1e9 for r in peer_pairs["pairs"]]
+        shares = [r["share"] for r in peer_pairs["pairs"]]
+        print(f"| llama.cpp's own decode of the same file | {peer_bytes / 1e9:.2f} | {peer_pairs['bandwidth'] / 1e9:.1f} "
+              f"({min(bws):.1f}-{max(bws):.1f}) | {peer_bytes / peer_pairs['bandwidth'] * 1e3:.1f} | "
+              f"{peer_pairs['seconds'] * 1e3:.1f} | {peer_pairs['share']:.0%} ({min(shares):.0%}-{max(shares):.0%}) "
+              f"| - | - |")
+        print("   (llama.cpp: llama-cpp-python's Llama.eval of one token after the same prompt, the same threads; its "
+              "bytes are the file's tensors, the embedding table one row)")
+    else:
+        print(f"   llama.cpp's own decode of the same file: not measured ({peer_why})")
     share = pairs["share"]
     print(f"the synthetic 7B target's one-token step reaches {share:.0%} of its roofline, the median of "
           f"{args.pairs} pairs ({'meets' if share >= 0.8 else 'below'} the 80 % aimed at); against the fastest probe "

@@ -441,6 +441,17 @@ def _side_by_side(layers: list) -> bool:
     return True
 
 
+def test_tensor_sizes_are_each_tensors_rows_and_bytes(files):
+    """GGUFModelFile.tensor_sizes (the bytes a token reads, for llama.cpp's roofline in the synthetic script): from
+    the index, the rows and bytes of what `tensor` reads."""
+    file = GGUFModelFile(files["llama", "quant"])
+    sizes = file.tensor_sizes()
+    assert set(sizes) == set(file.names)
+    for name, (rows, size) in sizes.items():
+        t = file.tensor(name)
+        assert (rows, size) == (t.rows, t.data.nbytes), name
+
+
 def test_projections_made_one_product_are_written_side_by_side_and_joined_without_a_copy(ext, files, tmp_path):
     """gguf_loader.joined_memory: q, k and v (and gate and up) repacked into one form are written one after another
     into one buffer, so that the lean stack's one product of them is that buffer (no copy at load); a group of mixed

@@ -223,6 +223,11 @@ class GGUFModelFile:
             data = data.view(np.float16)
         return GGUFTensor(name, kind, rows, cols, data.reshape(rows, -1))
 
+    def tensor_sizes(self) -> dict[str, tuple[int, int]]:
+        """{GGUF name: (rows, bytes)} of every tensor, from the index (no tensor is read)."""
+        return {name: (int(np.prod(shape[1:])) if len(shape) > 1 else 1, size)
+                for name, (_, shape, _, size) in self._raw.items()}
+
     @property
     def names(self) -> list[str]:
         return list(self._raw)
