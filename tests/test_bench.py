@@ -367,6 +367,19 @@ def test_summary_best_of_each_side_fastest_alone_and_categories():
     assert "vs hf_generate" in text and "  edit (2 prompt(s)): specviz best specviz_ngram K=2" in text
 
 
+def test_the_headline_says_why_there_is_no_best_when_only_the_traced_specviz_ran():
+    """Only `target` and the traced `specviz` ran: the headline names no best speed mode and says why, instead of
+    dashes (the traced decoder pays for its trace, so it is no speed mode)."""
+    rows = []
+    for p, base in (("a", 10.0), ("b", 20.0)):
+        rows += [_row(p, "target", None, base), _row(p, "specviz", 2, base * 1.5)]
+    s = bench.summarize(rows)["0.0"]
+    assert s["specviz_best"] is None
+    text = bench.format_table({"summary": {"0.0": s}})
+    line = next(x for x in text.splitlines() if x.startswith("overall: "))
+    assert "none of its speed modes ran" in line and "specviz best -" not in line
+
+
 def test_default_prompts_add_the_code_edit_prompts(tmp_path):
     from specviz.bench.prompts import default_prompts, select_categories
 

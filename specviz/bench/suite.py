@@ -306,9 +306,14 @@ def _name(best: dict | None) -> str:
 def _headline_line(s: dict) -> str:
     """specviz's best speed mode against the target, the fastest target-alone method and transformers' best."""
     alone = s.get("fastest_alone") or "-"
-    return (f"specviz best {_name(s['specviz_best'])} {fmt(s['specviz_best_speedup_vs_target'], '{:.2f}x')} vs "
-            f"target, {fmt(s['specviz_best_speedup_vs_fastest_alone'], '{:.2f}x')} vs {alone} (the fastest target "
-            f"alone), {fmt(s.get('specviz_best_speedup_vs_same_precision'), '{:.2f}x')} vs the same precision; "
+    if s.get("specviz_best") is None:   # only the traced `specviz` ran: its speed is in the table, with its trace
+        best = ("specviz best: none of its speed modes ran (specviz_notrace, the adaptive and lookup drafters; the "
+                "traced specviz above pays for its trace, so it is not one)")
+    else:
+        best = (f"specviz best {_name(s['specviz_best'])} {fmt(s['specviz_best_speedup_vs_target'], '{:.2f}x')} vs "
+                f"target, {fmt(s['specviz_best_speedup_vs_fastest_alone'], '{:.2f}x')} vs {alone} (the fastest target "
+                f"alone), {fmt(s.get('specviz_best_speedup_vs_same_precision'), '{:.2f}x')} vs the same precision")
+    return (best + "; "
             f"hf best {_name(s['hf_best'])} {fmt(s['hf_best_speedup_vs_target'], '{:.2f}x')} vs target; "
             f"ratio_vs_hf_best {fmt(s['ratio_vs_hf_best'], '{:.2f}x')}, "
             f"ratio_vs_hf_assisted {fmt(s['ratio_vs_hf_assisted'], '{:.2f}x')}"
