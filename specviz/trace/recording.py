@@ -10,6 +10,8 @@ its nodes, and they come back in ONE host transfer (`transfer`), read by name.
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from ..runtime.token_text import decode_tokens
@@ -153,9 +155,11 @@ def round_numbers(t: RoundTensors, outcome: Settled, greedy: bool, as_tree: bool
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def shape_index(shape: TreeShape, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """What the host knows of a shape, on the device in one copy that waits for nothing queued there: [N] each
-    node's row of P (after its parent) and [N+1] each row's first child (-1: none)."""
+    node's row of P (after its parent) and [N+1] each row's first child (-1: none). Made once per shape and device
+    (a chain's shape recurs every round; the tensors are only ever read)."""
     firsts = [kids[0] if kids else -1 for kids in shape.children]
     index = torch.tensor([parent + 1 for parent in shape.parents] + firsts, dtype=torch.long)
     return tuple(index.to(device, non_blocking=True).split([shape.size, shape.size + 1]))
