@@ -208,3 +208,15 @@ def test_the_classroom_refuses_bad_boxes_with_a_sentence_never_gradios_error(lap
     temp.fill("1e-400")
     temp.press("Tab")
     laptop.wait_for_function("() => document.querySelector('#sv-temp input').value === '5e-324'", timeout=5_000)
+
+
+def test_next_pressed_twice_quickly_moves_two_stops(laptop, server):
+    """A teacher's quick double press of Next: the second press, made while the first is answered, is not lost
+    (Gradio drops a click made while its event is pending unless told otherwise); it runs after the first, from
+    the stop the first reached."""
+    goto(laptop, server, query="lesson=prose-t07&step=1")
+    wait_stage(laptop, {"round": "1", "stop": "1"})
+    laptop.evaluate("() => { const b = document.querySelector('#sv-cls-next'); b.click(); b.click(); }")
+    wait_stage(laptop, {"round": "1", "stop": "3"})
+    laptop.evaluate("() => { const b = document.querySelector('#sv-cls-prev'); b.click(); b.click(); }")
+    wait_stage(laptop, {"round": "1", "stop": "1"})

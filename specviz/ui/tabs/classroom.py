@@ -120,8 +120,11 @@ def wire(ctx: AppContext, c: dict, concurrency_limit: int = 1) -> None:
              cls_costs=gr.State(None), cls_timer=gr.Timer(1.5, active=False))
     listen(c["cls_open"].click, open_lesson, ctx, c, ["cls_lesson"], OPENED)
     listen(c["cls_use_run"].click, use_run, ctx, c, ["trace", "target_token_s"], OPENED)
+    # Next and Prev queued, one at a time: Gradio drops a press made while its event is pending (a teacher's quick
+    # double press lost one), and two run side by side would start from the same stop; each is ms of drawing.
     for button, delta in ((c["cls_next"], 1), (c["cls_prev"], -1)):
-        listen(button.click, next_stop if delta > 0 else prev_stop, ctx, c, STEP_INPUTS, STEP_VIEWS, queue=False)
+        listen(button.click, next_stop if delta > 0 else prev_stop, ctx, c, STEP_INPUTS, STEP_VIEWS,
+               trigger_mode="multiple", concurrency_limit=1, concurrency_id="cls_step")
     listen(c["cls_timer"].tick, tick, ctx, c, STEP_INPUTS, STEP_VIEWS + ["cls_timer", "cls_play"], queue=False)
     listen(c["cls_play"].click, play, ctx, c, STEP_INPUTS + ["cls_speed"], STEP_VIEWS + ["cls_timer", "cls_play"],
            queue=False)
