@@ -97,8 +97,8 @@ def load_gguf_pair(draft, target, dev, dt, weights: storing.WeightOptions, resol
     if target_weights == "q4a8":   # one row's read-ahead, timed on these very products (the draft's follow it)
         report(0.96, step("load.timing_read_ahead"))
         ahead = read_ahead.choose(target_model)
-    prepare_models(target_model)   # the runtime configured and both models set up (lean stacks), before any run
-    with huge_pages.ordinary():
+    prepare_models(target_model)   # the runtime configured and each model set up (its lean stack), before any run
+    with huge_pages.ordinary():    # the draft's joined projections, where copied, in ordinary pages like its layers
         prepare_models(draft_model)
     report(1.0, step("load.ready"))
     return GGUFLoaded(dict(target=target_model, draft=draft_model, tokenizer=tokenizer, name=name, device=dev,

@@ -157,8 +157,12 @@ def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
             if entry["dtype"] not in _DTYPES or end > size:
                 raise ValueError(f"{key}: an unknown type or past the end of the file")
             raw = huge_pages.empty((end - start,), torch.uint8)
-            if end > start and os.preadv(f.fileno(), [raw.numpy()], start) != end - start:
-                raise ValueError(f"{key}: cut short")
+            view, at = memoryview(raw.numpy()), 0
+            while at < end - start:   # one read returns at most ~2 GB
+                got = os.preadv(f.fileno(), [view[at:]], start + at)
+                if got <= 0:
+                    raise ValueError(f"{key}: cut short")
+                at += got
             tensors[key] = raw.view(_DTYPES[entry["dtype"]]).view(entry["shape"])
     return tensors, meta
 
