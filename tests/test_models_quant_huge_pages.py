@@ -58,12 +58,12 @@ def test_the_layers_buffers_move_with_their_values_and_shared_storage():
 
 
 @needs_thp
-def test_a_copy_lands_in_advised_memory_and_a_small_one_in_ordinary():
+def test_memory_of_2_mb_or_more_lands_in_advised_pages_and_a_small_one_in_ordinary():
     big = torch.arange(1 << 20, dtype=torch.float32).view(1024, 1024)   # 4 MB
-    copied = huge_pages.copy(big)
+    copied = huge_pages.empty(big.shape, big.dtype).copy_(big)
     assert torch.equal(copied, big) and copied.is_contiguous() and copied.data_ptr() != big.data_ptr()
     assert advised(copied) and copied.data_ptr() % huge_pages.PAGE == 0
-    small = huge_pages.copy(torch.ones(10))
+    small = huge_pages.empty((10,), torch.float32).copy_(torch.ones(10))
     assert torch.equal(small, torch.ones(10)) and not_advised(small)
 
 

@@ -81,11 +81,6 @@ def empty(shape, dtype: torch.dtype) -> torch.Tensor:
     return raw[start:start + nbytes].view(dtype).view(shape)
 
 
-def copy(t: torch.Tensor) -> torch.Tensor:
-    """A contiguous copy of `t` (a clone), in 2 MB pages where `empty` gives them."""
-    return empty(t.shape, t.dtype).copy_(t)
-
-
 def move_storages(tensors: list[torch.Tensor]) -> int:
     """Each distinct CPU storage of at least 2 MB among `tensors` copied into 2 MB pages, unless it lies in memory
     advised into them already (its mapping's VmFlags say "hg"); every tensor on it re-pointed in place (set_: the
